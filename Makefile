@@ -1,0 +1,41 @@
+# crisp: the README's two commands are `make demo` and `make test`.
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/bin/crisp
+TOOLS := $(CURDIR)/.tools/bin
+export CRICTL ?= $(TOOLS)/crictl
+export CRITEST ?= $(TOOLS)/critest
+export PATH := $(TOOLS):$(PATH)
+GOTEST_FLAGS ?= -race -count=1 -timeout 18m
+
+.PHONY: all build demo test test-go check deps bench lint tidy-check
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/crisp
+
+## demo: the mock runtime in-process, and every streaming call working on it.
+demo: build
+	$(BIN) demo
+
+## deps: everything the tests need (Go modules, Debian packages, crictl, critest).
+deps:
+	bash scripts/deps.sh
+
+## test: static checks, then every test suite (mock, crictl, critest, containerd).
+test: deps check test-go
+
+check:
+	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	$(GO) vet ./...
+	bash scripts/tidy-check.sh
+
+test-go:
+	$(GO) test $(GOTEST_FLAGS) ./...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
+
+lint:
+	bash scripts/lint.sh

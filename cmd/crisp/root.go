@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/crisp-cri/crisp/internal/client"
+)
+
+// globalOptions are the persistent flags every command shares.
+type globalOptions struct {
+	RuntimeEndpoint string
+	ConfigFile      string
+	RequestTimeout  time.Duration
+	Verbose         int
+	Output          string
+}
+
+// factory hands commands their dependencies: streams, global options and a
+// way to reach the runtime. Tests build one around buffers and a mock.
+type factory struct {
+	Streams ioStreams
+	Global  globalOptions
+	Getenv  func(string) string
+}
+
+// Settings resolves endpoint, timeouts and config-file keys.
+func (f *factory) Settings() (client.Settings, error) {
+	settings, err := client.Resolve(client.Sources{
+		FlagEndpoint: f.Global.RuntimeEndpoint,
+		FlagConfig:   f.Global.ConfigFile,
+		FlagTimeout:  f.Global.RequestTimeout,
+		Getenv:       f.Getenv,
+	})
+	if err != nil {
+		return settings, err
+	}
+	if settings.EndpointSource == "default (first usual socket found)" {
+		fmt.Fprintf(f.Streams.ErrOut, "crisp: no runtime endpoint configured; using %s\n", settings.RuntimeEndpoint)
+	}
+	return settings, nil
+}
+
+// Client resolves settings and dials the runtime. The caller closes it.
+func (f *factory) Client() (*client.Client, error) {
+	settings, err := f.Settings()
+	if err != nil {
+		return nil, err
+	}
+	return client.Dial(settings)
+}
+
+// Verbosef prints a diagnostic line when -v was given at least level times.
+func (f *factory) Verbosef(level int, format string, args ...any) {
+	if f.Global.Verbose >= level {
+		fmt.Fprintf(f.Streams.ErrOut, "crisp: "+format+"\n", args...)
+	}
+}
+
+// Command groups shown by `crisp --help`.
+const (
+	groupStreaming   = "streaming"
+	groupInspection  = "inspection"
+	groupDiagnostics = "diagnostics"
+	groupMock        = "mock"
+)
+
+func newRootCommand(f *factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "crisp",
+		Short: "CRI streaming client and debugger: exec, attach, port-forward, probe",
+		Long: `crisp talks to a CRI runtime (containerd, CRI-O, ...) like crictl does, and gets the
+three streaming calls right: exec and attach with exit codes passed through and a
+terminal that is always restored, port-forward that survives failed connections,
+and probe/smoke/bench that show which streaming protocols a runtime speaks.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			switch f.Global.Output {
+			case "table", "json", "yaml":
+				return nil
+			}
+			return usageErrorf("-o/--output must be table, json or yaml, not %q", f.Global.Output)
+		},
+	}
+	root.SetIn(f.Streams.In)
+	root.SetOut(f.Streams.Out)
+	root.SetErr(f.Streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+
+	pf := root.PersistentFlags()
+	pf.StringVarP(&f.Global.RuntimeEndpoint, "runtime-endpoint", "r", "", "CRI runtime endpoint (unix:///path or tcp://host:port); default: CONTAINER_RUNTIME_ENDPOINT, the config file, then the usual sockets")
+	pf.StringVarP(&f.Global.ConfigFile, "config", "c", "", "crictl-style YAML config file (default: CRI_CONFIG_FILE, then "+client.DefaultConfigFile+")")
+	pf.DurationVar(&f.Global.RequestTimeout, "request-timeout", 0, "timeout of each gRPC call (default 10s, or the config file's timeout)")
+	pf.CountVarP(&f.Global.Verbose, "verbose", "v", "-v shows the negotiated transport and protocol, -vv every frame")
+	pf.StringVarP(&f.Global.Output, "output", "o", "table", "output format where output is data: table, json or yaml")
+
+	root.AddGroup(
+		&cobra.Group{ID: groupStreaming, Title: "Streaming:"},
+		&cobra.Group{ID: groupInspection, Title: "Inspection:"},
+		&cobra.Group{ID: groupDiagnostics, Title: "Diagnostics:"},
+		&cobra.Group{ID: groupMock, Title: "Mock runtime and demo:"},
+	)
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add(groupStreaming, newExecCommand(f), newAttachCommand(f), newPortForwardCommand(f))
+	add(groupInspection, newVersionCommand(f), newInfoCommand(f), newPodsCommand(f), newPsCommand(f),
+		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f))
+	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f))
+	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
+	return root
+}
+
+// Main runs crisp with args and returns the process exit status.
+func Main(args []string, streams ioStreams) int {
+	quietKlog()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+
+	f := &factory{Streams: streams, Getenv: os.Getenv}
+	root := newRootCommand(f)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	passThrough := cmd != nil && cmd.Annotations[passThroughAnnotation] == "true"
+	code := exitStatus(err, passThrough)
+	if !errors.Is(err, errReported) {
+		fmt.Fprintf(streams.ErrOut, "crisp: %v\n", err)
+	}
+	if code == exitUsage || (passThrough && isUsage(err)) {
+		name := "crisp"
+		if cmd != nil {
+			name = cmd.CommandPath()
+		}
+		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", name)
+	}
+	return code
+}
+
+// errReported is returned (or wrapped) by a command that already printed its
+// failure (for example a smoke report ending in "N passed, N failed"), so
+// Main only sets the exit status.
+var errReported = errors.New("failure already reported")
+
+func isUsage(err error) bool {
+	var ue usageError
+	return errors.As(err, &ue) || isCobraUsageError(err)
+}
+
+// quietKlog stops client-go and the streaming libraries from printing their
+// own log lines; crisp reports errors itself.
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
+}

@@ -1,0 +1,142 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// maxMessageSize matches what kubelet and crictl accept from a runtime.
+const maxMessageSize = 16 * 1024 * 1024
+
+// Client is a connection to a CRI runtime and its image service.
+type Client struct {
+	// Endpoint is the runtime endpoint as the user would write it.
+	Endpoint string
+	Runtime  runtimeapi.RuntimeServiceClient
+	Images   runtimeapi.ImageServiceClient
+	// Timeout bounds each call made through Call.
+	Timeout time.Duration
+
+	conns []*grpc.ClientConn
+}
+
+// Dial connects to the runtime (and image service, when its endpoint
+// differs). Connections are lazy: an unreachable socket surfaces at the first
+// call, as an error that names the endpoint.
+func Dial(settings Settings) (*Client, error) {
+	rconn, err := dialEndpoint(settings.RuntimeEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		Endpoint: settings.RuntimeEndpoint,
+		Runtime:  runtimeapi.NewRuntimeServiceClient(rconn),
+		Images:   runtimeapi.NewImageServiceClient(rconn),
+		Timeout:  settings.RequestTimeout,
+		conns:    []*grpc.ClientConn{rconn},
+	}
+	if settings.ImageEndpoint != "" && settings.ImageEndpoint != settings.RuntimeEndpoint {
+		iconn, err := dialEndpoint(settings.ImageEndpoint)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.Images = runtimeapi.NewImageServiceClient(iconn)
+		c.conns = append(c.conns, iconn)
+	}
+	return c, nil
+}
+
+// Close releases the gRPC connections.
+func (c *Client) Close() error {
+	var first error
+	for _, conn := range c.conns {
+		if err := conn.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Call runs one gRPC call under the request timeout and turns transport
+// failures into errors that name the endpoint and say what to do.
+func (c *Client) Call(ctx context.Context, what string, call func(ctx context.Context) error) error {
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	if err := call(ctx); err != nil {
+		return c.describe(what, err)
+	}
+	return nil
+}
+
+func (c *Client) describe(what string, err error) error {
+	switch status.Code(err) {
+	case codes.Unavailable:
+		return fmt.Errorf("%s: runtime at %s is unreachable: %s; is the runtime running? "+
+			"point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT",
+			what, c.Endpoint, status.Convert(err).Message())
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("%s: runtime at %s did not answer within %s (raise --request-timeout): %w",
+			what, c.Endpoint, c.Timeout, err)
+	case codes.Unimplemented:
+		return fmt.Errorf("%s: runtime at %s does not implement this call: %s",
+			what, c.Endpoint, status.Convert(err).Message())
+	}
+	if st, ok := status.FromError(err); ok {
+		return fmt.Errorf("%s: %s (%s)", what, st.Message(), st.Code())
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// dialEndpoint accepts unix:// (or a bare path) and tcp:// endpoints.
+func dialEndpoint(endpoint string) (*grpc.ClientConn, error) {
+	network, addr, err := parseEndpoint(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	conn, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dialer),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("runtime endpoint %s: %w", endpoint, err)
+	}
+	return conn, nil
+}
+
+// parseEndpoint splits an endpoint into a network and an address.
+func parseEndpoint(endpoint string) (network, addr string, err error) {
+	switch {
+	case strings.HasPrefix(endpoint, "unix://"):
+		addr = strings.TrimPrefix(endpoint, "unix://")
+		network = "unix"
+	case strings.HasPrefix(endpoint, "tcp://"):
+		addr = strings.TrimPrefix(endpoint, "tcp://")
+		network = "tcp"
+	case strings.HasPrefix(endpoint, "/"):
+		addr, network = endpoint, "unix"
+	default:
+		return "", "", fmt.Errorf("runtime endpoint %q: want unix:///path/to/socket or tcp://host:port", endpoint)
+	}
+	if addr == "" {
+		return "", "", fmt.Errorf("runtime endpoint %q has no address", endpoint)
+	}
+	return network, addr, nil
+}

@@ -1,0 +1,114 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// ResolveContainer finds the container a user means by a full ID, a unique ID
+// prefix or a unique name. Ambiguity is an error listing the candidates.
+func (c *Client) ResolveContainer(ctx context.Context, ref string) (*runtimeapi.Container, error) {
+	if ref == "" {
+		return nil, fmt.Errorf("empty container reference")
+	}
+	var resp *runtimeapi.ListContainersResponse
+	err := c.Call(ctx, "listing containers", func(ctx context.Context) (err error) {
+		resp, err = c.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	items := make([]candidate[*runtimeapi.Container], 0, len(resp.Containers))
+	for _, ctr := range resp.Containers {
+		items = append(items, candidate[*runtimeapi.Container]{id: ctr.Id, name: ctr.GetMetadata().GetName(), item: ctr})
+	}
+	return pick("container", ref, c.Endpoint, items)
+}
+
+// ResolvePod finds the pod sandbox a user means by a full ID, a unique ID
+// prefix or a unique name.
+func (c *Client) ResolvePod(ctx context.Context, ref string) (*runtimeapi.PodSandbox, error) {
+	if ref == "" {
+		return nil, fmt.Errorf("empty pod reference")
+	}
+	var resp *runtimeapi.ListPodSandboxResponse
+	err := c.Call(ctx, "listing pods", func(ctx context.Context) (err error) {
+		resp, err = c.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	items := make([]candidate[*runtimeapi.PodSandbox], 0, len(resp.Items))
+	for _, pod := range resp.Items {
+		items = append(items, candidate[*runtimeapi.PodSandbox]{id: pod.Id, name: pod.GetMetadata().GetName(), item: pod})
+	}
+	return pick("pod", ref, c.Endpoint, items)
+}
+
+type candidate[T any] struct {
+	id, name string
+	item     T
+}
+
+// pick applies the precedence: exact ID, exact name, unique ID prefix.
+func pick[T any](kind, ref, endpoint string, items []candidate[T]) (T, error) {
+	var zero T
+	for _, it := range items {
+		if it.id == ref {
+			return it.item, nil
+		}
+	}
+	var byName, byPrefix []candidate[T]
+	for _, it := range items {
+		if it.name == ref {
+			byName = append(byName, it)
+		}
+		if strings.HasPrefix(it.id, ref) {
+			byPrefix = append(byPrefix, it)
+		}
+	}
+	for _, set := range [][]candidate[T]{byName, byPrefix} {
+		switch len(set) {
+		case 0:
+			continue
+		case 1:
+			return set[0].item, nil
+		default:
+			return zero, &AmbiguousError{Kind: kind, Ref: ref, Candidates: describeCandidates(set)}
+		}
+	}
+	return zero, &NotFoundError{Kind: kind, Ref: ref, Endpoint: endpoint}
+}
+
+func describeCandidates[T any](set []candidate[T]) []string {
+	out := make([]string, 0, len(set))
+	for _, it := range set {
+		out = append(out, fmt.Sprintf("%s (%s)", it.id, it.name))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NotFoundError means no container or pod matches a reference.
+type NotFoundError struct{ Kind, Ref, Endpoint string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no %s matches %q on runtime %s (by ID, ID prefix or name); list them with `crisp %s`",
+		e.Kind, e.Ref, e.Endpoint, map[string]string{"container": "ps -a", "pod": "pods"}[e.Kind])
+}
+
+// AmbiguousError means a reference matches more than one container or pod.
+type AmbiguousError struct {
+	Kind, Ref  string
+	Candidates []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%q matches %d %ss: %s; give more of the ID", e.Ref, len(e.Candidates), e.Kind, strings.Join(e.Candidates, ", "))
+}
