@@ -1,0 +1,58 @@
+// Package transport turns a CRI streaming URL into streams: the SPDY and
+// WebSocket executors for exec and attach, the port-forwarders, protocol
+// negotiation with fallback (a fresh URL per attempt, since CRI streaming
+// URLs are single use), and frame tracing. It knows URLs and streams, not
+// gRPC or cobra.
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Transport is a family of streaming protocols.
+type Transport string
+
+// The transports a user can ask for with --transport.
+const (
+	Auto      Transport = "auto"
+	SPDY      Transport = "spdy"
+	WebSocket Transport = "websocket"
+)
+
+// ParseTransport validates a --transport value.
+func ParseTransport(s string) (Transport, error) {
+	switch t := Transport(strings.ToLower(s)); t {
+	case Auto, SPDY, WebSocket:
+		return t, nil
+	case "":
+		return Auto, nil
+	}
+	return "", fmt.Errorf("unknown transport %q: want auto, websocket or spdy", s)
+}
+
+// URLSource makes one fresh streaming URL: one CRI Exec, Attach or
+// PortForward RPC. Every negotiation attempt calls it again because the
+// runtime's tokens are single use.
+type URLSource func(ctx context.Context) (string, error)
+
+// Config is what every transport needs besides the URL.
+type Config struct {
+	// TLS configures https/wss URLs; nil means system roots, verified.
+	TLS *tls.Config
+	// Logf receives -v diagnostics (negotiated protocol, fallbacks); nil
+	// discards them.
+	Logf func(format string, args ...any)
+	// Trace receives one line per frame (-vv): direction, channel, size,
+	// time. nil disables tracing.
+	Trace io.Writer
+}
+
+func (c Config) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+	}
+}
