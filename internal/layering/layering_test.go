@@ -1,0 +1,101 @@
+package layering
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/crisp-cri/crisp"
+
+type pkg struct {
+	ImportPath string
+	Deps       []string
+}
+
+// listPackages returns every package of the module with its transitive deps.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps=false", "-json", module+"/...")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return pkgs
+}
+
+// rules: a package under the prefix must not depend (transitively) on any
+// of the forbidden import path prefixes.
+var rules = []struct {
+	pkg       string
+	forbidden []string
+	why       string
+}{
+	{"internal/mockruntime", []string{module + "/internal/client", module + "/internal/transport", module + "/internal/probe", module + "/internal/tty", module + "/cmd/", "k8s.io/client-go"},
+		"the mock must share no code with the client side, or it shares its bugs"},
+	{"internal/transport", []string{"google.golang.org/grpc", "k8s.io/cri-api", "github.com/spf13/cobra", module + "/internal/client", module + "/internal/probe", module + "/internal/mockruntime"},
+		"transport knows URLs and streams, not gRPC or cobra"},
+	{"internal/tty", []string{"k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra", module + "/internal/"},
+		"tty knows terminals, not protocols"},
+	{"internal/client", []string{"k8s.io/client-go", "github.com/spf13/cobra", module + "/internal/transport", module + "/internal/probe", module + "/internal/mockruntime"},
+		"client owns CRI gRPC, not streaming or the CLI"},
+	{"internal/probe", []string{"github.com/spf13/cobra", module + "/cmd/", module + "/internal/mockruntime"},
+		"probe returns reports as data; printing and flags live in cmd/"},
+}
+
+func TestLayering(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if strings.HasSuffix(rel, "/mocktest") {
+			continue // a test helper: it plays the client against the mock
+		}
+		for _, r := range rules {
+			if rel != r.pkg && !strings.HasPrefix(rel, r.pkg+"/") {
+				continue
+			}
+			for _, dep := range p.Deps {
+				for _, bad := range r.forbidden {
+					if strings.HasPrefix(dep, bad) {
+						t.Errorf("%s depends on %s: %s", rel, dep, r.why)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNoStdoutOrExitOutsideMain keeps os.Stdout and os.Exit in cmd/crisp:
+// deep code writes to injected streams and returns errors.
+func TestNoStdoutOrExitOutsideMain(t *testing.T) {
+	out, err := exec.Command("git", "grep", "-n", "-E", `os\.Stdout|os\.Exit\(|fmt\.Print(f|ln)?\(`, "--", "../../internal/*.go", ":!*_test.go").CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return // git grep exits 1 when nothing matches
+	}
+	if err != nil && !strings.Contains(err.Error(), "exit status 1") {
+		t.Fatalf("git grep: %v: %s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" {
+			t.Errorf("stdout or exit outside cmd/crisp: %s", line)
+		}
+	}
+}
