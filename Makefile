@@ -8,7 +8,7 @@ export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
 GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
-.PHONY: all build demo test test-go check deps bench lint tidy-check
+.PHONY: all build demo test test-go check deps bench lint tidy-check completions man
 
 all: build
 
@@ -39,3 +39,11 @@ bench: build
 
 lint:
 	bash scripts/lint.sh
+
+## completions: regenerate the checked-in shell completion scripts.
+completions: build
+	$(BIN) gen-docs --completions completions
+
+## man: man pages from the command tree into man/.
+man: build
+	$(BIN) gen-docs --man man

@@ -122,6 +122,18 @@ and probe/smoke/bench that show which streaming protocols a runtime speaks.`,
 		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f))
 	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newCompletionCommand(f), newGenDocsCommand(f))
+
+	// Dynamic completion of the first argument from the runtime.
+	for name, complete := range map[string]cobra.CompletionFunc{
+		"exec": completeContainers(f), "attach": completeContainers(f), "inspect": completeContainers(f),
+		"port-forward": completePods(f), "inspectp": completePods(f),
+	} {
+		if c, _, err := root.Find([]string{name}); err == nil && c.ValidArgsFunction == nil {
+			c.ValidArgsFunction = complete
+		}
+	}
 	return root
 }
 
