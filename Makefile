@@ -47,3 +47,12 @@ completions: build
 ## man: man pages from the command tree into man/.
 man: build
 	$(BIN) gen-docs --man man
+
+## containerd-up / containerd-down: Debian's containerd in the background for the
+## end-to-end suite (state, socket and env file under /tmp/crisp-ctrd).
+.PHONY: containerd-up containerd-down
+containerd-up: deps
+	bash scripts/containerd-up.sh
+
+containerd-down:
+	bash scripts/containerd-down.sh

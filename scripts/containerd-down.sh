@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Stops what containerd-up.sh started and removes its state, best effort and
+# idempotent: removes the pods (CRI), stops containerd by the PID in its pid
+# file, kills leftover shims (those serving this harness's socket) and container
+# processes (runc root and cgroup of this harness), unmounts everything under
+# CRISP_CTRD_DIR, deletes the pods' bridge and the folder.
+set -uo pipefail
+. "$(dirname "$0")/containerd/lib.sh"
+D=$CRISP_CTRD_DIR
+
+if [[ $(id -u) -ne 0 ]]; then
+  log "needs root"
+  exit 2
+fi
+
+pid=$(cat "$PIDFILE" 2>/dev/null || true)
+if alive "$pid"; then
+  # Let containerd tear pods down itself (CNI DEL, netns, shims) while it can.
+  if [[ -x "$CRICTL" ]]; then
+    [[ -f "$CRICTL_CONFIG" ]] || write_crictl_config 2>/dev/null
+    timeout -s KILL 30 "$CRICTL" --config "$CRICTL_CONFIG" --timeout 10s rmp -fa >/dev/null 2>&1 || true
+  fi
+  kill -TERM "$pid" 2>/dev/null
+  for _ in $(seq 1 100); do
+    alive "$pid" || break
+    sleep 0.1
+  done
+  alive "$pid" && kill -KILL "$pid" 2>/dev/null
+fi
+
+# Shims started for this socket (they outlive containerd by design).
+for p in /proc/[0-9]*; do
+  cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+  if [[ "$cmd" == *containerd-shim* && "$cmd" == *"-address $SOCK "* ]]; then
+    kill -KILL "${p#/proc/}" 2>/dev/null
+  fi
+done
+
+# Containers still known to this harness's runc root.
+if [[ -d "$RUNC_ROOT" ]] && command -v runc >/dev/null; then
+  for id in $(runc --root "$RUNC_ROOT" list -q 2>/dev/null); do
+    runc --root "$RUNC_ROOT" kill --all "$id" KILL >/dev/null 2>&1
+    runc --root "$RUNC_ROOT" delete -f "$id" >/dev/null 2>&1
+  done
+fi
+
+# Any process left in this harness's cgroups, then the cgroups themselves.
+cgdirs=()
+for c in /sys/fs/cgroup/*"$CGROUP_PARENT" /sys/fs/cgroup"$CGROUP_PARENT"; do
+  [[ -d "$c" ]] && cgdirs+=("$c")
+done
+if ((${#cgdirs[@]})); then
+  for _ in 1 2 3; do
+    pids=$(find "${cgdirs[@]}" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)
+    [[ -z "$pids" ]] && break
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null
+    sleep 0.2
+  done
+  find "${cgdirs[@]}" -depth -type d -exec rmdir {} \; 2>/dev/null
+fi
+
+# Mounts under the folder (rootfs overlays, shm, netns bind mounts), deepest first.
+if [[ -n "$D" && "$D" == /* ]]; then
+  for _ in 1 2 3; do
+    mnts=$(awk -v d="$D/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+    [[ -z "$mnts" ]] && break
+    for m in $mnts; do
+      umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+    done
+  done
+fi
+
+ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE" 2>/dev/null
+
+if [[ -n "$D" && "$D" == /* && -e "$D" ]]; then
+  rm -rf "$D" 2>/dev/null || { sleep 0.5; rm -rf "$D"; } || log "could not remove $D"
+fi
+log "down"
+exit 0

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Starts Debian's containerd in the background for crisp's end-to-end tests,
+# with its own config, root, state, socket and CNI config under CRISP_CTRD_DIR
+# (default /tmp/crisp-ctrd), imports offline-built busybox/httpd/pause images,
+# and creates:
+#   - pod crisp-bridge (own network namespace on the bridge BRIDGE, a private
+#     /24): containers sleep, httpd (busybox httpd on HTTPD_PORT) and attach
+#     (sh with stdin open);
+#   - pod crisp-hostnet (host network): container sleep.
+# Writes CRISP_CTRD_* variables to $CRISP_CTRD_DIR/env for tests to source.
+# Idempotent: when the harness is already up and answering, it only prints the
+# env file's path. Needs root, containerd, runc, the CNI plugins, busybox-static,
+# gcc and crictl (scripts/deps.sh installs them). Stop with containerd-down.sh.
+set -euo pipefail
+. "$(dirname "$0")/containerd/lib.sh"
+
+t0=$(date +%s.%N)
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2fs", b-a}'; }
+
+if [[ $(id -u) -ne 0 ]]; then
+  log "needs root (containerd, runc, mounts and network namespaces)"
+  exit 2
+fi
+for cmd in containerd containerd-shim-runc-v2 ctr runc gcc ip; do
+  command -v "$cmd" >/dev/null || { log "missing $cmd: run scripts/deps.sh (as root, with apt-get)"; exit 2; }
+done
+[[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback ]] ||
+  { log "missing CNI plugins in /usr/lib/cni: run scripts/deps.sh"; exit 2; }
+[[ -x /bin/busybox ]] || { log "missing /bin/busybox (busybox-static): run scripts/deps.sh"; exit 2; }
+[[ -x "$CRICTL" ]] || { log "missing crictl at $CRICTL: run scripts/deps.sh"; exit 2; }
+
+# Already up?
+if [[ -f "$PIDFILE" && -f "$ENVFILE" ]] && alive "$(cat "$PIDFILE")" && crictl_ version >/dev/null 2>&1; then
+  log "already up (pid $(cat "$PIDFILE")); env: $ENVFILE"
+  echo "$ENVFILE"
+  exit 0
+fi
+# Leftovers of an earlier run (crashed, or killed without containerd-down).
+if [[ -e "$CRISP_CTRD_DIR" ]]; then
+  log "cleaning up a stale $CRISP_CTRD_DIR"
+  bash "$(dirname "$0")/containerd-down.sh"
+fi
+
+D=$CRISP_CTRD_DIR
+mkdir -p "$D"/{root,state,runc,cni/net.d,cni/ipam,logs,cfg,opt}
+chmod 700 "$D"
+write_crictl_config
+
+# Any failure from here on leaves nothing running.
+ok=false
+cleanup() {
+  if ! $ok; then
+    log "failed; containerd log tail ($LOGFILE):"
+    tail -n 30 "$LOGFILE" >&2 2>/dev/null || true
+    if [[ "${CRISP_CTRD_KEEP_ON_FAILURE:-}" != 1 ]]; then
+      bash "$(dirname "$0")/containerd-down.sh" || true
+    fi
+  fi
+}
+trap cleanup EXIT
+
+# --- the pods' bridge -------------------------------------------------------
+# Created here, with the gateway address on it, so the CNI bridge plugin runs
+# with isGateway=false: it then leaves the host's ip_forward alone, and the host
+# still reaches the pods' addresses on the directly connected /24.
+if ip route show | grep -q "^$NET_PREFIX\.0/24 " && ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+  log "$NET_PREFIX.0/24 is already routed on this host: set CRISP_CTRD_NET_PREFIX to a free private /24"
+  exit 1
+fi
+if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+  ip link add "$BRIDGE" type bridge
+fi
+ip addr replace "$NET_PREFIX.1/24" dev "$BRIDGE"
+ip link set "$BRIDGE" up
+
+cat >"$D/cni/net.d/10-crisp.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "crisp",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$BRIDGE",
+      "isGateway": false,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$D/cni/ipam",
+        "ranges": [[{"subnet": "$NET_PREFIX.0/24", "rangeStart": "$NET_PREFIX.10", "rangeEnd": "$NET_PREFIX.250", "gateway": "$NET_PREFIX.1"}]]
+      }
+    }
+  ]
+}
+EOF
+
+# --- containerd config --------------------------------------------------------
+cat >"$D/config.toml" <<EOF
+version = 2
+root = "$D/root"
+state = "$D/state"
+oom_score = 0
+disabled_plugins = [
+  "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.tracing.processor.v1.otlp",
+  "io.containerd.internal.v1.tracing",
+]
+
+[grpc]
+  address = "$SOCK"
+
+[ttrpc]
+  address = "$SOCK.ttrpc"
+
+[debug]
+  level = "info"
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$D/opt"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  # Root here lacks CAP_SYS_RESOURCE: without this every pod fails with runc's
+  # "can't get final child's PID from pipe: EOF".
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  disable_hugetlb_controller = true
+  netns_mounts_under_state_dir = true
+  enable_selinux = false
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_tls_streaming = false
+  max_container_log_line_size = 16384
+
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = "$RUNC_ROOT"
+        SystemdCgroup = false
+
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$D/cni/net.d"
+    max_conf_num = 1
+EOF
+
+# --- start containerd ---------------------------------------------------------
+t=$(date +%s.%N)
+# setsid: containerd (and the shims it starts) outlive this script and are not
+# in the caller's process group; containerd-down.sh stops them by PID.
+setsid containerd --config "$D/config.toml" </dev/null >>"$LOGFILE" 2>&1 &
+echo $! >"$PIDFILE"
+pid=$(cat "$PIDFILE")
+for _ in $(seq 1 300); do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    log "containerd exited at start"
+    exit 1
+  fi
+  crictl_ version >/dev/null 2>&1 && break
+  sleep 0.1
+done
+crictl_ version >/dev/null || { log "containerd did not answer on $SOCK within 30s"; exit 1; }
+t_start=$(elapsed "$t")
+
+# --- images -------------------------------------------------------------------
+t=$(date +%s.%N)
+bash "$(dirname "$0")/containerd/mkimages.sh" "$D/images.tar"
+ctr -a "$SOCK" -n k8s.io images import "$D/images.tar" >/dev/null
+for img in "$BUSYBOX_IMAGE" "$HTTPD_IMAGE" "$PAUSE_IMAGE" "$CRITEST_BUSYBOX_IMAGE" "$CRITEST_WEBSERVER_IMAGE"; do
+  crictl_ inspecti "$img" >/dev/null || { log "image $img is not visible to CRI after import"; exit 1; }
+done
+t_images=$(elapsed "$t")
+
+# --- pods and containers --------------------------------------------------------
+render() {
+  sed -e "s|@DIR@|$D|g" -e "s|@CGROUP_PARENT@|$CGROUP_PARENT|g" \
+    -e "s|@BUSYBOX_IMAGE@|$BUSYBOX_IMAGE|g" -e "s|@HTTPD_PORT@|$HTTPD_PORT|g" \
+    "$REPO/testdata/containerd/$1" >"$D/cfg/$1"
+  echo "$D/cfg/$1"
+}
+t=$(date +%s.%N)
+pod_cfg=$(render pod-bridge.json)
+hpod_cfg=$(render pod-hostnet.json)
+pod=$(crictl_ runp "$pod_cfg")
+ctr=$(crictl_ create "$pod" "$(render ctr-sleep.json)" "$pod_cfg")
+httpd=$(crictl_ create "$pod" "$(render ctr-httpd.json)" "$pod_cfg")
+attach=$(crictl_ create "$pod" "$(render ctr-attach.json)" "$pod_cfg")
+crictl_ start "$ctr" "$httpd" "$attach" >/dev/null
+hpod=$(crictl_ runp "$hpod_cfg")
+hctr=$(crictl_ create "$hpod" "$(render ctr-hostnet.json)" "$hpod_cfg")
+crictl_ start "$hctr" >/dev/null
+pod_ip=$(crictl_ inspectp -o go-template --template '{{.status.network.ip}}' "$pod")
+t_pods=$(elapsed "$t")
+
+# Wait until httpd answers inside the pod (exec, not a host->pod connection).
+for _ in $(seq 1 50); do
+  if crictl_ exec "$ctr" wget -q -O /dev/null "http://127.0.0.1:$HTTPD_PORT/" >/dev/null 2>&1; then
+    break
+  fi
+  sleep 0.1
+done
+
+cat >"$ENVFILE.tmp" <<EOF
+CRISP_CTRD_DIR=$D
+CRISP_CTRD_ENDPOINT=$ENDPOINT
+CRISP_CTRD_PID=$pid
+CRISP_CTRD_LOG=$LOGFILE
+CRISP_CTRD_POD=$pod
+CRISP_CTRD_POD_IP=$pod_ip
+CRISP_CTRD_CTR=$ctr
+CRISP_CTRD_HTTPD_CTR=$httpd
+CRISP_CTRD_HTTPD_PORT=$HTTPD_PORT
+CRISP_CTRD_ATTACH_CTR=$attach
+CRISP_CTRD_HOSTNET_POD=$hpod
+CRISP_CTRD_HOSTNET_CTR=$hctr
+CRISP_CTRD_BUSYBOX_IMAGE=$BUSYBOX_IMAGE
+CRISP_CTRD_HTTPD_IMAGE=$HTTPD_IMAGE
+CRISP_CTRD_POD_CONFIG=$pod_cfg
+CRISP_CTRD_HOSTNET_POD_CONFIG=$hpod_cfg
+EOF
+mv "$ENVFILE.tmp" "$ENVFILE"
+ok=true
+log "up in $(elapsed "$t0") (containerd answering $t_start, images $t_images, pods $t_pods); pid $pid"
+log "env: $ENVFILE; by hand: CONTAINER_RUNTIME_ENDPOINT=$ENDPOINT $CRICTL ps"
+echo "$ENVFILE"
