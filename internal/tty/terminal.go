@@ -1,0 +1,189 @@
+package tty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/moby/term"
+	"golang.org/x/sys/unix"
+)
+
+// Terminal is the local end of an interactive session: In is where keys come from (usually
+// os.Stdin), Out where the remote terminal's output goes (usually os.Stdout). A Terminal is a plain
+// description; copying it is fine and the zero IsTerminal asks the operating system.
+type Terminal struct {
+	// In is the stream crisp reads keystrokes from; raw mode applies to it.
+	In io.Reader
+	// Out is the stream the remote output is written to; its size is the terminal's size.
+	Out io.Writer
+	// IsTerminal reports whether a stream (In or Out) is a terminal. Nil means asking the operating
+	// system: the stream must be an *os.File open on a terminal device (moby/term's GetFdInfo).
+	// Command tests set it to pretend that buffers are terminals; raw mode and size reading still
+	// need a real terminal file descriptor and are skipped silently without one.
+	IsTerminal func(stream any) bool
+}
+
+// isTerminal applies the injected check, or the operating system's.
+func (t Terminal) isTerminal(stream any) bool {
+	if stream == nil {
+		return false
+	}
+	if t.IsTerminal != nil {
+		return t.IsTerminal(stream)
+	}
+	_, ok := term.GetFdInfo(stream)
+	return ok
+}
+
+// terminalFd returns the file descriptor of stream when the Terminal considers it a terminal and
+// it really is one (an *os.File on a terminal device): what raw mode and size reading need.
+func (t Terminal) terminalFd(stream any) (uintptr, bool) {
+	if !t.isTerminal(stream) {
+		return 0, false
+	}
+	return term.GetFdInfo(stream)
+}
+
+// IsTerminalIn reports whether In is a terminal.
+func (t Terminal) IsTerminalIn() bool { return t.isTerminal(t.In) }
+
+// IsTerminalOut reports whether Out is a terminal.
+func (t Terminal) IsTerminalOut() bool { return t.isTerminal(t.Out) }
+
+// NoTTYWarning is the line Check writes when a TTY was asked for but In is not a terminal.
+const NoTTYWarning = "Unable to use a TTY: input is not a terminal; carrying on without one"
+
+// Check is the test for "-t": it reports whether In is a terminal a TTY session can use. When it
+// is not, Check writes NoTTYWarning as one line to warn (when warn is not nil) and returns false;
+// the caller then carries on without a TTY (kubectl's behaviour; crictl fails instead).
+func (t Terminal) Check(warn io.Writer) bool {
+	if t.IsTerminalIn() {
+		return true
+	}
+	if warn != nil {
+		fmt.Fprintln(warn, NoTTYWarning)
+	}
+	return false
+}
+
+// ErrInterrupted matches (with errors.Is) the error Safe returns when SIGINT, SIGTERM or SIGHUP
+// reached crisp during fn. The concrete error is a *SignalError.
+var ErrInterrupted = errors.New("interrupted")
+
+// SignalError is what Safe returns when a signal interrupted the session: the terminal has been
+// restored and fn's context cancelled (context.Cause of that context is a *SignalError too).
+type SignalError struct {
+	// Signal is the signal crisp received.
+	Signal os.Signal
+	// Err is what fn returned after its context was cancelled (often context.Canceled); may be nil.
+	Err error
+}
+
+// Error names the signal, e.g. "interrupted by SIGTERM".
+func (e *SignalError) Error() string {
+	if s, ok := e.Signal.(syscall.Signal); ok {
+		if name := unix.SignalName(s); name != "" {
+			return "interrupted by " + name
+		}
+	}
+	return "interrupted by signal " + e.Signal.String()
+}
+
+// Unwrap returns fn's error.
+func (e *SignalError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrInterrupted) true.
+func (e *SignalError) Is(target error) bool { return target == ErrInterrupted }
+
+// ExitCode is the shell's convention for a process ended by a signal: 128 + the signal number
+// (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
+func (e *SignalError) ExitCode() int {
+	if s, ok := e.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 128
+}
+
+// interruptSignals are the signals that end a session: the terminal is restored when they arrive.
+// (In raw mode ^C and ^\ are keys sent to the remote side, not signals; these come from kill,
+// from a closed terminal window, or from ^C when In is not a terminal.)
+func interruptSignals() []os.Signal {
+	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+}
+
+// Safe runs fn with In in raw mode and restores In's previous settings exactly (the saved termios,
+// byte for byte) on every way out: fn returning nil or an error, fn panicking (the terminal is
+// restored, then the panic goes on), and SIGINT, SIGTERM or SIGHUP reaching crisp while fn runs.
+// The restore happens once, whichever of those paths gets there first.
+//
+// On a signal, Safe restores the terminal at once, cancels the context given to fn (its cause is a
+// *SignalError), stops catching signals (so a second one has its default effect), waits for fn to
+// return, and returns a *SignalError (errors.Is(err, ErrInterrupted)). It never exits the process:
+// fn must return when its context is done.
+//
+// When In is not a terminal, fn runs without raw mode, with the same signal handling. A panic in a
+// goroutine other than fn's cannot be caught here and would leave the terminal raw: goroutines that
+// fn starts must not panic (client-go's recover theirs).
+func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	// Catch signals before going raw, so none can end the process between the two.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, interruptSignals()...)
+	defer signal.Stop(sigs)
+
+	restore := func() error { return nil }
+	if fd, ok := t.terminalFd(t.In); ok {
+		state, err := term.MakeRaw(fd)
+		if err != nil {
+			return fmt.Errorf("putting the terminal in raw mode: %w", err)
+		}
+		var once sync.Once
+		var restoreErr error
+		restore = func() error {
+			once.Do(func() {
+				if err := term.RestoreTerminal(fd, state); err != nil {
+					restoreErr = fmt.Errorf("restoring the terminal's settings: %w", err)
+				}
+			})
+			return restoreErr
+		}
+	}
+
+	var (
+		wg     sync.WaitGroup
+		done   = make(chan struct{})
+		caught os.Signal // written by the watcher before wg.Done, read after wg.Wait
+	)
+	wg.Go(func() {
+		select {
+		case s := <-sigs:
+			_ = restore() // its error is reported by the final restore, which returns the same
+			signal.Stop(sigs)
+			caught = s
+			cancel(&SignalError{Signal: s})
+		case <-done:
+		}
+	})
+
+	defer func() {
+		// Runs on return and on panic (the panic continues after this function).
+		restoreErr := restore()
+		close(done)
+		wg.Wait()
+		if caught != nil {
+			err = &SignalError{Signal: caught, Err: err}
+		}
+		if restoreErr != nil {
+			err = errors.Join(err, restoreErr)
+		}
+	}()
+	return fn(ctx)
+}
