@@ -30,7 +30,7 @@ fi
 
 # Shims started for this socket (they outlive containerd by design).
 for p in /proc/[0-9]*; do
-  cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+  cmd=$( { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null) || continue
   if [[ "$cmd" == *containerd-shim* && "$cmd" == *"-address $SOCK "* ]]; then
     kill -KILL "${p#/proc/}" 2>/dev/null
   fi

@@ -154,7 +154,12 @@ EOF
 t=$(date +%s.%N)
 # setsid: containerd (and the shims it starts) outlive this script and are not
 # in the caller's process group; containerd-down.sh stops them by PID.
-setsid containerd --config "$D/config.toml" </dev/null >>"$LOGFILE" 2>&1 &
+# No registry is reachable, and none may be contacted: a pull of an image that
+# is not imported goes to a proxy on the loopback port 9 (nothing listens) and
+# fails at once, without even a DNS look-up of the registry's name.
+HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY= \
+  http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 no_proxy= \
+  setsid containerd --config "$D/config.toml" </dev/null >>"$LOGFILE" 2>&1 &
 echo $! >"$PIDFILE"
 pid=$(cat "$PIDFILE")
 for _ in $(seq 1 300); do
@@ -172,7 +177,8 @@ t_start=$(elapsed "$t")
 t=$(date +%s.%N)
 bash "$(dirname "$0")/containerd/mkimages.sh" "$D/images.tar"
 ctr -a "$SOCK" -n k8s.io images import "$D/images.tar" >/dev/null
-for img in "$BUSYBOX_IMAGE" "$HTTPD_IMAGE" "$PAUSE_IMAGE" "$CRITEST_BUSYBOX_IMAGE" "$CRITEST_WEBSERVER_IMAGE"; do
+for img in "$BUSYBOX_IMAGE" "$HTTPD_IMAGE" "$PAUSE_IMAGE" "$CRITEST_BUSYBOX_IMAGE" \
+  "$CRITEST_WEBSERVER_IMAGE" "$CRITEST_HOSTNET_WEBSERVER_IMAGE"; do
   crictl_ inspecti "$img" >/dev/null || { log "image $img is not visible to CRI after import"; exit 1; }
 done
 t_images=$(elapsed "$t")

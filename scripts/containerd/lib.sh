@@ -20,6 +20,11 @@ HTTPD_IMAGE=crisp.local/httpd:1
 PAUSE_IMAGE=crisp.local/pause:1
 CRITEST_BUSYBOX_IMAGE=registry.k8s.io/e2e-test-images/busybox:1.29-2
 CRITEST_WEBSERVER_IMAGE=registry.k8s.io/e2e-test-images/nginx:1.14-2
+# critest's host-network web server (port 12003), named with the host's arch.
+case $(uname -m) in
+  x86_64) ARCH=amd64 ;; aarch64) ARCH=arm64 ;; *) ARCH=$(uname -m) ;;
+esac
+CRITEST_HOSTNET_WEBSERVER_IMAGE=gcr.io/k8s-staging-cri-tools/hostnet-nginx-$ARCH:latest
 HTTPD_PORT=8080
 
 log() { echo "containerd-harness: $*" >&2; }

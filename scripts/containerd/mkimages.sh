@@ -2,7 +2,8 @@
 # Builds, offline, one OCI image-layout tar holding the harness's images:
 #   busybox (Debian's busybox-static + applet links, Cmd sh), also tagged as
 #   critest's busybox; httpd (same layer, Cmd busybox httpd on port 80), also
-#   tagged as critest's nginx web server; pause (a static C program).
+#   tagged as critest's nginx web server; hostnet-httpd (same layer, httpd on
+#   port 12003, critest's host-network web server); pause (a static C program).
 # Each image: one uncompressed layer, a config, a manifest, and an index entry
 # carrying the io.containerd.image.name annotation that `ctr images import` uses.
 # Usage: mkimages.sh OUT.tar
@@ -14,9 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 lay=$work/layout
 mkdir -p "$lay/blobs/sha256"
-case $(uname -m) in
-  x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;;
-esac
+arch=$ARCH
 
 # blob FILE: stores FILE as a blob and prints "sha256:HEX SIZE".
 blob() {
@@ -73,6 +72,9 @@ read -r mdig msize < <(image "$ldig" "$lsize" \
   "{$env,\"Cmd\":[\"httpd\",\"-f\",\"-p\",\"80\",\"-h\",\"/var/www\"],\"ExposedPorts\":{\"80/tcp\":{}}}")
 entry "$mdig" "$msize" "$HTTPD_IMAGE"
 entry "$mdig" "$msize" "$CRITEST_WEBSERVER_IMAGE"
+read -r mdig msize < <(image "$ldig" "$lsize" \
+  "{$env,\"Cmd\":[\"httpd\",\"-f\",\"-p\",\"12003\",\"-h\",\"/var/www\"],\"ExposedPorts\":{\"12003/tcp\":{}}}")
+entry "$mdig" "$msize" "$CRITEST_HOSTNET_WEBSERVER_IMAGE"
 
 # pause rootfs
 pr=$work/pause
