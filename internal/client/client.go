@@ -14,6 +14,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
+// maxUnixPath is the longest socket path the kernel accepts (sun_path is
+// 108 bytes with its NUL).
+const maxUnixPath = 107
+
 // maxMessageSize matches what kubelet and crictl accept from a runtime.
 const maxMessageSize = 16 * 1024 * 1024
 
@@ -136,7 +140,22 @@ func parseEndpoint(endpoint string) (network, addr string, err error) {
 		return "", "", fmt.Errorf("runtime endpoint %q: want unix:///path/to/socket or tcp://host:port", endpoint)
 	}
 	if addr == "" {
-		return "", "", fmt.Errorf("runtime endpoint %q has no address", endpoint)
+		return "", "", fmt.Errorf("runtime endpoint %q has no address; want unix:///path/to/socket or tcp://host:port", endpoint)
+	}
+	if strings.ContainsRune(addr, 0) {
+		return "", "", fmt.Errorf("runtime endpoint %q contains a NUL byte", endpoint)
+	}
+	switch network {
+	case "unix":
+		// sun_path holds 108 bytes including the terminating NUL.
+		if len(addr) > maxUnixPath {
+			return "", "", fmt.Errorf("runtime endpoint %q: socket path is %d bytes, longer than the %d a unix socket allows; use a shorter path or a symlink to the folder",
+				endpoint, len(addr), maxUnixPath)
+		}
+	case "tcp":
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+			return "", "", fmt.Errorf("runtime endpoint %q: want tcp://host:port", endpoint)
+		}
 	}
 	return network, addr, nil
 }

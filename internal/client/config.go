@@ -46,6 +46,14 @@ type FileConfig struct {
 	InsecureSkipTLSVerify bool   `json:"insecure-skip-tls-verify,omitempty"`
 }
 
+// Where an endpoint came from, as Settings.EndpointSource says it. A config
+// file source is the file's path.
+const (
+	SourceFlag        = "--runtime-endpoint"
+	SourceEnv         = "CONTAINER_RUNTIME_ENDPOINT"
+	SourceUsualSocket = "default (first usual socket found)"
+)
+
 // Settings are what crisp resolved from flags, environment and config file.
 type Settings struct {
 	RuntimeEndpoint string
@@ -109,9 +117,9 @@ func Resolve(src Sources) (Settings, error) {
 
 	switch {
 	case src.FlagEndpoint != "":
-		s.RuntimeEndpoint, s.EndpointSource = src.FlagEndpoint, "--runtime-endpoint"
+		s.RuntimeEndpoint, s.EndpointSource = src.FlagEndpoint, SourceFlag
 	case getenv("CONTAINER_RUNTIME_ENDPOINT") != "":
-		s.RuntimeEndpoint, s.EndpointSource = getenv("CONTAINER_RUNTIME_ENDPOINT"), "CONTAINER_RUNTIME_ENDPOINT"
+		s.RuntimeEndpoint, s.EndpointSource = getenv("CONTAINER_RUNTIME_ENDPOINT"), SourceEnv
 	case file.RuntimeEndpoint != "":
 		s.RuntimeEndpoint, s.EndpointSource = file.RuntimeEndpoint, configPath
 	default:
@@ -121,7 +129,7 @@ func Resolve(src Sources) (Settings, error) {
 		}
 		for _, ep := range defaults {
 			if exists(strings.TrimPrefix(ep, "unix://")) {
-				s.RuntimeEndpoint, s.EndpointSource = ep, "default (first usual socket found)"
+				s.RuntimeEndpoint, s.EndpointSource = ep, SourceUsualSocket
 				break
 			}
 		}
