@@ -44,8 +44,8 @@ func TestResolveOrder(t *testing.T) {
 	}{
 		{
 			name: "flag beats everything", flag: "unix:///from/flag.sock", flagConfig: flagCfg,
-			env:          map[string]string{"CONTAINER_RUNTIME_ENDPOINT": "unix:///from/env.sock", "CRI_CONFIG_FILE": envCfg},
-			defaultCfg:   defCfg, sockets: []string{"/usual/a.sock"},
+			env:        map[string]string{"CONTAINER_RUNTIME_ENDPOINT": "unix:///from/env.sock", "CRI_CONFIG_FILE": envCfg},
+			defaultCfg: defCfg, sockets: []string{"/usual/a.sock"},
 			wantEndpoint: "unix:///from/flag.sock", wantSource: SourceFlag,
 		},
 		{
@@ -67,18 +67,18 @@ func TestResolveOrder(t *testing.T) {
 			wantEndpoint: "unix:///from/env-config.sock", wantSource: envCfg,
 		},
 		{
-			name:         "default file beats the usual sockets",
-			defaultCfg:   defCfg, sockets: []string{"/usual/a.sock"},
+			name:       "default file beats the usual sockets",
+			defaultCfg: defCfg, sockets: []string{"/usual/a.sock"},
 			wantEndpoint: "unix:///from/default-config.sock", wantSource: defCfg,
 		},
 		{
-			name:         "missing default file is fine: first usual socket that exists",
-			defaultCfg:   missing, sockets: []string{"/usual/b.sock"},
+			name:       "missing default file is fine: first usual socket that exists",
+			defaultCfg: missing, sockets: []string{"/usual/b.sock"},
 			wantEndpoint: "unix:///usual/b.sock", wantSource: SourceUsualSocket,
 		},
 		{
-			name:         "config without an endpoint falls through to the sockets",
-			flagConfig:   noEndpointCfg, sockets: []string{"/usual/a.sock", "/usual/b.sock"},
+			name:       "config without an endpoint falls through to the sockets",
+			flagConfig: noEndpointCfg, sockets: []string{"/usual/a.sock", "/usual/b.sock"},
 			wantEndpoint: "unix:///usual/a.sock", wantSource: SourceUsualSocket,
 		},
 		{
