@@ -8,7 +8,6 @@ package streamserver
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"time"
 
@@ -49,6 +48,9 @@ type Config struct {
 	TLS *tls.Config
 	// StreamIdleTimeout closes idle streams (default 4h, as containerd).
 	StreamIdleTimeout time.Duration
+	// StreamCreationTimeout bounds how long a SPDY client may take to open
+	// its streams after the upgrade (default 30s, as cri-streaming).
+	StreamCreationTimeout time.Duration
 }
 
 // Server hands out single-use streaming URLs and serves them.
@@ -79,10 +81,13 @@ type Fault struct {
 // ParseFault parses KIND[=VALUE], e.g. drop-after=1000, delay=200ms,
 // refuse-upgrade, kill-stream-server-after=2s, reset-forward-conn=3.
 func ParseFault(s string) (Fault, error) {
-	return Fault{}, errors.New("streamserver: faults not built yet")
+	return parseFault(s)
 }
 
-// New builds a server for cfg; Start makes it listen.
+// New builds a server for cfg; Start makes it listen. It fails on an
+// unknown profile, an invalid fault or a listen address that is not
+// loopback. Get* calls before the first Start fail with Unavailable when
+// the port is still to be chosen (Addr ":0").
 func New(cfg Config, backend Backend) (Server, error) {
-	return nil, errors.New("streamserver: not built yet")
+	return newServer(cfg, backend)
 }

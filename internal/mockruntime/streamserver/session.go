@@ -1,0 +1,225 @@
+package streamserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+)
+
+// session is one consumed token: the request it stood for and the client
+// connection that presented it.
+type session struct {
+	srv  *server
+	kind string
+	req  any
+	conn *trackedConn
+	ctx  context.Context // cancelled when the upgrade request's handler returns
+
+	mu        sync.Mutex
+	remaining int64 // payload bytes the client may still receive; -1: no drop-after
+	cut       bool
+}
+
+type sessionKey struct{}
+
+func withSession(ctx context.Context, s *session) context.Context {
+	return context.WithValue(ctx, sessionKey{}, s)
+}
+
+func sessionFrom(ctx context.Context) *session {
+	s, _ := ctx.Value(sessionKey{}).(*session)
+	return s
+}
+
+// errDropped is what a backend's write sees once drop-after has cut the
+// connection.
+var errDropped = errors.New("stream connection cut by the mock runtime's fault drop-after")
+
+// reserve takes up to n bytes of the drop-after allowance and reports how
+// many may be sent; fewer than n means the connection must be cut after
+// sending them.
+func (s *session) reserve(n int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.remaining < 0 {
+		return n
+	}
+	if s.cut {
+		return 0
+	}
+	if int64(n) <= s.remaining {
+		s.remaining -= int64(n)
+		return n
+	}
+	allowed := int(s.remaining)
+	s.remaining = 0
+	return allowed
+}
+
+// cutConnection ends the client's connection abruptly (drop-after).
+func (s *session) cutConnection() {
+	s.mu.Lock()
+	s.cut = true
+	s.mu.Unlock()
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+}
+
+// payloadWriter counts the stream payload a backend sends to the client
+// and cuts the connection when drop-after's allowance runs out.
+type payloadWriter struct {
+	sess *session
+	w    io.Writer
+}
+
+func (p *payloadWriter) Write(b []byte) (int, error) {
+	if len(b) == 0 {
+		return p.w.Write(b)
+	}
+	allowed := p.sess.reserve(len(b))
+	if allowed == len(b) {
+		return p.w.Write(b)
+	}
+	n := 0
+	if allowed > 0 {
+		n, _ = p.w.Write(b[:allowed])
+	}
+	p.sess.cutConnection()
+	return n, errDropped
+}
+
+// payloadWriteCloser is a payloadWriter for a backend's stdout/stderr.
+type payloadWriteCloser struct {
+	payloadWriter
+	c io.Closer
+}
+
+func (p *payloadWriteCloser) Close() error { return p.c.Close() }
+
+// payloadStream is a payloadWriter for a forwarded connection's data stream.
+type payloadStream struct {
+	payloadWriter
+	rc io.ReadCloser
+}
+
+func (p *payloadStream) Read(b []byte) (int, error) { return p.rc.Read(b) }
+func (p *payloadStream) Close() error               { return p.rc.Close() }
+
+func (s *session) wrapOut(w io.WriteCloser) io.WriteCloser {
+	if s == nil || s.remaining < 0 || w == nil {
+		return w
+	}
+	return &payloadWriteCloser{payloadWriter{s, w}, w}
+}
+
+func (s *session) wrapStream(rw io.ReadWriteCloser) io.ReadWriteCloser {
+	if s == nil || s.remaining < 0 {
+		return rw
+	}
+	return &payloadStream{payloadWriter{s, rw}, rw}
+}
+
+// ---- backend calls, shared by every profile ----
+
+func (s *server) exec(ctx context.Context, sess *session, containerID string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommandserver.TerminalSize) error {
+	if !s.track() {
+		return errors.New("streaming server closed")
+	}
+	defer s.wg.Done()
+	return s.backend.Exec(ctx, containerID, cmd, in, sess.wrapOut(out), sess.wrapOut(errOut), tty, resize)
+}
+
+func (s *server) attach(ctx context.Context, sess *session, containerID string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommandserver.TerminalSize) error {
+	if !s.track() {
+		return errors.New("streaming server closed")
+	}
+	defer s.wg.Done()
+	return s.backend.Attach(ctx, containerID, in, sess.wrapOut(out), sess.wrapOut(errOut), tty, resize)
+}
+
+// portForward runs one forwarded connection. ctx may be nil (cri-streaming
+// gives none): the server's life context is used then.
+func (s *server) portForward(ctx context.Context, sess *session, podID string, port int32, stream io.ReadWriteCloser) error {
+	if !s.track() {
+		return errors.New("streaming server closed")
+	}
+	defer s.wg.Done()
+	n := s.forwarded.Add(1)
+	if s.faults.resetForward > 0 && n == int64(s.faults.resetForward) {
+		_ = stream.Close()
+		return fmt.Errorf("forwarded connection %d reset by the mock runtime's fault %s=%d", n, FaultResetForwardNo, s.faults.resetForward)
+	}
+	if ctx == nil {
+		ctx = s.lifeContext()
+	}
+	return s.backend.PortForward(ctx, podID, port, sess.wrapStream(stream))
+}
+
+// ---- connection tracking ----
+
+// trackedListener registers every accepted connection with its generation
+// so that Stop can cut hijacked connections, which net/http forgets.
+type trackedListener struct {
+	net.Listener
+	gen *generation
+}
+
+func (l *trackedListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		tc := &trackedConn{Conn: c, gen: l.gen}
+		l.gen.mu.Lock()
+		if l.gen.stopped {
+			l.gen.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		l.gen.conns[tc] = struct{}{}
+		l.gen.mu.Unlock()
+		return tc, nil
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	gen  *generation
+	once sync.Once
+	err  error
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.err = c.Conn.Close()
+		c.gen.mu.Lock()
+		delete(c.gen.conns, c)
+		c.gen.mu.Unlock()
+	})
+	return c.err
+}
+
+type connKey struct{}
+
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if t, ok := c.(*trackedConn); ok {
+		return context.WithValue(ctx, connKey{}, t)
+	}
+	return ctx
+}
+
+func connFrom(ctx context.Context) *trackedConn {
+	c, _ := ctx.Value(connKey{}).(*trackedConn)
+	return c
+}
