@@ -1,0 +1,367 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/klog/v2"
+	"k8s.io/streaming/pkg/httpstream"
+	"k8s.io/streaming/pkg/httpstream/spdy"
+)
+
+// Header names and values of the SPDY port-forward protocol (kubelet's
+// k8s.io/api/core/v1 constants, restated to keep that package out of crisp).
+const (
+	pfHeaderStreamType = "streamType"
+	pfHeaderPort       = "port"
+	pfHeaderRequestID  = "requestID"
+	pfStreamData       = "data"
+	pfStreamError      = "error"
+)
+
+// pfPingPeriod keeps idle SPDY connections alive through NAT and lets a dead
+// runtime be noticed, as kubectl does.
+const pfPingPeriod = 5 * time.Second
+
+// pfErrorGrace bounds how long a finished data stream waits for its error
+// stream to end (they travel independently on the SPDY connection).
+const pfErrorGrace = 2 * time.Second
+
+// pfMaxErrorMessage bounds what is kept of an error stream.
+const pfMaxErrorMessage = 64 << 10
+
+// connectSPDY upgrades an HTTP POST to SPDY/3.1 offering up.Offered.
+func connectSPDY(ctx context.Context, up Upgrade, cfg Config) (ForwardSession, Upgrade, error) {
+	rt, err := spdy.NewRoundTripperWithConfig(spdy.RoundTripperConfig{TLS: cfg.TLS})
+	if err != nil {
+		return nil, up, fmt.Errorf("port-forward: SPDY setup: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.URL, nil)
+	if err != nil {
+		return nil, up, fmt.Errorf("port-forward: bad streaming URL %q: %w", up.URL, err)
+	}
+	req.Header.Set(httpstream.HeaderConnection, httpstream.HeaderUpgrade)
+	req.Header.Set(httpstream.HeaderUpgrade, spdy.HeaderSpdy31)
+	for _, p := range up.Offered {
+		req.Header.Add(httpstream.HeaderProtocolVersion, p)
+	}
+	start := time.Now()
+	// Dial (not RoundTrip) so that a refused upgrade's connection can be
+	// closed: the round tripper keeps it to itself.
+	conn, err := rt.Dial(req)
+	if err != nil {
+		up.Latency = time.Since(start)
+		return nil, up, fmt.Errorf("port-forward: SPDY request to %s failed: %w; is the runtime's streaming server reachable?", up.URL, err)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, req)
+	cancelled := !stop()
+	up.Latency = time.Since(start)
+	if err != nil {
+		conn.Close()
+		if cancelled {
+			return nil, up, ctx.Err()
+		}
+		return nil, up, fmt.Errorf("port-forward: reading the SPDY upgrade answer from %s: %w", up.URL, err)
+	}
+	up.Status = resp.StatusCode
+	if resp.StatusCode != http.StatusSwitchingProtocols ||
+		!strings.Contains(strings.ToLower(resp.Header.Get(httpstream.HeaderUpgrade)), strings.ToLower(spdy.HeaderSpdy31)) {
+		up.Reason = pfReadReason(resp.Body)
+		conn.Close()
+		return nil, up, &UpgradeRefusedError{Upgrade: up}
+	}
+	up.Protocol = resp.Header.Get(httpstream.HeaderProtocolVersion)
+	if !pfContains(up.Offered, up.Protocol) {
+		conn.Close()
+		up.Reason = fmt.Sprintf("server chose %q, which was not offered", up.Protocol)
+		up.Protocol = ""
+		return nil, up, &UpgradeRefusedError{Upgrade: up}
+	}
+	var nc net.Conn = conn
+	if br.Buffered() > 0 {
+		nc = &pfBufferedConn{Conn: conn, r: br}
+	}
+	sc, err := spdy.NewClientConnectionWithPings(nc, pfPingPeriod)
+	if err != nil {
+		conn.Close()
+		return nil, up, fmt.Errorf("port-forward: starting SPDY on %s: %w", up.URL, err)
+	}
+	return newSPDYSession(sc, nc, up.Protocol, cfg), up, nil
+}
+
+// connectTunnel upgrades to a WebSocket whose binary messages carry SPDY.
+func connectTunnel(ctx context.Context, up Upgrade, cfg Config) (ForwardSession, Upgrade, error) {
+	ws, u, err := pfDialWebSocket(ctx, up, up.URL, cfg, pfWebSocketBuffer)
+	up = u
+	if err != nil {
+		return nil, up, err
+	}
+	tc := portforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)
+	sc, err := spdy.NewClientConnectionWithPings(tc, portforward.PingPeriod)
+	if err != nil {
+		tc.Close()
+		return nil, up, fmt.Errorf("port-forward: starting SPDY in the WebSocket tunnel to %s: %w", up.URL, err)
+	}
+	return newSPDYSession(sc, tc, up.Protocol, cfg), up, nil
+}
+
+// pfDialWebSocket makes one WebSocket handshake offering up.Offered and fills
+// in the handshake record.
+func pfDialWebSocket(ctx context.Context, up Upgrade, rawURL string, cfg Config, bufSize int) (*websocket.Conn, Upgrade, error) {
+	wsURL, err := pfWebSocketURL(rawURL)
+	if err != nil {
+		return nil, up, err
+	}
+	d := websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		TLSClientConfig:  cfg.TLS,
+		Subprotocols:     up.Offered,
+		ReadBufferSize:   bufSize,
+		WriteBufferSize:  bufSize,
+		HandshakeTimeout: 45 * time.Second,
+	}
+	start := time.Now()
+	ws, resp, err := d.DialContext(ctx, wsURL, nil)
+	up.Latency = time.Since(start)
+	if resp != nil {
+		up.Status = resp.StatusCode
+	}
+	if err != nil {
+		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
+			up.Reason = pfReadReason(resp.Body)
+			resp.Body.Close()
+			return nil, up, &UpgradeRefusedError{Upgrade: up}
+		}
+		if ctx.Err() != nil {
+			return nil, up, ctx.Err()
+		}
+		return nil, up, fmt.Errorf("port-forward: WebSocket request to %s failed: %w; is the runtime's streaming server reachable?", rawURL, err)
+	}
+	up.Protocol = ws.Subprotocol()
+	if !pfContains(up.Offered, up.Protocol) {
+		ws.Close()
+		up.Reason = fmt.Sprintf("server chose subprotocol %q, which was not offered", up.Protocol)
+		up.Protocol = ""
+		return nil, up, &UpgradeRefusedError{Upgrade: up}
+	}
+	return ws, up, nil
+}
+
+// pfWebSocketURL maps http(s) streaming URLs to ws(s).
+func pfWebSocketURL(raw string) (string, error) {
+	switch {
+	case strings.HasPrefix(raw, "http://"):
+		return "ws://" + strings.TrimPrefix(raw, "http://"), nil
+	case strings.HasPrefix(raw, "https://"):
+		return "wss://" + strings.TrimPrefix(raw, "https://"), nil
+	case strings.HasPrefix(raw, "ws://"), strings.HasPrefix(raw, "wss://"):
+		return raw, nil
+	}
+	return "", fmt.Errorf("port-forward: streaming URL %q is not http(s) or ws(s)", raw)
+}
+
+func pfContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// pfBufferedConn replays bytes read past the upgrade answer.
+type pfBufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *pfBufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// spdySession is one SPDY connection (direct or tunnelled) carrying any
+// number of forwarded connections, each a data and an error stream.
+type spdySession struct {
+	conn     httpstream.Connection
+	raw      net.Conn
+	protocol string
+	cfg      Config
+	nextID   atomic.Int64
+	done     chan struct{}
+	watch    sync.WaitGroup
+	closing  chan struct{}
+	closeOne sync.Once
+}
+
+func newSPDYSession(conn httpstream.Connection, raw net.Conn, protocol string, cfg Config) *spdySession {
+	s := &spdySession{conn: conn, raw: raw, protocol: protocol, cfg: cfg, done: make(chan struct{}), closing: make(chan struct{})}
+	s.watch.Add(1)
+	go func() {
+		defer s.watch.Done()
+		select {
+		case <-conn.CloseChan():
+		case <-s.closing:
+		}
+		close(s.done)
+	}()
+	return s
+}
+
+func (s *spdySession) Protocol() string      { return s.protocol }
+func (s *spdySession) Done() <-chan struct{} { return s.done }
+
+func (s *spdySession) Close() error {
+	s.closeOne.Do(func() {
+		close(s.closing)
+		s.conn.Close()
+		// The SPDY library closes the socket only after a graceful
+		// shutdown; close it now so its goroutines end.
+		s.raw.Close()
+	})
+	s.watch.Wait()
+	return nil
+}
+
+func (s *spdySession) lost() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Open creates the error stream, then the data stream, as kubectl does; the
+// runtime pairs them by requestID.
+func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error) {
+	if s.lost() {
+		return nil, errSessionLost
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id := strconv.FormatInt(s.nextID.Add(1)-1, 10)
+	h := http.Header{}
+	h.Set(pfHeaderStreamType, pfStreamError)
+	h.Set(pfHeaderPort, strconv.Itoa(int(port)))
+	h.Set(pfHeaderRequestID, id)
+	errStream, err := s.conn.CreateStream(h)
+	if err != nil {
+		return nil, s.streamErr("error", port, err)
+	}
+	// crisp never writes on the error stream.
+	errStream.Close()
+	c := &spdyForwardConn{session: s, port: port, errStream: errStream, errDone: make(chan struct{}), closed: make(chan struct{})}
+	c.wg.Add(1)
+	go c.readErrors()
+
+	h.Set(pfHeaderStreamType, pfStreamData)
+	data, err := s.conn.CreateStream(h)
+	if err != nil {
+		c.Close()
+		return nil, s.streamErr("data", port, err)
+	}
+	c.data = data
+	return c, nil
+}
+
+func (s *spdySession) streamErr(kind string, port uint16, err error) error {
+	if s.lost() {
+		return fmt.Errorf("%w: %v", errSessionLost, err)
+	}
+	return fmt.Errorf("port-forward: creating the %s stream for remote port %d: %w", kind, port, err)
+}
+
+// spdyForwardConn is one forwarded connection: a data stream and the error
+// stream the runtime reports failures on.
+type spdyForwardConn struct {
+	session   *spdySession
+	port      uint16
+	data      httpstream.Stream
+	errStream httpstream.Stream
+	errMsg    []byte
+	errDone   chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+func (c *spdyForwardConn) readErrors() {
+	defer c.wg.Done()
+	defer close(c.errDone)
+	msg, _ := io.ReadAll(io.LimitReader(c.errStream, pfMaxErrorMessage))
+	c.errMsg = msg
+}
+
+func (c *spdyForwardConn) RemotePort() uint16 { return c.port }
+
+func (c *spdyForwardConn) Read(p []byte) (int, error) {
+	n, err := c.data.Read(p)
+	if err == nil {
+		return n, nil
+	}
+	if rerr := c.remoteError(); rerr != nil {
+		return n, rerr
+	}
+	return n, err
+}
+
+// remoteError waits (bounded) for the error stream to end and turns its
+// message, or the loss of the whole connection, into an error.
+func (c *spdyForwardConn) remoteError() error {
+	t := time.NewTimer(pfErrorGrace)
+	defer t.Stop()
+	select {
+	case <-c.errDone:
+		if msg := strings.TrimSpace(string(c.errMsg)); msg != "" {
+			return &RemoteError{Port: c.port, Message: msg}
+		}
+	case <-c.closed:
+	case <-t.C:
+	}
+	if c.session.lost() {
+		return fmt.Errorf("remote port %d: %w", c.port, errSessionLost)
+	}
+	return nil
+}
+
+func (c *spdyForwardConn) Write(p []byte) (int, error) {
+	n, err := c.data.Write(p)
+	if err != nil && c.session.lost() {
+		err = fmt.Errorf("remote port %d: %w", c.port, errSessionLost)
+	}
+	return n, err
+}
+
+// CloseWrite sends SPDY FIN on the data stream: the runtime closes the
+// remote socket's write side and the reply keeps flowing.
+func (c *spdyForwardConn) CloseWrite() error { return c.data.Close() }
+
+func (c *spdyForwardConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		if c.data != nil {
+			c.data.Reset()
+		}
+		c.errStream.Reset()
+		if c.data != nil {
+			c.session.conn.RemoveStreams(c.data, c.errStream)
+		} else {
+			c.session.conn.RemoveStreams(c.errStream)
+		}
+	})
+	c.wg.Wait()
+	return nil
+}
