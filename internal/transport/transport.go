@@ -49,10 +49,20 @@ type Config struct {
 	// Trace receives one line per frame (-vv): direction, channel, size,
 	// time. nil disables tracing.
 	Trace io.Writer
+	// Warnf receives what the user must see whatever the verbosity (for
+	// example that stdin's end cannot reach the remote process on the
+	// negotiated protocol); nil discards it.
+	Warnf func(format string, args ...any)
 }
 
 func (c Config) logf(format string, args ...any) {
 	if c.Logf != nil {
 		c.Logf(format, args...)
+	}
+}
+
+func (c Config) warnf(format string, args ...any) {
+	if c.Warnf != nil {
+		c.Warnf(format, args...)
 	}
 }

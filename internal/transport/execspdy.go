@@ -1,0 +1,138 @@
+package transport
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/remotecommand"
+	clientspdy "k8s.io/client-go/transport/spdy"
+	"k8s.io/streaming/pkg/httpstream"
+	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
+)
+
+// spdyPingPeriod keeps idle sessions alive through NATs and proxies, as
+// client-go does.
+const spdyPingPeriod = 5 * time.Second
+
+// headerProtocolVersion carries the offered and the negotiated subprotocol
+// in a SPDY upgrade.
+const headerProtocolVersion = "X-Stream-Protocol-Version"
+
+// recorder learns what the server answered to one attempt, from inside the
+// executor's round tripper: the status, the negotiated protocol, the upgrade
+// latency, or the refusal.
+type recorder struct {
+	offer    Offer
+	url      string
+	onAccept func(status int, protocol string, upgrade time.Duration)
+
+	mu       sync.Mutex
+	ok       bool
+	status   int
+	reason   string
+	upgrade  time.Duration
+	dialedAt time.Time
+}
+
+func (r *recorder) dialing() {
+	r.mu.Lock()
+	r.dialedAt = time.Now()
+	r.mu.Unlock()
+}
+
+func (r *recorder) accept(status int, protocol string) {
+	r.mu.Lock()
+	r.ok, r.status, r.upgrade = true, status, time.Since(r.dialedAt)
+	up := r.upgrade
+	r.mu.Unlock()
+	if r.onAccept != nil {
+		r.onAccept(status, protocol, up)
+	}
+}
+
+// refuse records a refusal and returns it as the error to hand back to
+// client-go.
+func (r *recorder) refuse(status int, reason string) error {
+	r.mu.Lock()
+	r.status, r.reason, r.upgrade = status, reason, time.Since(r.dialedAt)
+	r.mu.Unlock()
+	return &RefusedError{Offer: r.offer, URL: r.url, Status: status, Reason: reason}
+}
+
+func (r *recorder) accepted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ok
+}
+
+// refusalReason reads a refused upgrade's answer: "403 Forbidden: body".
+func refusalReason(resp *http.Response) string {
+	reason := resp.Status
+	if reason == "" {
+		reason = fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	if resp.Body != nil {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if msg := oneLine(string(body)); msg != "" {
+			reason += ": " + msg
+		}
+	}
+	return reason
+}
+
+// oneLine squeezes a server's message into one short line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// spdyUpgrader is both the round tripper and the upgrader of client-go's
+// SPDY executor: it times the upgrade, reads the negotiated protocol, and
+// turns any answer but 101 into a RefusedError (k8s.io/streaming's own
+// upgrader returns a plain error there, which no fallback could recognise).
+type spdyUpgrader struct {
+	rt  *streamspdy.SpdyRoundTripper
+	rec *recorder
+}
+
+func (u *spdyUpgrader) RoundTrip(req *http.Request) (*http.Response, error) {
+	u.rec.dialing()
+	return u.rt.RoundTrip(req)
+}
+
+func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection, error) {
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		return nil, u.rec.refuse(resp.StatusCode, refusalReason(resp))
+	}
+	conn, err := u.rt.NewConnection(resp)
+	if err != nil {
+		return nil, u.rec.refuse(resp.StatusCode, "upgrade answer not usable: "+err.Error())
+	}
+	protocol := resp.Header.Get(headerProtocolVersion)
+	if protocol == "" {
+		protocol = ExecProtocolV1 // what client-go speaks when the server names none
+	}
+	u.rec.accept(resp.StatusCode, protocol)
+	return conn, nil
+}
+
+// newSPDYExecutor is client-go's SPDY executor offering exactly protocols.
+func newSPDYExecutor(cfg Config, u *url.URL, protocols []string, rec *recorder) (remotecommand.Executor, error) {
+	rt, err := streamspdy.NewRoundTripperWithConfig(streamspdy.RoundTripperConfig{
+		TLS:        cfg.TLS,
+		PingPeriod: spdyPingPeriod,
+	})
+	if err != nil {
+		return nil, err
+	}
+	up := &spdyUpgrader{rt: rt, rec: rec}
+	return remotecommand.NewSPDYExecutorForProtocols(up, clientspdy.NewUpgraderForStreaming(up), http.MethodPost, u, protocols...)
+}
