@@ -111,7 +111,9 @@ type Upgrade struct {
 }
 
 // Accepted reports whether the server upgraded the connection.
-func (u Upgrade) Accepted() bool { return u.Status == http.StatusSwitchingProtocols && u.Protocol != "" }
+func (u Upgrade) Accepted() bool {
+	return u.Status == http.StatusSwitchingProtocols && u.Protocol != ""
+}
 
 // UpgradeRefusedError is returned when the server answered the handshake but
 // did not upgrade: it does not speak what was offered, or the URL's token
