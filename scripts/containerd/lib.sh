@@ -13,7 +13,9 @@ RUNC_ROOT=$CRISP_CTRD_DIR/runc
 # bridge itself, so the CNI bridge plugin never touches the host's ip_forward.
 BRIDGE=${CRISP_CTRD_BRIDGE:-crisp0}
 NET_PREFIX=${CRISP_CTRD_NET_PREFIX:-10.213.77}
-CGROUP_PARENT=/crisp-ctrd
+# Pods' cgroup parent: one per harness folder, so containerd-down.sh can kill
+# what is left of this harness only.
+CGROUP_PARENT=/$(basename "$CRISP_CTRD_DIR")
 # Images imported offline (no registry is reachable).
 BUSYBOX_IMAGE=crisp.local/busybox:1
 HTTPD_IMAGE=crisp.local/httpd:1
