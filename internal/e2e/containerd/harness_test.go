@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // Harness is a running containerd and what containerd-up.sh created in it,
@@ -379,6 +381,8 @@ type Background struct {
 // startBackground starts cmd (its Stdout/Stderr must be unset).
 func startBackground(t testing.TB, cmd *exec.Cmd) *Background {
 	t.Helper()
+	// Whatever starts from here must be gone once the command is waited for.
+	leaks := goleak.IgnoreCurrent()
 	b := &Background{cmd: cmd, added: make(chan struct{}, 1), done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
@@ -418,6 +422,7 @@ func startBackground(t testing.TB, cmd *exec.Cmd) *Background {
 		if t.Failed() {
 			t.Logf("%v output:\n%s", cmd.Args, b.Output())
 		}
+		goleak.VerifyNone(t, leaks)
 	})
 	return b
 }
