@@ -54,8 +54,12 @@ if ((${#missing[@]})); then
     apt_opts=(-o DPkg::Lock::Timeout=600 -o Acquire::Retries=3 -q)
     # Update the lists once per machine (or when a package is not known yet).
     if [[ ! -e .tools/apt-updated ]] || ! apt-cache show "${missing[@]}" >/dev/null 2>&1; then
-      apt-get "${apt_opts[@]}" update >&2 || skip "apt-get update failed"
-      touch .tools/apt-updated
+      # A failing third-party list must not stop the install from Debian's.
+      if apt-get "${apt_opts[@]}" update >&2; then
+        touch .tools/apt-updated
+      else
+        log "apt-get update reported errors; trying the install anyway"
+      fi
     fi
     # Packages only: the containerd suite starts its own daemon (no systemd
     # here); a temporary policy-rc.d keeps package scripts from starting one.
