@@ -1,0 +1,667 @@
+package main
+
+// The end-to-end harness: testscript runs testdata/script/*.txtar with the
+// crisp binary (this test binary re-executed as "crisp") against a mock
+// runtime each script starts for itself. The commands scripts can use are
+// documented in scriptUsage below and in testdata/script/README.md.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime"
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+)
+
+// mockDefaultImage is the busybox-like image the mock holds from the start
+// (mockruntime.DefaultImage).
+const mockDefaultImage = "registry.k8s.io/e2e-test-images/busybox:1.29-2"
+
+// scriptCallTimeout bounds every CRI call the harness makes and is the
+// default of waitfor and tcpcopy. It is a guard against hangs, never a
+// measurement.
+const scriptCallTimeout = 20 * time.Second
+
+// TestMain lets this test binary act as the crisp command inside scripts and
+// checks for leaked goroutines once every test (scripts included) is done.
+func TestMain(m *testing.M) {
+	testscript.Main(leakCheckedM{m}, map[string]func(){
+		"crisp": func() { os.Exit(Main(os.Args[1:], systemStreams())) },
+	})
+}
+
+// leakCheckedM runs the tests, then goleak, so goroutines left by in-process
+// mock runtimes and tests fail the run.
+type leakCheckedM struct{ m *testing.M }
+
+func (l leakCheckedM) Run() int {
+	code := l.m.Run()
+	if code != 0 {
+		return code
+	}
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintf(os.Stderr, "goleak: goroutines outlived the tests: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(filepath.Join("..", "..", "testdata", "script")))
+}
+
+// scriptParams is the harness configuration; other tests may run their own
+// script folders with it.
+func scriptParams(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Values[scriptStateKey{}] = &scriptState{t: env.T()}
+			// Keep the host's /etc/crictl.yaml (and whatever runtime it
+			// names) out of scripts: an empty config file of their own.
+			cfg := filepath.Join(env.WorkDir, ".crictl.yaml")
+			if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+				return err
+			}
+			env.Setenv("CRI_CONFIG_FILE", cfg)
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "ci":
+				return os.Getenv("CI") == "true", nil
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q (crisp's are ci and root)", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mock":       cmdMock,
+			"sha256file": cmdSha256File,
+			"genfile":    cmdGenFile,
+			"waitfor":    cmdWaitFor,
+			"echoserver": cmdEchoServer,
+			"tcpcopy":    cmdTCPCopy,
+		},
+	}
+}
+
+type scriptStateKey struct{}
+
+// scriptState is what one script's custom commands share.
+type scriptState struct {
+	t  testscript.T
+	mu sync.Mutex
+	// The mock runtime and a CRI connection to it, once `mock start` ran.
+	rt      *mockruntime.Runtime
+	conn    *grpc.ClientConn
+	cri     runtimeapi.RuntimeServiceClient
+	images  runtimeapi.ImageServiceClient
+	podCfgs map[string]*runtimeapi.PodSandboxConfig
+	log     *lockedFile
+}
+
+func state(ts *testscript.TestScript) *scriptState {
+	return ts.Value(scriptStateKey{}).(*scriptState)
+}
+
+// lockedFile is the mock's log ($WORK/mock.log): its Logf runs on many
+// goroutines.
+type lockedFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (l *lockedFile) Logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.f, format+"\n", args...)
+}
+
+const mockUsage = `usage:
+  mock start [--profile P] [--fault F]... [--stream-addr A]
+      start a mock runtime on a short temporary socket; sets CONTAINER_RUNTIME_ENDPOINT,
+      MOCK_ENDPOINT and STREAM_ADDR; its log goes to $WORK/mock.log; torn down with the script
+  mock pod [--var V] [--namespace NS] [--label K=V]... NAME
+      create a pod; prints its ID and sets $POD (or $V)
+  mock container [--var V] [--pod ID] [--image I] [--tty] [--stdin] [--label K=V]... [--env K=V]... [--no-start] NAME [-- CMD...]
+      create and start a container in $POD (or --pod; a pod NAME-pod is made when neither);
+      prints its ID and sets $CTR (or $V)
+  mock stop-container ID | mock stop-pod ID | mock rm-container ID | mock rm-pod ID
+  mock stop-stream | mock start-stream
+      stop the streaming server (open streams die) / serve again on the same address
+  mock close
+      kill the whole mock runtime now`
+
+// cmdMock drives the script's mock runtime.
+func cmdMock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! mock")
+	}
+	if len(args) == 0 {
+		ts.Fatalf("%s", mockUsage)
+	}
+	st := state(ts)
+	sub, args := args[0], args[1:]
+	if sub == "start" {
+		mockStart(ts, st, args)
+		return
+	}
+	if st.rt == nil {
+		ts.Fatalf("mock %s: no mock runtime in this script; run `mock start` first", sub)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scriptCallTimeout)
+	defer cancel()
+	oneID := func() string {
+		if len(args) != 1 {
+			ts.Fatalf("mock %s takes one ID\n%s", sub, mockUsage)
+		}
+		return args[0]
+	}
+	switch sub {
+	case "pod":
+		mockPod(ctx, ts, st, args)
+	case "container":
+		mockContainer(ctx, ts, st, args)
+	case "stop-container":
+		_, err := st.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: oneID()})
+		ts.Check(err)
+	case "rm-container":
+		_, err := st.cri.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: oneID()})
+		ts.Check(err)
+	case "stop-pod":
+		_, err := st.cri.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: oneID()})
+		ts.Check(err)
+	case "rm-pod":
+		_, err := st.cri.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: oneID()})
+		ts.Check(err)
+	case "stop-stream", "start-stream":
+		srv := st.rt.StreamServer()
+		if srv == nil {
+			ts.Fatalf("mock %s: the mock runtime has no streaming server", sub)
+		}
+		if sub == "stop-stream" {
+			ts.Check(srv.Stop())
+		} else {
+			ts.Check(srv.Start())
+		}
+	case "close":
+		st.closeRuntime()
+	default:
+		ts.Fatalf("mock: unknown subcommand %q\n%s", sub, mockUsage)
+	}
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func parseFlags(ts *testscript.TestScript, fs *flag.FlagSet, args []string) []string {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		ts.Fatalf("%s: %v\n%s", fs.Name(), err, mockUsage)
+	}
+	return fs.Args()
+}
+
+func keyValues(ts *testscript.TestScript, pairs []string) map[string]string {
+	if len(pairs) == 0 {
+		return nil
+	}
+	m := map[string]string{}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			ts.Fatalf("%q: want KEY=VALUE", p)
+		}
+		m[k] = v
+	}
+	return m
+}
+
+func mockStart(ts *testscript.TestScript, st *scriptState, args []string) {
+	fs := flag.NewFlagSet("mock start", flag.ContinueOnError)
+	profile := fs.String("profile", string(streamserver.ProfileFull), "streaming profile")
+	streamAddr := fs.String("stream-addr", "", "streaming server address")
+	var faults multiFlag
+	fs.Var(&faults, "fault", "fault to inject (repeatable)")
+	if rest := parseFlags(ts, fs, args); len(rest) > 0 {
+		ts.Fatalf("mock start takes no arguments, got %q\n%s", rest, mockUsage)
+	}
+	if st.rt != nil {
+		ts.Fatalf("mock start: this script already started a mock runtime")
+	}
+	cfg := mockruntime.Config{Profile: streamserver.Profile(*profile), StreamAddr: *streamAddr}
+	for _, f := range faults {
+		fault, err := streamserver.ParseFault(f)
+		if err != nil {
+			ts.Fatalf("mock start --fault %s: %v", f, err)
+		}
+		cfg.Faults = append(cfg.Faults, fault)
+	}
+	// Unix socket paths are limited to 108 bytes and $WORK can be longer.
+	dir, err := os.MkdirTemp("", "crisp")
+	ts.Check(err)
+	ts.Defer(func() { os.RemoveAll(dir) })
+	cfg.Listen = "unix://" + filepath.Join(dir, "cri.sock")
+	logFile, err := os.Create(ts.MkAbs("mock.log"))
+	ts.Check(err)
+	st.log = &lockedFile{f: logFile}
+	cfg.Logf = st.log.Logf
+
+	ctx, cancel := context.WithTimeout(context.Background(), scriptCallTimeout)
+	defer cancel()
+	rt, err := mockruntime.Start(ctx, cfg)
+	if err != nil {
+		logFile.Close()
+		if strings.Contains(err.Error(), "not built yet") {
+			// Only while the mock runtime is a placeholder: the skip goes
+			// away by itself when it lands.
+			st.t.Skip("mock runtime not built yet: ", err)
+		}
+		ts.Fatalf("mock start: %v", err)
+	}
+	st.rt = rt
+	// The runtime goes first, then the log it writes to.
+	ts.Defer(func() {
+		st.closeRuntime()
+		st.log.mu.Lock()
+		logFile.Close()
+		st.log.mu.Unlock()
+	})
+	conn, err := grpc.NewClient(rt.Endpoint(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	ts.Check(err)
+	st.conn = conn
+	st.cri = runtimeapi.NewRuntimeServiceClient(conn)
+	st.images = runtimeapi.NewImageServiceClient(conn)
+	st.podCfgs = map[string]*runtimeapi.PodSandboxConfig{}
+
+	ts.Setenv("CONTAINER_RUNTIME_ENDPOINT", rt.Endpoint())
+	ts.Setenv("MOCK_ENDPOINT", rt.Endpoint())
+	if srv := rt.StreamServer(); srv != nil {
+		ts.Setenv("STREAM_ADDR", srv.Addr())
+	}
+}
+
+// closeRuntime closes the CRI connection and the runtime, once.
+func (st *scriptState) closeRuntime() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn != nil {
+		st.conn.Close()
+		st.conn = nil
+	}
+	if st.rt != nil {
+		if err := st.rt.Close(); err != nil {
+			st.log.Logf("harness: closing the mock runtime: %v", err)
+		}
+		st.rt = nil
+	}
+}
+
+func mockPod(ctx context.Context, ts *testscript.TestScript, st *scriptState, args []string) {
+	fs := flag.NewFlagSet("mock pod", flag.ContinueOnError)
+	varName := fs.String("var", "POD", "environment variable to set to the pod ID")
+	namespace := fs.String("namespace", "default", "pod namespace")
+	var labels multiFlag
+	fs.Var(&labels, "label", "K=V label (repeatable)")
+	rest := parseFlags(ts, fs, args)
+	if len(rest) != 1 {
+		ts.Fatalf("mock pod needs one NAME\n%s", mockUsage)
+	}
+	id := st.runPod(ctx, ts, rest[0], *namespace, keyValues(ts, labels))
+	ts.Setenv(*varName, id)
+	fmt.Fprintln(ts.Stdout(), id)
+}
+
+func (st *scriptState) runPod(ctx context.Context, ts *testscript.TestScript, name, namespace string, labels map[string]string) string {
+	cfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Namespace: namespace, Uid: namespace + "-" + name},
+		Labels:   labels,
+	}
+	resp, err := st.cri.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		ts.Fatalf("mock pod %s: RunPodSandbox: %v", name, err)
+	}
+	st.podCfgs[resp.PodSandboxId] = cfg
+	return resp.PodSandboxId
+}
+
+func mockContainer(ctx context.Context, ts *testscript.TestScript, st *scriptState, args []string) {
+	fs := flag.NewFlagSet("mock container", flag.ContinueOnError)
+	varName := fs.String("var", "CTR", "environment variable to set to the container ID")
+	podID := fs.String("pod", "", "pod ID (default $POD)")
+	image := fs.String("image", mockDefaultImage, "image")
+	tty := fs.Bool("tty", false, "allocate a terminal")
+	stdin := fs.Bool("stdin", false, "keep stdin open")
+	noStart := fs.Bool("no-start", false, "create only (state Created)")
+	var labels, envs multiFlag
+	fs.Var(&labels, "label", "K=V label (repeatable)")
+	fs.Var(&envs, "env", "K=V environment variable (repeatable)")
+	rest := parseFlags(ts, fs, args)
+	if len(rest) == 0 {
+		ts.Fatalf("mock container needs a NAME\n%s", mockUsage)
+	}
+	name, command := rest[0], rest[1:]
+	if len(command) > 0 && command[0] == "--" {
+		command = command[1:]
+	}
+	pod := *podID
+	if pod == "" {
+		pod = ts.Getenv("POD")
+	}
+	if pod == "" {
+		pod = st.runPod(ctx, ts, name+"-pod", "default", nil)
+		ts.Setenv("POD", pod)
+	}
+	podCfg := st.podCfgs[pod]
+	if podCfg == nil {
+		ts.Fatalf("mock container %s: pod %q was not made by `mock pod` in this script", name, pod)
+	}
+	// Pull what the mock does not hold yet, as a kubelet would.
+	spec := &runtimeapi.ImageSpec{Image: *image}
+	is, err := st.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
+	if err != nil {
+		ts.Fatalf("mock container %s: ImageStatus %s: %v", name, *image, err)
+	}
+	if is.Image == nil {
+		if _, err := st.images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: podCfg}); err != nil {
+			ts.Fatalf("mock container %s: PullImage %s: %v", name, *image, err)
+		}
+	}
+	var env []*runtimeapi.KeyValue
+	for k, v := range keyValues(ts, envs) {
+		env = append(env, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
+	}
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: name},
+		Image:    spec,
+		Command:  command,
+		Envs:     env,
+		Labels:   keyValues(ts, labels),
+		Tty:      *tty,
+		Stdin:    *stdin,
+	}
+	resp, err := st.cri.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg, SandboxConfig: podCfg})
+	if err != nil {
+		ts.Fatalf("mock container %s: CreateContainer: %v", name, err)
+	}
+	if !*noStart {
+		if _, err := st.cri.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: resp.ContainerId}); err != nil {
+			ts.Fatalf("mock container %s: StartContainer: %v", name, err)
+		}
+	}
+	ts.Setenv(*varName, resp.ContainerId)
+	fmt.Fprintln(ts.Stdout(), resp.ContainerId)
+}
+
+// cmdSha256File prints the hex SHA-256 of a file, or sets a variable to it:
+// sha256file [--var V] FILE.
+func cmdSha256File(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! sha256file")
+	}
+	fs := flag.NewFlagSet("sha256file", flag.ContinueOnError)
+	varName := fs.String("var", "", "environment variable to set instead of printing")
+	rest := parseFlags(ts, fs, args)
+	if len(rest) != 1 {
+		ts.Fatalf("usage: sha256file [--var V] FILE")
+	}
+	f, err := os.Open(ts.MkAbs(rest[0]))
+	ts.Check(err)
+	defer f.Close()
+	h := sha256.New()
+	_, err = io.Copy(h, f)
+	ts.Check(err)
+	sum := hex.EncodeToString(h.Sum(nil))
+	if *varName != "" {
+		ts.Setenv(*varName, sum)
+		return
+	}
+	fmt.Fprintln(ts.Stdout(), sum)
+}
+
+// cmdGenFile writes SIZE pseudo-random bytes (same seed, same bytes):
+// genfile [--seed N] FILE SIZE, SIZE like 1024, 64K, 64M.
+func cmdGenFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! genfile")
+	}
+	fs := flag.NewFlagSet("genfile", flag.ContinueOnError)
+	seed := fs.Uint64("seed", 1, "random seed")
+	rest := parseFlags(ts, fs, args)
+	if len(rest) != 2 {
+		ts.Fatalf("usage: genfile [--seed N] FILE SIZE")
+	}
+	size, err := parseSize(rest[1])
+	if err != nil {
+		ts.Fatalf("genfile: %v", err)
+	}
+	f, err := os.Create(ts.MkAbs(rest[0]))
+	ts.Check(err)
+	rng := rand.NewChaCha8([32]byte{byte(*seed), byte(*seed >> 8), byte(*seed >> 16), byte(*seed >> 24)})
+	_, err = io.CopyN(f, rng, size)
+	ts.Check(err)
+	ts.Check(f.Close())
+}
+
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("size %q: want a byte count like 1024, 64K or 64M", s)
+	}
+	return n * mult, nil
+}
+
+// cmdWaitFor waits, within a bounded time, until a file matches a regular
+// expression or a TCP address accepts connections:
+//
+//	waitfor [--timeout D] FILE REGEXP
+//	waitfor [--timeout D] --port HOST:PORT
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! waitfor")
+	}
+	fs := flag.NewFlagSet("waitfor", flag.ContinueOnError)
+	timeout := fs.Duration("timeout", scriptCallTimeout, "how long to wait")
+	port := fs.String("port", "", "HOST:PORT to wait for")
+	rest := parseFlags(ts, fs, args)
+	var check func() (bool, string)
+	switch {
+	case *port != "" && len(rest) == 0:
+		check = func() (bool, string) {
+			conn, err := net.DialTimeout("tcp", *port, time.Second)
+			if err != nil {
+				return false, err.Error()
+			}
+			conn.Close()
+			return true, ""
+		}
+	case *port == "" && len(rest) == 2:
+		re, err := regexp.Compile(rest[1])
+		if err != nil {
+			ts.Fatalf("waitfor: %v", err)
+		}
+		path := ts.MkAbs(rest[0])
+		check = func() (bool, string) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return false, err.Error()
+			}
+			return re.Match(data), fmt.Sprintf("%s holds:\n%s", rest[0], data)
+		}
+	default:
+		ts.Fatalf("usage: waitfor [--timeout D] FILE REGEXP | waitfor [--timeout D] --port HOST:PORT")
+	}
+	deadline := time.Now().Add(*timeout)
+	for {
+		ok, last := check()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfor %s: not there after %s; %s", strings.Join(args, " "), *timeout, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cmdEchoServer starts a TCP echo server on loopback for the rest of the
+// script (mock pods share the host's loopback, so port-forward reaches it):
+// echoserver [--var V] [--addr A]. $ECHO_PORT (or $V) is its port.
+// Each connection echoes until the client half-closes or closes.
+func cmdEchoServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! echoserver")
+	}
+	fs := flag.NewFlagSet("echoserver", flag.ContinueOnError)
+	varName := fs.String("var", "ECHO_PORT", "environment variable to set to the port")
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	if rest := parseFlags(ts, fs, args); len(rest) != 0 {
+		ts.Fatalf("usage: echoserver [--var V] [--addr A]")
+	}
+	lis, err := net.Listen("tcp", *addr)
+	ts.Check(err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = io.Copy(c, c)
+				if tc, ok := c.(*net.TCPConn); ok {
+					_ = tc.CloseWrite()
+				}
+				mu.Lock()
+				delete(conns, c)
+				mu.Unlock()
+				c.Close()
+			}()
+		}
+	}()
+	ts.Defer(func() {
+		lis.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	ts.Setenv(*varName, strconv.Itoa(lis.Addr().(*net.TCPAddr).Port))
+}
+
+// cmdTCPCopy connects to ADDR, sends IN, and writes what comes back to OUT:
+// tcpcopy [--timeout D] [--n N] [--echo] ADDR IN OUT. By default it
+// half-closes after sending and reads until EOF; --n N (or --echo: the size
+// of IN) reads that many bytes and closes, for protocols that cannot carry a
+// half-close.
+func cmdTCPCopy(ts *testscript.TestScript, neg bool, args []string) {
+	fs := flag.NewFlagSet("tcpcopy", flag.ContinueOnError)
+	timeout := fs.Duration("timeout", scriptCallTimeout, "bound on the whole exchange")
+	n := fs.Int64("n", -1, "bytes to read back (-1: until EOF)")
+	echo := fs.Bool("echo", false, "read back as many bytes as were sent")
+	rest := parseFlags(ts, fs, args)
+	if len(rest) != 3 {
+		ts.Fatalf("usage: tcpcopy [--timeout D] [--n N] [--echo] ADDR IN OUT")
+	}
+	err := tcpCopy(rest[0], ts.MkAbs(rest[1]), ts.MkAbs(rest[2]), *timeout, *n, *echo)
+	if neg {
+		if err == nil {
+			ts.Fatalf("tcpcopy %s succeeded unexpectedly", rest[0])
+		}
+		return
+	}
+	if err != nil {
+		ts.Fatalf("tcpcopy: %v", err)
+	}
+}
+
+func tcpCopy(addr, inPath, outPath string, timeout time.Duration, n int64, echo bool) error {
+	in, err := os.ReadFile(inPath)
+	if err != nil {
+		return err
+	}
+	if echo {
+		n = int64(len(in))
+	}
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return err
+	}
+	sendErr := make(chan error, 1)
+	go func() {
+		_, err := conn.Write(in)
+		if err == nil && n < 0 {
+			err = conn.(*net.TCPConn).CloseWrite()
+		}
+		sendErr <- err
+	}()
+	var out bytes.Buffer
+	var r io.Reader = conn
+	if n >= 0 {
+		r = io.LimitReader(conn, n)
+	}
+	_, readErr := io.Copy(&out, r)
+	if n >= 0 && int64(out.Len()) < n && readErr == nil {
+		readErr = fmt.Errorf("connection closed after %d of %d bytes", out.Len(), n)
+	}
+	conn.Close() // unblocks a Write the peer stopped reading
+	if err := <-sendErr; err != nil && readErr == nil && !errors.Is(err, net.ErrClosed) {
+		readErr = fmt.Errorf("sending %s: %w", inPath, err)
+	}
+	if werr := os.WriteFile(outPath, out.Bytes(), 0o644); werr != nil && readErr == nil {
+		readErr = werr
+	}
+	return readErr
+}
