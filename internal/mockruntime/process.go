@@ -1,0 +1,247 @@
+package mockruntime
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// drainIdle is how long the output of an ended process may stay silent
+// before the mock assumes a leftover child holds the pipe, kills the process
+// group and closes the pipe. Real runtimes hang forever in that case; a mock
+// that must leave nothing behind cannot.
+const drainIdle = 2 * time.Second
+
+// procSpec is a host process to start: a resolved argv, its environment and
+// working directory, and how its stdio is wired.
+type procSpec struct {
+	argv  []string // argv[0] is a path
+	env   []string
+	dir   string
+	tty   bool
+	stdin bool
+}
+
+// hostProc is a host process in its own process group (a new session when it
+// has a terminal), so that stopping it reaches its children too.
+type hostProc struct {
+	cmd *exec.Cmd
+	// pty is the terminal's master side when the process has a TTY: its
+	// output, its input and its size.
+	pty *os.File
+	// stdin is the write end of the process's stdin pipe (no TTY, stdin
+	// asked for); nil otherwise.
+	stdin *os.File
+	// stdout and stderr are the read ends of its output pipes (no TTY).
+	stdout, stderr *os.File
+
+	done     chan struct{} // closed once the process has been reaped
+	exitCode int           // valid after done
+	// lastRead is when output was last read (unix nanoseconds), for drain.
+	lastRead atomic.Int64
+}
+
+// startProc starts spec; the caller's runtime reaps it (see Runtime.reap).
+func startProc(spec procSpec) (*hostProc, error) {
+	cmd := &exec.Cmd{Path: spec.argv[0], Args: spec.argv, Env: spec.env, Dir: spec.dir}
+	p := &hostProc{cmd: cmd, done: make(chan struct{})}
+	p.lastRead.Store(time.Now().UnixNano())
+	if spec.tty {
+		// Pdeathsig: if the mock dies without Close, its processes die too.
+		master, err := pty.StartWithAttrs(cmd, nil, &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL})
+		if err != nil {
+			return nil, fmt.Errorf("start %q with a terminal: %w", spec.argv[0], err)
+		}
+		p.pty = master
+		return p, nil
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var childEnds []*os.File
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if spec.stdin {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("create a stdin pipe: %w", err)
+		}
+		cmd.Stdin, p.stdin = r, w
+		childEnds = append(childEnds, r)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(append(childEnds, p.stdin)...)
+		return nil, fmt.Errorf("create a stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(append(childEnds, p.stdin, outR, outW)...)
+		return nil, fmt.Errorf("create a stderr pipe: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	p.stdout, p.stderr = outR, errR
+	childEnds = append(childEnds, outW, errW)
+	if err := cmd.Start(); err != nil {
+		closeAll(append(childEnds, p.stdin, outR, errR)...)
+		return nil, fmt.Errorf("start %q: %w", spec.argv[0], err)
+	}
+	// The child has its own copies; holding ours would hide its EOF.
+	closeAll(childEnds...)
+	return p, nil
+}
+
+// wait reaps the process and records its exit code (128+signal when a
+// signal ended it, as shells and runtimes report it).
+func (p *hostProc) wait() {
+	err := p.cmd.Wait()
+	code := 0
+	if ps := p.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		} else {
+			code = ps.ExitCode()
+		}
+	} else if err != nil {
+		code = 255
+	}
+	p.exitCode = code
+	close(p.done)
+}
+
+// signal sends sig to the process's group; a group already gone is fine.
+func (p *hostProc) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+}
+
+// kill ends the whole process group at once.
+func (p *hostProc) kill() { p.signal(syscall.SIGKILL) }
+
+// outputs are the streams to pump: the terminal, or stdout and stderr.
+func (p *hostProc) outputs() []procOutput {
+	if p.pty != nil {
+		return []procOutput{{f: p.pty, stream: streamStdout}}
+	}
+	return []procOutput{{f: p.stdout, stream: streamStdout}, {f: p.stderr, stream: streamStderr}}
+}
+
+type procOutput struct {
+	f      *os.File
+	stream string
+}
+
+// pump copies one output of p to emit until EOF (or EIO: a terminal whose
+// every slave side has closed).
+func (p *hostProc) pump(f *os.File, emit func([]byte) error) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			p.lastRead.Store(time.Now().UnixNano())
+			if emit(buf[:n]) != nil {
+				// Nobody wants the output any more; keep reading so the
+				// process does not block on a full pipe.
+				emit = func([]byte) error { return nil }
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// drain waits for the pumps of an ended process. If its output stays silent
+// for drainIdle while the pumps still run, a leftover member of its group
+// holds the output open: the group is killed and the pipes closed, so the
+// pumps (and the caller) finish.
+func (p *hostProc) drain(pumps *sync.WaitGroup) {
+	pumped := make(chan struct{})
+	go func() {
+		pumps.Wait()
+		close(pumped)
+	}()
+	tick := time.NewTicker(drainIdle / 8)
+	defer tick.Stop()
+	for {
+		select {
+		case <-pumped:
+			p.closeFiles()
+			return
+		case <-tick.C:
+			if time.Since(time.Unix(0, p.lastRead.Load())) < drainIdle {
+				continue
+			}
+			p.kill()
+			p.closeFiles()
+			<-pumped
+			return
+		}
+	}
+}
+
+// closeFiles closes the parent's ends of the stdio; reads blocked on them
+// return.
+func (p *hostProc) closeFiles() {
+	for _, f := range []*os.File{p.pty, p.stdin, p.stdout, p.stderr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// stdinWriter is where input for the process goes: the terminal or the stdin
+// pipe; nil when the process has no stdin.
+func (p *hostProc) stdinWriter() io.Writer {
+	if p.pty != nil {
+		return p.pty
+	}
+	if p.stdin != nil {
+		return p.stdin
+	}
+	return nil
+}
+
+// lookPath finds name in the folders of pathEnv, as a shell in the container
+// would. Names with a slash are used as they are.
+func lookPath(name, pathEnv string) (string, error) {
+	if strings.Contains(name, "/") {
+		if err := isExecutable(name); err != nil {
+			return "", err
+		}
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if isExecutable(path) == nil {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("%q: executable file not found in $PATH (%s)", name, pathEnv)
+}
+
+func isExecutable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s: %w", path, errors.New("not an executable file"))
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package mockruntime
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// webPage is what the built-in web server answers on every path.
+const webPage = `<!DOCTYPE html>
+<html><head><title>Welcome to crisp-mock</title></head>
+<body><h1>Welcome to crisp-mock</h1><p>The mock runtime's built-in web server.</p></body></html>
+`
+
+// webServer is the "process" of a web-server image's container: a static
+// HTTP server on 127.0.0.1:PORT (pods share the host loopback). It logs one
+// access line per request to the container's output, as nginx does.
+type webServer struct {
+	srv  *http.Server
+	lis  net.Listener
+	done chan struct{}
+}
+
+// startWebServer listens on 127.0.0.1:port; serve must then run (on a
+// goroutine its caller owns) until stop.
+func startWebServer(port int, emit func(stream string, p []byte)) (*webServer, error) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("the built-in web server cannot listen on %s (%w); another web-server container or a host process holds the port: stop it first", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Server", "crisp-mock")
+		_, _ = w.Write([]byte(webPage))
+		emit(streamStdout, fmt.Appendf(nil, "%s - - [%s] \"%s %s %s\" 200 %d\n", req.RemoteAddr,
+			time.Now().Format("02/Jan/2006:15:04:05 -0700"), req.Method, req.URL.RequestURI(), req.Proto, len(webPage)))
+	})
+	return &webServer{
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		lis:  lis,
+		done: make(chan struct{}),
+	}, nil
+}
+
+// serve answers requests until stop.
+func (w *webServer) serve() {
+	defer close(w.done)
+	_ = w.srv.Serve(w.lis)
+}
+
+// signal stops the server on any terminating signal: it has nothing to
+// finish gracefully.
+func (w *webServer) signal(syscall.Signal) { _ = w.srv.Close() }
