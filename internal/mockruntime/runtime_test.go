@@ -353,10 +353,22 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("CreateContainer(unknown pod): %v, want NotFound", err)
 	}
 	for name, call := range map[string]func() error{
-		"StartContainer":  func() error { _, err := env.CRI.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: "nope"}); return err },
-		"StopContainer":   func() error { _, err := env.CRI.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"}); return err },
-		"ContainerStatus": func() error { _, err := env.CRI.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: "nope"}); return err },
-		"StopPodSandbox":  func() error { _, err := env.CRI.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "nope"}); return err },
+		"StartContainer": func() error {
+			_, err := env.CRI.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: "nope"})
+			return err
+		},
+		"StopContainer": func() error {
+			_, err := env.CRI.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"})
+			return err
+		},
+		"ContainerStatus": func() error {
+			_, err := env.CRI.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: "nope"})
+			return err
+		},
+		"StopPodSandbox": func() error {
+			_, err := env.CRI.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "nope"})
+			return err
+		},
 		"Exec": func() error {
 			_, err := env.CRI.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: "nope", Cmd: []string{"true"}, Stdout: true})
 			return err
