@@ -1,19 +1,193 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
-// newAttachCommand is a placeholder until its issue lands; it fails loudly.
+// attachOptions are `crisp attach`'s flags and arguments.
+type attachOptions struct {
+	Stdin      bool
+	TTY        bool
+	DetachKeys string
+	Transport  string
+	Protocol   string
+	TLS        tlsOptions
+
+	Container string
+
+	keys   []byte
+	offers []transport.Offer
+	deps   streamDeps
+	// exitWait bounds how long attach waits for the runtime to record the
+	// exit of a container whose stream ended (the stream may end first).
+	exitWait time.Duration
+}
+
 func newAttachCommand(f *factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "attach",
-		Short: "(not built yet)",
+	o := &attachOptions{exitWait: time.Second}
+	cmd := &cobra.Command{
+		Use:   "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
+		Short: "Attach to a running container's main process",
+		Long: `Attach to the main process of a running container: see its output and, with -i, send it
+input. CONTAINER is a full ID, a unique ID prefix or a unique name. Use -t when the
+container was created with a TTY.
+
+With -i, typing the detach keys (default ctrl-p,ctrl-q; --detach-keys "" disables them)
+detaches and leaves the container running. Keys are docker's: comma-separated ctrl-X or
+single characters. When the container's process ends, attach returns its exit status.
+
+EXIT STATUS
+  0      detached, or the container's process exited 0
+  1-255  the container's process exit status (passed through)
+  125    crisp itself failed: bad flags, runtime unreachable, no such container,
+         container not running, the streaming server refused every protocol offered`,
+		Example: `  crisp attach web
+  crisp attach -it 3f2a
+  crisp attach -i --detach-keys ctrl-x,x web
+  crisp -v attach --transport spdy web`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("attach: not built yet")
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("attach needs exactly one CONTAINER, got %d arguments", len(args))
+			}
+			return nil
 		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.deps = newStreamDeps(f)
+			o.Complete(args)
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "send stdin to the container")
+	fl.BoolVarP(&o.TTY, "tty", "t", false, "the container has a TTY: raw local terminal, resize propagated")
+	fl.StringVar(&o.DetachKeys, "detach-keys", tty.DefaultDetachKeys, `keys that detach (with -i); "" disables`)
+	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
+	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io (debugging)")
+	o.TLS.AddFlags(fl)
+	return cmd
+}
+
+// Complete takes CONTAINER from the arguments.
+func (o *attachOptions) Complete(args []string) {
+	if len(args) > 0 {
+		o.Container = args[0]
+	}
+}
+
+// Validate rejects bad input before any connection is made.
+func (o *attachOptions) Validate() error {
+	if o.Container == "" {
+		return usageErrorf("attach needs a CONTAINER")
+	}
+	var err error
+	if o.keys, err = tty.ParseDetachKeys(o.DetachKeys); err != nil {
+		return usageErrorf("--detach-keys: %v", err)
+	}
+	t, err := transport.ParseTransport(o.Transport)
+	if err != nil {
+		return usageError{err}
+	}
+	if o.offers, err = transport.ExecOffers(t, o.Protocol); err != nil {
+		return usageError{err}
+	}
+	return o.TLS.Validate()
+}
+
+// Run attaches until the process ends or the user detaches.
+func (o *attachOptions) Run(ctx context.Context) error {
+	cli, settings, ctr, err := o.deps.connect(ctx, o.Container)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
+			idPrefix13(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
+	}
+	cfg, err := o.deps.transportConfig(o.TLS, settings)
+	if err != nil {
+		return err
+	}
+	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
+	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: o.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
+	src := func(ctx context.Context) (string, error) {
+		var resp *runtimeapi.AttachResponse
+		err := cli.Call(ctx, "attach: Attach call for container "+idPrefix13(ctr.Id), func(ctx context.Context) (err error) {
+			resp, err = cli.Runtime.Attach(ctx, req)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		return resp.Url, nil
+	}
+
+	ctx, detach := context.WithCancel(ctx)
+	defer detach()
+	var stdin io.Reader
+	var keys *tty.DetachReader
+	if o.Stdin {
+		keys = tty.NewDetachReader(o.deps.Streams.In, o.keys, detach)
+		defer keys.Close()
+		stdin = keys
+	}
+	_, err = o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
+	if keys != nil && keys.Detached() {
+		keys.Close()
+		o.deps.logf("detached from container %s; it keeps running", idPrefix13(ctr.Id))
+		return nil
+	}
+	if err == nil {
+		return o.exitStatus(ctx, cli, ctr.Id)
+	}
+	return o.deps.sessionOutcome(ctx, err)
+}
+
+// exitStatus passes the container's exit code through once its process has
+// ended (the attach stream ends when it does). A container still running
+// after exitWait ended the stream by other means: exit 0.
+func (o *attachOptions) exitStatus(ctx context.Context, cli *client.Client, id string) error {
+	deadline := time.Now().Add(o.exitWait)
+	for {
+		var resp *runtimeapi.ContainerStatusResponse
+		err := cli.Call(ctx, "attach: ContainerStatus call", func(ctx context.Context) (err error) {
+			resp, err = cli.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+			return err
+		})
+		if err != nil {
+			o.deps.logf("attach ended; the container's status is unknown: %v", err)
+			return nil
+		}
+		st := resp.GetStatus()
+		if st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+			if code := int(st.GetExitCode()); code != 0 {
+				o.deps.logf("container %s exited with status %d", idPrefix13(id), code)
+				return remoteStatus{code: code & 0xff}
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return newInterrupted(errors.Join(ctx.Err()))
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
