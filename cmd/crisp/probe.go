@@ -1,18 +1,249 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/probe"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
-// newProbeCommand is a placeholder until its issue lands; it fails loudly.
+// targetOptions are the flags probe, smoke and bench share: the container,
+// its pod, a port for port-forward checks, and the streaming TLS group.
+type targetOptions struct {
+	Container string
+	Pod       string
+	Port      int32
+	TLS       tlsOptions
+}
+
+func (o *targetOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Pod, "pod", "", "pod for the port-forward checks (default: the container's pod)")
+	fs.Int32Var(&o.Port, "port", 0, "remote port for port-forward checks (a TCP echo server there gives the most complete checks); 0 skips them")
+	o.TLS.AddFlags(fs)
+}
+
+func (o *targetOptions) validate() error {
+	if o.Port < 0 || o.Port > 65535 {
+		return usageErrorf("--port must be between 1 and 65535, got %d", o.Port)
+	}
+	return o.TLS.Validate()
+}
+
+// diagEnv is what a diagnostics command needs at run time.
+type diagEnv struct {
+	client   *client.Client
+	urls     probe.URLs
+	streamer probe.Streamer
+}
+
+// connect dials the runtime and builds the streamer with the TLS settings.
+func connect(f *factory, tlsOpts tlsOptions) (*diagEnv, error) {
+	settings, err := f.Settings()
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := tlsOpts.Config(settings.File, f.Streams.ErrOut)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Dial(settings)
+	if err != nil {
+		return nil, err
+	}
+	cfg := transport.Config{TLS: tlsCfg}
+	if f.Global.Verbose >= 2 {
+		cfg.Logf = func(format string, args ...any) { f.Verbosef(2, format, args...) }
+	}
+	return &diagEnv{client: c, urls: probe.CRIURLs{Client: c}, streamer: probe.TransportStreamer{Config: cfg}}, nil
+}
+
+// resolve turns the container and pod references into IDs; the pod
+// defaults to the container's.
+func (o *targetOptions) resolve(ctx context.Context, c *client.Client) (probe.Target, error) {
+	ctr, err := c.ResolveContainer(ctx, o.Container)
+	if err != nil {
+		return probe.Target{}, err
+	}
+	t := probe.Target{ContainerID: ctr.Id, PodID: ctr.PodSandboxId, Port: o.Port}
+	if o.Pod != "" {
+		pod, err := c.ResolvePod(ctx, o.Pod)
+		if err != nil {
+			return probe.Target{}, err
+		}
+		t.PodID = pod.Id
+	}
+	return t, nil
+}
+
+type probeOptions struct {
+	f      *factory
+	target targetOptions
+	// Command replaces the exec probe's `true`.
+	Command []string
+	Timeout time.Duration
+}
+
 func newProbeCommand(f *factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "probe",
-		Short: "(not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("probe: not built yet")
+	o := &probeOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "probe CONTAINER [--pod POD] [--port N] [-o table|json]",
+		Short: "Show which streaming protocols the runtime speaks, and how well",
+		Long: `Probe the runtime's streaming server: for exec, attach and port-forward, every
+transport and subprotocol is offered alone, each with a fresh URL (the runtime's
+tokens are single use): SPDY channel.k8s.io and v2..v5.channel.k8s.io, WebSocket
+channel.k8s.io, base64.channel.k8s.io, v4.channel.k8s.io,
+v4.base64.channel.k8s.io and v5.channel.k8s.io; for port-forward SPDY
+portforward.k8s.io, the SPDY/3.1+portforward.k8s.io tunnel and the direct
+WebSocket v4.channel.k8s.io and v4.base64.channel.k8s.io.
+
+Each row says whether the upgrade was accepted (or the HTTP status and reason of
+the refusal), the negotiated protocol, the latency of the CRI call and of the
+upgrade, and functional checks where the protocol can carry them: exit code
+(exec runs ` + "`true`" + `, or --command), output and stdin EOF (` + "`cat`" + `), resize (a TTY
+running ` + "`stty size`" + `). Attach probes only read. With --port, port-forward
+sends a few bytes to that port and expects an answer (an echo server is best).
+
+The summary says what --transport auto picks for each call and which gaps matter.
+
+EXIT STATUS
+  0  the probe ran (refusals and failed checks are in the report)
+  1  the runtime, the container or the pod could not be reached
+  2  bad flags or arguments`,
+		Example: `  crisp probe web-1
+  crisp probe web-1 --port 8080 -o json
+  crisp probe 3f2a --command ls --command /`,
+		Args: exactArgs(1, "a CONTAINER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
 		},
 	}
+	o.target.addFlags(cmd.Flags())
+	cmd.Flags().StringArrayVar(&o.Command, "command", nil, "command the exec probe runs instead of `true`, one word per flag (e.g. --command ls --command /)")
+	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
+	return cmd
+}
+
+func (o *probeOptions) Complete(args []string) error {
+	o.target.Container = args[0]
+	return nil
+}
+
+func (o *probeOptions) Validate() error {
+	if o.f.Global.Output == "yaml" {
+		return usageErrorf("probe prints -o table or -o json")
+	}
+	if o.Timeout <= 0 {
+		return usageErrorf("--attempt-timeout must be positive, got %s", o.Timeout)
+	}
+	return o.target.validate()
+}
+
+func (o *probeOptions) Run(ctx context.Context) error {
+	env, err := connect(o.f, o.target.TLS)
+	if err != nil {
+		return err
+	}
+	defer env.client.Close()
+	t, err := o.target.resolve(ctx, env.client)
+	if err != nil {
+		return err
+	}
+	t.Command = o.Command
+	p := &probe.Prober{URLs: env.urls, Streamer: env.streamer, Timeout: o.Timeout}
+	rep, err := p.Run(ctx, t)
+	if err != nil {
+		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.client.Endpoint, err)
+	}
+	return printData(o.f.Streams.Out, o.f.Global.Output, rep, func(w io.Writer) error {
+		printProbeTable(w, rep, o.f.Global.Verbose > 0)
+		return nil
+	})
+}
+
+// printProbeTable writes the matrix, then the details that matter, then
+// the summary.
+func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
+	row(w, "CALL", "TRANSPORT", "PROTOCOL", "RESULT", "NEGOTIATED", "RPC", "UPGRADE", "CHECKS")
+	var notes []string
+	for _, r := range rep.Results {
+		result := "accepted"
+		switch {
+		case r.Accepted:
+		case r.Status != 0:
+			result = fmt.Sprintf("refused %d", r.Status)
+		default:
+			result = "failed"
+		}
+		negotiated, upgrade := r.Negotiated, r.Upgrade.String()
+		if negotiated == "" {
+			negotiated = "-"
+		}
+		if !r.Accepted && r.Status == 0 {
+			upgrade = "-"
+		}
+		var checks []string
+		for _, c := range r.Checks {
+			checks = append(checks, c.Name+":"+string(c.Outcome))
+			if c.Outcome == probe.Fail || (verbose && c.Outcome != probe.Pass) || (verbose && c.Detail != "") {
+				notes = append(notes, fmt.Sprintf("%s %s %s: %s: %s", r.Call, r.Transport, r.Name, c.Name, c.Detail))
+			}
+		}
+		if len(checks) == 0 {
+			checks = []string{"-"}
+		}
+		row(w, r.Call, r.Transport, r.Name, result, negotiated, r.RPC, upgrade, strings.Join(checks, " "))
+		if !r.Accepted && verbose {
+			why := r.Reason
+			if why == "" {
+				why = r.Error
+			}
+			notes = append(notes, fmt.Sprintf("%s %s %s: %s", r.Call, r.Transport, r.Name, firstLineOf(why)))
+		}
+	}
+	fmt.Fprintln(w)
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "Details:")
+		for _, n := range notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "--transport auto picks:")
+	for _, a := range rep.Summary.Auto {
+		if a.Protocol == nil {
+			fmt.Fprintf(w, "  %s:\tnothing (every step of the auto order was refused)\n", a.Call)
+			continue
+		}
+		fmt.Fprintf(w, "  %s:\t%s %s\t(step: %s)\n", a.Call, a.Protocol.Transport, a.Protocol.Name, a.Step)
+	}
+	if len(rep.Summary.Gaps) == 0 {
+		fmt.Fprintln(w, "Gaps: none")
+		return
+	}
+	fmt.Fprintln(w, "Gaps:")
+	for _, g := range rep.Summary.Gaps {
+		fmt.Fprintln(w, "  - "+g)
+	}
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -1,0 +1,195 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// fakeRuntime hands out URLs that remember their request, and streams
+// them with a tiny command interpreter: enough of busybox for the checks.
+type fakeRuntime struct {
+	accepted func(call Call, p Protocol) bool
+	// echoPort answers port-forward connections on this port as an echo server.
+	echoPort int32
+
+	mu   sync.Mutex
+	n    int
+	reqs map[string]any
+}
+
+func newFake(accepted func(Call, Protocol) bool) *fakeRuntime {
+	return &fakeRuntime{accepted: accepted, reqs: map[string]any{}}
+}
+
+func (f *fakeRuntime) url(req any) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	u := fmt.Sprintf("http://fake/%d", f.n)
+	f.reqs[u] = req
+	return u
+}
+
+func (f *fakeRuntime) take(u string) (any, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.reqs[u]
+	delete(f.reqs, u) // single use
+	return r, ok
+}
+
+func (f *fakeRuntime) Exec(_ context.Context, req *runtimeapi.ExecRequest) (string, error) {
+	return f.url(req), nil
+}
+func (f *fakeRuntime) Attach(_ context.Context, req *runtimeapi.AttachRequest) (string, error) {
+	return f.url(req), nil
+}
+func (f *fakeRuntime) PortForward(_ context.Context, req *runtimeapi.PortForwardRequest) (string, error) {
+	return f.url(req), nil
+}
+
+type fakeExit int
+
+func (e fakeExit) Error() string   { return fmt.Sprintf("command terminated with exit code %d", int(e)) }
+func (e fakeExit) ExitStatus() int { return int(e) }
+
+func (f *fakeRuntime) Stream(ctx context.Context, u string, p Protocol, s Session) (Handshake, error) {
+	req, ok := f.take(u)
+	if !ok {
+		return Handshake{Status: 404, Reason: "Not Found"}, errors.New("404")
+	}
+	call := CallExec
+	if _, ok := req.(*runtimeapi.AttachRequest); ok {
+		call = CallAttach
+	}
+	if !f.accepted(call, p) {
+		return Handshake{Status: 403, Reason: "Forbidden: unsupported protocol"}, errors.New("upgrade refused: 403")
+	}
+	hs := Handshake{Accepted: true, Negotiated: p.Name}
+	if call == CallAttach {
+		if s.Stdout != nil {
+			io.WriteString(s.Stdout, "tick\n")
+		}
+		<-ctx.Done()
+		return hs, ctx.Err()
+	}
+	caps := CapabilitiesOf(p)
+	err := runFake(ctx, req.(*runtimeapi.ExecRequest).Cmd, s, caps)
+	if code, ok := exitStatus(err); ok && code != 0 && !caps.ExitCode {
+		err = errors.New("error executing command, exit status " + strconv.Itoa(code))
+	}
+	return hs, err
+}
+
+func runFake(ctx context.Context, cmd []string, s Session, caps Capabilities) error {
+	stdin := s.Stdin
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	if !caps.StdinEOF || !s.CloseStdin {
+		// The server never sees the end of stdin.
+		stdin = io.MultiReader(stdin, blockUntil(ctx))
+	}
+	out, errOut := s.Stdout, s.Stderr
+	if out == nil {
+		out = io.Discard
+	}
+	if errOut == nil {
+		errOut = io.Discard
+	}
+	line := strings.Join(cmd, " ")
+	switch {
+	case line == "true":
+		return nil
+	case line == "cat":
+		_, err := io.Copy(out, stdin)
+		return ctxErr(ctx, err)
+	case line == "wc -l":
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return ctxErr(ctx, err)
+		}
+		fmt.Fprintf(out, "%d\n", bytes.Count(data, []byte("\n")))
+		return nil
+	case strings.HasPrefix(line, "head -c "):
+		fields := strings.Fields(line)
+		n, _ := strconv.ParseInt(fields[2], 10, 64)
+		src := stdin
+		if len(fields) > 3 {
+			src = zeros{}
+		}
+		_, err := io.CopyN(out, src, n)
+		return ctxErr(ctx, err)
+	case strings.HasPrefix(line, "sh -c head -c "):
+		n, _ := strconv.ParseInt(strings.Fields(line)[4], 10, 64)
+		_, err := io.CopyN(io.Discard, stdin, n)
+		return ctxErr(ctx, err)
+	case line == "sh -c exit 7":
+		return fakeExit(7)
+	case line == "sh -c echo to-stdout; echo to-stderr >&2":
+		io.WriteString(out, "to-stdout\n")
+		io.WriteString(errOut, "to-stderr\n")
+		return nil
+	case strings.Contains(line, "stty size"):
+		if !s.TTY || s.Size == nil || !caps.Resize {
+			return fakeExit(1)
+		}
+		fmt.Fprintf(out, "%d %d\r\n", s.Size.Height, s.Size.Width)
+		return nil
+	}
+	fmt.Fprintf(errOut, "%s: not found\n", cmd[0])
+	return fakeExit(127)
+}
+
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+type ctxReader struct{ ctx context.Context }
+
+func (r ctxReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, r.ctx.Err()
+}
+
+func blockUntil(ctx context.Context) io.Reader { return ctxReader{ctx} }
+
+func (f *fakeRuntime) Forward(ctx context.Context, u string, p Protocol, port int32) (Handshake, Conn, error) {
+	if _, ok := f.take(u); !ok {
+		return Handshake{Status: 404, Reason: "Not Found"}, nil, errors.New("404")
+	}
+	if !f.accepted(CallPortForward, p) {
+		return Handshake{Status: 403, Reason: "Forbidden"}, nil, errors.New("upgrade refused: 403")
+	}
+	hs := Handshake{Accepted: true, Negotiated: p.Name}
+	if port == 0 {
+		return hs, nil, nil
+	}
+	if port != f.echoPort {
+		return hs, nil, fmt.Errorf("nothing listens on port %d", port)
+	}
+	a, b := net.Pipe()
+	go func() {
+		defer b.Close()
+		r := bufio.NewReader(b)
+		io.Copy(b, r)
+	}()
+	return hs, pipeConn{a}, nil
+}
+
+type pipeConn struct{ net.Conn }
+
+func (pipeConn) CloseWrite() error { return errors.New("no half-close on a pipe") }

@@ -1,0 +1,566 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// ProbeReport is probe's answer: every call and protocol tried alone.
+type ProbeReport struct {
+	Container string   `json:"container"`
+	Pod       string   `json:"pod"`
+	Port      int32    `json:"port,omitempty"`
+	Results   []Result `json:"results"`
+	Summary   Summary  `json:"summary"`
+}
+
+// Result is one protocol offered alone for one call, with a fresh URL.
+type Result struct {
+	Call Call `json:"call"`
+	Protocol
+	Accepted bool `json:"accepted"`
+	// Status and Reason are the HTTP answer to a refused upgrade.
+	Status     int    `json:"status,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Negotiated string `json:"negotiated,omitempty"`
+	// RPC is the latency of the CRI call that made the URL; Upgrade that
+	// of the HTTP upgrade.
+	RPC     Millis  `json:"rpcMs"`
+	Upgrade Millis  `json:"upgradeMs"`
+	Checks  []Check `json:"checks,omitempty"`
+	// Error is set when the attempt failed before an HTTP answer (RPC
+	// failure, unreachable streaming server).
+	Error string `json:"error,omitempty"`
+}
+
+// Check returns the named check, if it ran.
+func (r Result) Check(name string) (Check, bool) {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// Summary says what --transport auto picks and which gaps matter.
+type Summary struct {
+	Auto []AutoPick `json:"auto"`
+	Gaps []string   `json:"gaps"`
+}
+
+// AutoPick is auto's choice for one call; Protocol is empty when the
+// runtime accepts nothing auto can use.
+type AutoPick struct {
+	Call     Call      `json:"call"`
+	Protocol *Protocol `json:"pick,omitempty"`
+	Step     string    `json:"step,omitempty"`
+}
+
+// Accepted reports whether p was accepted for call.
+func (r *ProbeReport) Accepted(call Call, p Protocol) bool {
+	for _, res := range r.Results {
+		if res.Call == call && res.Protocol == p {
+			return res.Accepted
+		}
+	}
+	return false
+}
+
+// Auto returns auto's pick for call.
+func (r *ProbeReport) Auto(call Call) (Protocol, bool) {
+	for _, a := range r.Summary.Auto {
+		if a.Call == call && a.Protocol != nil {
+			return *a.Protocol, true
+		}
+	}
+	return Protocol{}, false
+}
+
+// Names of the functional checks probe runs.
+const (
+	CheckExitCode  = "exit-code"
+	CheckOutput    = "output"
+	CheckStdinEOF  = "stdin-eof"
+	CheckResize    = "resize"
+	CheckRoundTrip = "round-trip"
+)
+
+// Prober runs probe. Zero Timeout means 10s per attempt.
+type Prober struct {
+	URLs     URLs
+	Streamer Streamer
+	// Timeout bounds each attempt (RPC, upgrade and check).
+	Timeout time.Duration
+	// Calls limits the matrix to these calls (all when empty).
+	Calls []Call
+	// Functional false tries the handshakes only.
+	SkipChecks bool
+}
+
+func (p *Prober) timeout() time.Duration {
+	if p.Timeout > 0 {
+		return p.Timeout
+	}
+	return 10 * time.Second
+}
+
+func (p *Prober) wants(call Call) bool {
+	if len(p.Calls) == 0 {
+		return true
+	}
+	for _, c := range p.Calls {
+		if c == call {
+			return true
+		}
+	}
+	return false
+}
+
+// probePayload is what echo checks send; the CRLFs make an HTTP server
+// answer too.
+const probePayload = "crisp-probe\r\n\r\n"
+
+// Run tries every protocol of the matrix alone, each with a fresh URL, and
+// summarises. It fails only when ctx ends or target is unusable; refusals
+// and failed checks are data in the report.
+func (p *Prober) Run(ctx context.Context, t Target) (*ProbeReport, error) {
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	rep := &ProbeReport{Container: t.ContainerID, Pod: t.PodID, Port: t.Port}
+	for _, row := range Matrix() {
+		if !p.wants(row.Call) {
+			continue
+		}
+		for _, proto := range row.Protocols {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			var res Result
+			switch row.Call {
+			case CallExec:
+				res = p.probeExec(ctx, t, proto)
+			case CallAttach:
+				res = p.probeAttach(ctx, t, proto)
+			case CallPortForward:
+				res = p.probeForward(ctx, t, proto)
+			}
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	rep.Summary = summarise(rep, p)
+	return rep, nil
+}
+
+// attempt makes a fresh URL with rpc and runs one stream on it, filling
+// the handshake fields of res. It returns the session's error and whether
+// the upgrade was accepted.
+func (p *Prober) attempt(ctx context.Context, res *Result, rpc func(context.Context) (string, error), proto Protocol, s Session) (error, bool) {
+	start := time.Now()
+	url, err := rpc(ctx)
+	res.RPC = Millis(time.Since(start))
+	if err != nil {
+		res.Error = err.Error()
+		return err, false
+	}
+	hs, err := p.Streamer.Stream(ctx, url, proto, s)
+	recordHandshake(res, hs, err)
+	return err, hs.Accepted
+}
+
+func recordHandshake(res *Result, hs Handshake, err error) {
+	res.Accepted = hs.Accepted
+	res.Status = hs.Status
+	res.Reason = hs.Reason
+	res.Negotiated = hs.Negotiated
+	res.Upgrade = Millis(hs.Upgrade)
+	if !hs.Accepted && hs.Status == 0 && err != nil {
+		res.Error = err.Error()
+	}
+}
+
+func (p *Prober) probeExec(ctx context.Context, t Target, proto Protocol) Result {
+	res := Result{Call: CallExec, Protocol: proto}
+	caps := CapabilitiesOf(proto)
+	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
+	defer cancel()
+
+	// Handshake and exit code: `true`, or the user's command.
+	cmd := []string{"true"}
+	if len(t.Command) > 0 {
+		cmd = t.Command
+	}
+	var out, errOut bytes.Buffer
+	rpc := func(ctx context.Context) (string, error) {
+		return p.URLs.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: t.ContainerID, Cmd: cmd, Stdout: true, Stderr: true})
+	}
+	err, ok := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: &out, Stderr: &errOut})
+	if !ok || p.SkipChecks {
+		return res
+	}
+	res.Checks = append(res.Checks, exitCodeCheck(proto, caps, cmd, err, out.String(), errOut.String(), len(t.Command) == 0))
+	if len(t.Command) > 0 {
+		// The user's command: show what it printed; we cannot know what to expect.
+		res.Checks = append(res.Checks, Check{Name: CheckOutput, Outcome: Pass,
+			Detail: fmt.Sprintf("%d bytes on stdout, %d on stderr", out.Len(), errOut.Len())})
+	} else {
+		res.Checks = append(res.Checks, p.catChecks(ctx, t, proto, caps)...)
+	}
+	res.Checks = append(res.Checks, p.resizeCheck(ctx, t, proto, caps))
+	return res
+}
+
+func exitCodeCheck(proto Protocol, caps Capabilities, cmd []string, err error, stdout, stderr string, expectZero bool) Check {
+	c := Check{Name: CheckExitCode}
+	code, ok := exitStatus(err)
+	switch {
+	case ok && expectZero && code != 0:
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("%q exited %d, want 0 (stderr %q)", strings.Join(cmd, " "), code, clip(stderr))
+	case ok:
+		c.Outcome, c.Detail = Pass, fmt.Sprintf("%q exited %d", strings.Join(cmd, " "), code)
+		if !caps.ExitCode {
+			c.Detail += " (no error text, so success; " + caps.missing("exit-code", proto) + ")"
+		}
+	case !caps.ExitCode:
+		c.Outcome, c.Detail = Pass, fmt.Sprintf("error text only: %v", err)
+		if expectZero {
+			c.Outcome, c.Detail = Fail, fmt.Sprintf("%q failed: %v", strings.Join(cmd, " "), err)
+		}
+	default:
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("%q: no exit status, the stream failed: %v", strings.Join(cmd, " "), err)
+	}
+	return c
+}
+
+// catChecks runs `cat` with a payload on stdin: the output must echo it,
+// and closing stdin must end the command where the protocol can close it.
+func (p *Prober) catChecks(ctx context.Context, t Target, proto Protocol, caps Capabilities) []Check {
+	res := Result{}
+	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
+	defer cancel()
+	out := newWatchWriter(probePayload, cancel)
+	var errOut bytes.Buffer
+	rpc := func(ctx context.Context) (string, error) {
+		return p.URLs.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: t.ContainerID, Cmd: []string{"cat"}, Stdin: true, Stdout: true, Stderr: true})
+	}
+	s := Session{Stdin: strings.NewReader(probePayload), Stdout: out, Stderr: &errOut, CloseStdin: caps.StdinEOF}
+	if caps.StdinEOF {
+		// The command must end by itself once stdin closes.
+		out = newWatchWriter("", nil)
+		s.Stdout = out
+	}
+	err, ok := p.attempt(ctx1, &res, rpc, proto, s)
+	if !ok {
+		return []Check{{Name: CheckOutput, Outcome: Fail, Detail: "a second URL for `cat` was refused: " + errText(err, res)}}
+	}
+	got := out.String()
+	output := Check{Name: CheckOutput, Outcome: Pass, Detail: fmt.Sprintf("`cat` echoed %d bytes", len(got))}
+	if got != probePayload {
+		output.Outcome, output.Detail = Fail, fmt.Sprintf("`cat` echoed %q, want %q (stderr %q, error %v)", clip(got), probePayload, clip(errOut.String()), err)
+	}
+	eof := Check{Name: CheckStdinEOF}
+	switch {
+	case !caps.StdinEOF:
+		eof.Outcome, eof.Detail = Skip, caps.missing("stdin-eof", proto)
+	case ctx1.Err() != nil && ctx.Err() == nil:
+		eof.Outcome, eof.Detail = Fail, fmt.Sprintf("`cat` did not end within %s after stdin was closed", p.timeout())
+	default:
+		if code, ok := exitStatus(err); ok && code == 0 {
+			eof.Outcome, eof.Detail = Pass, "`cat` ended when stdin was closed"
+		} else {
+			eof.Outcome, eof.Detail = Fail, fmt.Sprintf("`cat` ended with %v after stdin was closed", err)
+		}
+	}
+	return []Check{output, eof}
+}
+
+// resizeCheck runs `stty size` on a terminal whose size was sent as the
+// stream opened.
+func (p *Prober) resizeCheck(ctx context.Context, t Target, proto Protocol, caps Capabilities) Check {
+	c := Check{Name: CheckResize}
+	if !caps.Resize {
+		c.Outcome, c.Detail = Skip, caps.missing("resize", proto)
+		return c
+	}
+	res := Result{}
+	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
+	defer cancel()
+	var out bytes.Buffer
+	// The sleep lets the size arrive: real runtimes may start the command
+	// before the first size is applied (REAL_RUNTIME.md).
+	cmd := []string{"sh", "-c", "sleep 0.3; stty size"}
+	rpc := func(ctx context.Context) (string, error) {
+		return p.URLs.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: t.ContainerID, Cmd: cmd, Tty: true, Stdout: true})
+	}
+	size := TermSize{Width: 101, Height: 37}
+	err, ok := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: &out, TTY: true, Size: &size})
+	if !ok {
+		c.Outcome, c.Detail = Fail, "a URL for the TTY check was refused: "+errText(err, res)
+		return c
+	}
+	got := strings.TrimSpace(out.String())
+	if got == "37 101" {
+		c.Outcome, c.Detail = Pass, "`stty size` saw 37 101 as sent"
+		return c
+	}
+	c.Outcome, c.Detail = Fail, fmt.Sprintf("`stty size` printed %q, want \"37 101\" (error %v)", clip(got), err)
+	return c
+}
+
+func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol) Result {
+	res := Result{Call: CallAttach, Protocol: proto}
+	window := 2 * time.Second
+	if window > p.timeout() {
+		window = p.timeout()
+	}
+	ctx1, cancel := context.WithTimeout(ctx, window)
+	defer cancel()
+	out := newWatchWriter("", nil)
+	out.anyOutput = cancel
+	rpc := func(ctx context.Context) (string, error) {
+		return p.URLs.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: t.ContainerID, Stdout: true, Stderr: true})
+	}
+	err, ok := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: out, Stderr: out})
+	if !ok || p.SkipChecks {
+		return res
+	}
+	c := Check{Name: CheckOutput}
+	switch got := out.String(); {
+	case got != "":
+		c.Outcome, c.Detail = Pass, fmt.Sprintf("read %d bytes from the main process", len(got))
+	case ctx.Err() == nil && ctx1.Err() != nil:
+		c.Outcome, c.Detail = Skip, fmt.Sprintf("the main process printed nothing within %s (attach probes only read)", window)
+	default:
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("the stream ended without output: %v", err)
+	}
+	res.Checks = append(res.Checks, c)
+	return res
+}
+
+func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Result {
+	res := Result{Call: CallPortForward, Protocol: proto}
+	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
+	defer cancel()
+	start := time.Now()
+	url, err := p.URLs.PortForward(ctx1, &runtimeapi.PortForwardRequest{PodSandboxId: t.PodID, Port: portList(t.Port)})
+	res.RPC = Millis(time.Since(start))
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	hs, conn, err := p.Streamer.Forward(ctx1, url, proto, t.Port)
+	recordHandshake(&res, hs, err)
+	if !hs.Accepted {
+		return res
+	}
+	if t.Port == 0 || p.SkipChecks {
+		if conn != nil {
+			conn.Close()
+		}
+		if !p.SkipChecks {
+			res.Checks = append(res.Checks, Check{Name: CheckRoundTrip, Outcome: Skip, Detail: "no --port given"})
+		}
+		return res
+	}
+	c := Check{Name: CheckRoundTrip}
+	if err != nil || conn == nil {
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("could not open a connection to port %d: %v", t.Port, err)
+		res.Checks = append(res.Checks, c)
+		return res
+	}
+	got, err := roundTrip(ctx1, conn, []byte(probePayload))
+	switch {
+	case string(got) == probePayload:
+		c.Outcome, c.Detail = Pass, fmt.Sprintf("port %d echoed %d bytes", t.Port, len(got))
+	case len(got) > 0:
+		c.Outcome, c.Detail = Pass, fmt.Sprintf("port %d answered %d bytes (not an echo server)", t.Port, len(got))
+	default:
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("port %d sent nothing back: %v", t.Port, err)
+	}
+	res.Checks = append(res.Checks, c)
+	return res
+}
+
+func portList(port int32) []int32 {
+	if port == 0 {
+		return nil
+	}
+	return []int32{port}
+}
+
+// roundTrip writes payload and reads until as many bytes came back, the
+// answer stopped matching (not an echo server), the remote closed, or ctx
+// ended. It closes conn.
+func roundTrip(ctx context.Context, conn Conn, payload []byte) ([]byte, error) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	done := make(chan struct{})
+	defer close(done)
+	writeErr := make(chan error, 1)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+		conn.Close()
+	}()
+	go func() {
+		defer wg.Done()
+		_, err := conn.Write(payload)
+		writeErr <- err
+	}()
+	buf := make([]byte, 0, len(payload))
+	tmp := make([]byte, 32<<10)
+	for len(buf) < len(payload) {
+		n, err := conn.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		if !bytes.Equal(buf, payload[:min(len(buf), len(payload))]) {
+			return buf, nil // an answer, not an echo
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return buf, fmt.Errorf("no complete answer within the attempt timeout")
+			}
+			select {
+			case werr := <-writeErr:
+				if werr != nil {
+					return buf, fmt.Errorf("writing: %w", werr)
+				}
+			default:
+			}
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+func errText(err error, res Result) string {
+	if res.Status != 0 {
+		return fmt.Sprintf("HTTP %d %s", res.Status, res.Reason)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "no answer"
+}
+
+// clip shortens s for messages.
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
+
+// watchWriter collects output and cancels when want has been seen (or, with
+// anyOutput, at the first byte).
+type watchWriter struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	want      string
+	onWant    context.CancelFunc
+	anyOutput context.CancelFunc
+}
+
+func newWatchWriter(want string, onWant context.CancelFunc) *watchWriter {
+	return &watchWriter{want: want, onWant: onWant}
+}
+
+func (w *watchWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if w.anyOutput != nil && w.buf.Len() > 0 {
+		w.anyOutput()
+	}
+	if w.onWant != nil && w.want != "" && strings.Contains(w.buf.String(), w.want) {
+		w.onWant()
+	}
+	return len(b), nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// summarise computes auto's picks and the gaps that matter.
+func summarise(rep *ProbeReport, p *Prober) Summary {
+	var s Summary
+	s.Gaps = []string{}
+	for _, row := range Matrix() {
+		if !p.wants(row.Call) {
+			continue
+		}
+		accepted := func(pr Protocol) bool { return rep.Accepted(row.Call, pr) }
+		choice, ok := PickAuto(row.Call, accepted)
+		pick := AutoPick{Call: row.Call}
+		if ok {
+			pr := choice.Protocol
+			pick.Protocol, pick.Step = &pr, choice.Step
+		}
+		s.Auto = append(s.Auto, pick)
+		s.Gaps = append(s.Gaps, gaps(rep, row.Call, ok, choice, accepted)...)
+	}
+	return s
+}
+
+func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func(Protocol) bool) []string {
+	var g []string
+	if !ok {
+		return []string{fmt.Sprintf("%s: the runtime accepts nothing crisp's auto order can use; %s fails on this runtime", call, call)}
+	}
+	ws := func(name string) bool { return accepted(Protocol{WebSocket, name}) }
+	switch call {
+	case CallExec, CallAttach:
+		if !ws(ProtoV5) {
+			g = append(g, fmt.Sprintf("%s: no WebSocket v5.channel.k8s.io, so stdin EOF cannot be sent over WebSocket (clients that speak only v5, such as crictl --transport websocket, fail)", call))
+		}
+		if !ws(ProtoV5) && !ws(ProtoV4) && !ws(ProtoV4Base64) && !ws(ProtoV1) && !ws(ProtoBase64) {
+			g = append(g, fmt.Sprintf("%s: no WebSocket protocol at all; only SPDY clients work", call))
+		}
+		if !CapabilitiesOf(choice.Protocol).ExitCode {
+			g = append(g, fmt.Sprintf("%s: auto picks %s, which carries no exit code: crisp shows the error text and exits 1 unless it states the code", call, choice.Protocol))
+		}
+		if choice.Transport == WebSocket && choice.Name == ProtoV4 {
+			g = append(g, fmt.Sprintf("%s: auto picks WebSocket v4.channel.k8s.io, which cannot close stdin: `exec -i` of a command that waits for EOF hangs", call))
+		}
+	case CallPortForward:
+		if !accepted(Protocol{WebSocket, ProtoPFTunnel}) {
+			g = append(g, "port-forward: no SPDY/3.1+portforward.k8s.io tunnel (clients that speak only the tunnel over WebSocket, such as crictl --transport websocket, fail)")
+		}
+		if choice.Transport == WebSocket && choice.Name == ProtoV4 {
+			g = append(g, "port-forward: auto uses direct WebSocket v4.channel.k8s.io: no half-close, one WebSocket per connection")
+		}
+	}
+	for _, res := range rep.Results {
+		if res.Call != call || !res.Accepted {
+			continue
+		}
+		for _, c := range res.Checks {
+			if c.Outcome == Fail {
+				g = append(g, fmt.Sprintf("%s over %s: %s check failed: %s", call, res.Protocol, c.Name, c.Detail))
+			}
+		}
+	}
+	return g
+}
+
+// errCanceled reports whether err is only the end of ctx.
+func errCanceled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,109 @@
+package probe
+
+import (
+	"context"
+	"sync"
+
+	"github.com/crisp-cri/crisp/internal/transport"
+)
+
+// placeholderPort is named in a direct WebSocket port-forward handshake
+// when no --port was given: that protocol needs a port in the URL to
+// upgrade at all, and probe then only looks at the handshake.
+const placeholderPort = 1
+
+// TransportStreamer implements Streamer on internal/transport: one Try per
+// exec/attach attempt, one ConnectPortForward per forward attempt.
+type TransportStreamer struct {
+	Config transport.Config
+}
+
+// Stream implements Streamer.
+func (s TransportStreamer) Stream(ctx context.Context, url string, p Protocol, sess Session) (Handshake, error) {
+	streams := transport.Streams{Stdin: sess.Stdin, Stdout: sess.Stdout, Stderr: sess.Stderr, TTY: sess.TTY}
+	var q *sizeQueue
+	if sess.TTY && sess.Size != nil {
+		q = newSizeQueue(*sess.Size)
+		defer q.stop()
+		streams.Resize = q
+	}
+	offer := transport.Offer{Transport: transport.Transport(p.Transport), Protocols: []string{p.Name}}
+	att, err := transport.Try(ctx, "probe", url, offer, s.Config, streams)
+	return Handshake{
+		Accepted:   att.Accepted(),
+		Status:     att.Status,
+		Reason:     att.Reason,
+		Negotiated: att.Protocol,
+		Upgrade:    att.Upgrade,
+	}, err
+}
+
+// Forward implements Streamer.
+func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, port int32) (Handshake, Conn, error) {
+	ports := []uint16{uint16(port)}
+	if port == 0 {
+		ports = []uint16{placeholderPort}
+	}
+	offer := transport.Offer{Transport: transport.Transport(p.Transport), Protocols: []string{p.Name}}
+	sess, att, err := transport.ConnectPortForward(ctx, url, offer, ports, s.Config)
+	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade}
+	if err != nil {
+		if sess != nil {
+			sess.Close()
+		}
+		return hs, nil, err
+	}
+	if port == 0 {
+		return hs, nil, sess.Close()
+	}
+	conn, err := sess.Open(ctx, uint16(port))
+	if err != nil {
+		sess.Close()
+		return hs, nil, err
+	}
+	return hs, &sessionConn{ForwardConn: conn, sess: sess}, nil
+}
+
+// sessionConn is a forwarded connection that owns its session: closing it
+// tears the streaming connection down too.
+type sessionConn struct {
+	transport.ForwardConn
+	sess transport.ForwardSession
+	once sync.Once
+}
+
+func (c *sessionConn) Close() error {
+	err := c.ForwardConn.Close()
+	c.once.Do(func() {
+		if serr := c.sess.Close(); err == nil {
+			err = serr
+		}
+	})
+	return err
+}
+
+// sizeQueue hands client-go the initial terminal size once, then nil when
+// the session ends (so its resize goroutine exits).
+type sizeQueue struct {
+	first chan transport.TerminalSize
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newSizeQueue(size TermSize) *sizeQueue {
+	q := &sizeQueue{first: make(chan transport.TerminalSize, 1), done: make(chan struct{})}
+	q.first <- transport.TerminalSize{Width: size.Width, Height: size.Height}
+	return q
+}
+
+// Next implements transport.TerminalSizeQueue.
+func (q *sizeQueue) Next() *transport.TerminalSize {
+	select {
+	case s := <-q.first:
+		return &s
+	case <-q.done:
+		return nil
+	}
+}
+
+func (q *sizeQueue) stop() { q.once.Do(func() { close(q.done) }) }
