@@ -145,7 +145,9 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.Image != "" {
-		logf := func(format string, args ...any) { fmt.Fprintf(o.f.Streams.ErrOut, "crisp: smoke: "+format+"\n", args...) }
+		logf := func(format string, args ...any) {
+			fmt.Fprintf(o.f.Streams.ErrOut, "crisp: smoke: "+format+"\n", args...)
+		}
 		err = probe.WithScratch(ctx, env.client, o.Image, o.podCfg, logf, func(ctx context.Context, s probe.Scratch) error {
 			return runOn(ctx, probe.Target{ContainerID: s.ContainerID, PodID: s.PodID, Port: o.target.Port})
 		})
