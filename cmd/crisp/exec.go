@@ -193,6 +193,12 @@ func (d streamDeps) sessionOutcome(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
+	var textOnly *transport.ExitError
+	if errors.As(err, &textOnly) {
+		// Protocols v1-v3 carry no exit code, only this text: show it, as it
+		// is all the user gets (the code is 1 unless the text states one).
+		fmt.Fprintf(d.Streams.ErrOut, "crisp: remote command failed: %s\n", textOnly.Message)
+	}
 	var coded interface{ ExitStatus() int }
 	if errors.As(err, &coded) && !errors.Is(err, tty.ErrInterrupted) {
 		d.logf("remote command exited with status %d", coded.ExitStatus())

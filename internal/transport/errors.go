@@ -80,8 +80,9 @@ type exitStatusError interface {
 	ExitStatus() int
 }
 
-// exitCodeInText finds "exit code 7", "exit status 7", "exit code: 7".
-var exitCodeInText = regexp.MustCompile(`(?i)exit (?:code|status)\D{0,3}(\d{1,3})\b`)
+// exitCodeInText finds "exit code 7" (containerd), "exit status 7" (Go's
+// os/exec), "exit code: 7", "exited with 7".
+var exitCodeInText = regexp.MustCompile(`(?i)(?:exit (?:code|status)|exited with(?: code| status)?)\D{0,3}(\d{1,3})\b`)
 
 // remoteExit returns err as a remote exit status, or nil when err is not one.
 func remoteExit(protocol string, err error) exitStatusError {

@@ -337,10 +337,12 @@ func TestExitCodes(t *testing.T) {
 
 func TestExitCodeFromText(t *testing.T) {
 	for text, want := range map[string]int{
-		"command terminated with non-zero exit code: exit status 7": 7,
-		"command terminated with exit code 3":                       3,
-		"Internal error occurred: executable file not found":        1,
-		"exit status 300":                                           1,
+		"command terminated with non-zero exit code: exit status 7":                              7,
+		"command terminated with exit code 3":                                                    3,
+		`command terminated with non-zero exit code: command ["sh" "-c" "exit 7"] exited with 7`: 7,
+		"error executing command [sh -c exit 9], exit code 9":                                    9,
+		"Internal error occurred: executable file not found":                                     1,
+		"exit status 300": 1,
 	} {
 		if got := exitCodeFromText(text); got != want {
 			t.Errorf("exitCodeFromText(%q) = %d, want %d", text, got, want)
