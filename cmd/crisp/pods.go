@@ -193,9 +193,11 @@ func lastN[T any](items []T, n int) []T {
 }
 
 // protoData turns a CRI message into JSON as the CRI API spells it (camelCase
-// fields, enum names), which printData indents or turns into YAML.
+// fields, enum names), which printData indents or turns into YAML. Zero
+// values are written too: SANDBOX_READY, CONTAINER_CREATED and attempt 0 are
+// the enums' and ints' zero values, and must not vanish from the output.
 func protoData(m proto.Message) (json.RawMessage, error) {
-	data, err := protojson.Marshal(m)
+	data, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T: %w", m, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -106,6 +107,7 @@ func scriptParams(dir string) testscript.Params {
 			"waitfor":    cmdWaitFor,
 			"echoserver": cmdEchoServer,
 			"tcpcopy":    cmdTCPCopy,
+			"exitcode":   cmdExitCode,
 		},
 	}
 }
@@ -664,4 +666,30 @@ func tcpCopy(addr, inPath, outPath string, timeout time.Duration, n int64, echo 
 		readErr = werr
 	}
 	return readErr
+}
+
+// cmdExitCode runs a program like exec and checks its exit status exactly:
+// exitcode N PROG [ARGS...]. stdout and stderr are kept for the next checks.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exitcode (say the code you expect)")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: running %s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
 }
