@@ -101,13 +101,14 @@ func scriptParams(dir string) testscript.Params {
 			return false, fmt.Errorf("unknown condition %q (crisp's are ci and root)", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"mock":       cmdMock,
-			"sha256file": cmdSha256File,
-			"genfile":    cmdGenFile,
-			"waitfor":    cmdWaitFor,
-			"echoserver": cmdEchoServer,
-			"tcpcopy":    cmdTCPCopy,
-			"exitcode":   cmdExitCode,
+			"mock":         cmdMock,
+			"sha256file":   cmdSha256File,
+			"genfile":      cmdGenFile,
+			"waitfor":      cmdWaitFor,
+			"echoserver":   cmdEchoServer,
+			"tcpcopy":      cmdTCPCopy,
+			"exitcode":     cmdExitCode,
+			"sharedprefix": cmdSharedPrefix,
 		},
 	}
 }
@@ -691,5 +692,39 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdSharedPrefix reads IDs, one a line, and sets $PREFIX (or --var) to the
+// shortest prefix that two or more of them share, for ambiguity tests:
+// sharedprefix [--var V] FILE.
+func cmdSharedPrefix(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! sharedprefix")
+	}
+	fs := flag.NewFlagSet("sharedprefix", flag.ContinueOnError)
+	varName := fs.String("var", "PREFIX", "environment variable to set")
+	rest := parseFlags(ts, fs, args)
+	if len(rest) != 1 {
+		ts.Fatalf("usage: sharedprefix [--var V] FILE")
+	}
+	ids := strings.Fields(ts.ReadFile(rest[0]))
+	for n := 1; ; n++ {
+		seen := map[string]bool{}
+		longer := false
+		for _, id := range ids {
+			if len(id) < n {
+				continue
+			}
+			longer = true
+			if seen[id[:n]] {
+				ts.Setenv(*varName, id[:n])
+				return
+			}
+			seen[id[:n]] = true
+		}
+		if !longer {
+			ts.Fatalf("sharedprefix: no two of the %d IDs in %s share a prefix", len(ids), rest[0])
+		}
 	}
 }

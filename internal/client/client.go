@@ -25,6 +25,9 @@ const maxMessageSize = 16 * 1024 * 1024
 type Client struct {
 	// Endpoint is the runtime endpoint as the user would write it.
 	Endpoint string
+	// ImageEndpoint is the image service's endpoint (Endpoint unless
+	// image-endpoint configures another).
+	ImageEndpoint string
 	Runtime  runtimeapi.RuntimeServiceClient
 	Images   runtimeapi.ImageServiceClient
 	// Timeout bounds each call made through Call.
@@ -42,7 +45,8 @@ func Dial(settings Settings) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		Endpoint: settings.RuntimeEndpoint,
+		Endpoint:      settings.RuntimeEndpoint,
+		ImageEndpoint: settings.RuntimeEndpoint,
 		Runtime:  runtimeapi.NewRuntimeServiceClient(rconn),
 		Images:   runtimeapi.NewImageServiceClient(rconn),
 		Timeout:  settings.RequestTimeout,
@@ -55,6 +59,7 @@ func Dial(settings Settings) (*Client, error) {
 			return nil, err
 		}
 		c.Images = runtimeapi.NewImageServiceClient(iconn)
+		c.ImageEndpoint = settings.ImageEndpoint
 		c.conns = append(c.conns, iconn)
 	}
 	return c, nil
@@ -74,29 +79,49 @@ func (c *Client) Close() error {
 // Call runs one gRPC call under the request timeout and turns transport
 // failures into errors that name the endpoint and say what to do.
 func (c *Client) Call(ctx context.Context, what string, call func(ctx context.Context) error) error {
+	return c.callAt(ctx, c.Endpoint, what, call)
+}
+
+// CallImages is Call for the image service, whose errors name the image
+// endpoint.
+func (c *Client) CallImages(ctx context.Context, what string, call func(ctx context.Context) error) error {
+	return c.callAt(ctx, c.imageEndpoint(), what, call)
+}
+
+func (c *Client) imageEndpoint() string {
+	if c.ImageEndpoint != "" {
+		return c.ImageEndpoint
+	}
+	return c.Endpoint
+}
+
+func (c *Client) callAt(ctx context.Context, endpoint, what string, call func(ctx context.Context) error) error {
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
 	if err := call(ctx); err != nil {
-		return c.describe(what, err)
+		return c.describe(endpoint, what, err)
 	}
 	return nil
 }
 
-func (c *Client) describe(what string, err error) error {
+func (c *Client) describe(endpoint, what string, err error) error {
 	switch status.Code(err) {
 	case codes.Unavailable:
-		return fmt.Errorf("%s: runtime at %s is unreachable: %s; is the runtime running? "+
-			"point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT",
-			what, c.Endpoint, status.Convert(err).Message())
+		hint := "point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT"
+		if endpoint != c.Endpoint {
+			hint = "check image-endpoint in the config file"
+		}
+		return fmt.Errorf("%s: runtime at %s is unreachable: %s; is the runtime running? %s",
+			what, endpoint, status.Convert(err).Message(), hint)
 	case codes.DeadlineExceeded:
 		return fmt.Errorf("%s: runtime at %s did not answer within %s (raise --request-timeout): %w",
-			what, c.Endpoint, c.Timeout, err)
+			what, endpoint, c.Timeout, err)
 	case codes.Unimplemented:
 		return fmt.Errorf("%s: runtime at %s does not implement this call: %s",
-			what, c.Endpoint, status.Convert(err).Message())
+			what, endpoint, status.Convert(err).Message())
 	}
 	if st, ok := status.FromError(err); ok {
 		return fmt.Errorf("%s: %s (%s)", what, st.Message(), st.Code())

@@ -118,7 +118,7 @@ func (c *Client) PullImage(ctx context.Context, image string, podCfg *runtimeapi
 		return img.GetId(), false, nil
 	}
 	var resp *runtimeapi.PullImageResponse
-	err = c.Call(ctx, "pulling image "+image, func(ctx context.Context) (err error) {
+	err = c.CallImages(ctx, "pulling image "+image, func(ctx context.Context) (err error) {
 		resp, err = c.Images.PullImage(ctx, &runtimeapi.PullImageRequest{
 			Image: &runtimeapi.ImageSpec{Image: image}, SandboxConfig: podCfg,
 		})

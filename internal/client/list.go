@@ -209,7 +209,7 @@ func (c *Client) ListImages(ctx context.Context, ref string) ([]*runtimeapi.Imag
 		req.Filter = &runtimeapi.ImageFilter{Image: &runtimeapi.ImageSpec{Image: ref}}
 	}
 	var resp *runtimeapi.ListImagesResponse
-	err := c.Call(ctx, "listing images", func(ctx context.Context) (err error) {
+	err := c.CallImages(ctx, "listing images", func(ctx context.Context) (err error) {
 		resp, err = c.Images.ListImages(ctx, req)
 		return err
 	})

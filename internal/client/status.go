@@ -32,7 +32,7 @@ func (c *Client) PodStatus(ctx context.Context, id string, verbose bool) (*runti
 // missing image is not an error: the response's Image is nil, as CRI says.
 func (c *Client) ImageStatus(ctx context.Context, ref string, verbose bool) (*runtimeapi.ImageStatusResponse, error) {
 	var resp *runtimeapi.ImageStatusResponse
-	err := c.Call(ctx, "image status of "+ref, func(ctx context.Context) (err error) {
+	err := c.CallImages(ctx, "image status of "+ref, func(ctx context.Context) (err error) {
 		resp, err = c.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{
 			Image: &runtimeapi.ImageSpec{Image: ref}, Verbose: verbose,
 		})
@@ -55,7 +55,7 @@ func (c *Client) InspectImage(ctx context.Context, ref string, verbose bool) (*r
 		return nil, err
 	}
 	if resp.GetImage() == nil {
-		return nil, &ImageNotFoundError{Ref: ref, Endpoint: c.Endpoint}
+		return nil, &ImageNotFoundError{Ref: ref, Endpoint: c.imageEndpoint()}
 	}
 	return resp, nil
 }
