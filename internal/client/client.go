@@ -28,8 +28,8 @@ type Client struct {
 	// ImageEndpoint is the image service's endpoint (Endpoint unless
 	// image-endpoint configures another).
 	ImageEndpoint string
-	Runtime  runtimeapi.RuntimeServiceClient
-	Images   runtimeapi.ImageServiceClient
+	Runtime       runtimeapi.RuntimeServiceClient
+	Images        runtimeapi.ImageServiceClient
 	// Timeout bounds each call made through Call.
 	Timeout time.Duration
 
@@ -47,10 +47,10 @@ func Dial(settings Settings) (*Client, error) {
 	c := &Client{
 		Endpoint:      settings.RuntimeEndpoint,
 		ImageEndpoint: settings.RuntimeEndpoint,
-		Runtime:  runtimeapi.NewRuntimeServiceClient(rconn),
-		Images:   runtimeapi.NewImageServiceClient(rconn),
-		Timeout:  settings.RequestTimeout,
-		conns:    []*grpc.ClientConn{rconn},
+		Runtime:       runtimeapi.NewRuntimeServiceClient(rconn),
+		Images:        runtimeapi.NewImageServiceClient(rconn),
+		Timeout:       settings.RequestTimeout,
+		conns:         []*grpc.ClientConn{rconn},
 	}
 	if settings.ImageEndpoint != "" && settings.ImageEndpoint != settings.RuntimeEndpoint {
 		iconn, err := dialEndpoint(settings.ImageEndpoint)
