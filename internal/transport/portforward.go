@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"strings"
-	"time"
+	"net/url"
 )
 
 // Port-forward subprotocols, as offered in X-Stream-Protocol-Version (SPDY)
@@ -27,109 +25,72 @@ const (
 	PortForwardWebSocketBase64 = "v4.base64.channel.k8s.io"
 )
 
-// PortForwardKind is how a port-forward subprotocol reaches the server.
-type PortForwardKind int
+// PortForwardOffers is the negotiation plan for port-forward (DESIGN.md):
+//
+//   - auto: SPDY portforward.k8s.io, then SPDY/3.1+portforward.k8s.io (SPDY
+//     tunnelled in one WebSocket), then the direct WebSocket protocol
+//     (v4.channel.k8s.io or its base64 variant, offered together);
+//   - websocket: the last two;
+//   - spdy: the first.
+//
+// Every offer is one handshake with a fresh URL.
+func PortForwardOffers(t Transport) ([]Offer, error) {
+	spdyOffer := Offer{Transport: SPDY, Protocols: []string{PortForwardSPDY}}
+	tunnel := Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel}}
+	direct := Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocket, PortForwardWebSocketBase64}}
+	switch t {
+	case Auto, "":
+		return []Offer{spdyOffer, tunnel, direct}, nil
+	case WebSocket:
+		return []Offer{tunnel, direct}, nil
+	case SPDY:
+		return []Offer{spdyOffer}, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q: want auto, websocket or spdy", t)
+}
 
-// The three ways to forward ports.
+// pfKind is how an offer reaches the server.
+type pfKind int
+
 const (
-	KindUnknown PortForwardKind = iota
-	// KindSPDY upgrades an HTTP POST to SPDY/3.1.
-	KindSPDY
-	// KindTunnel upgrades to a WebSocket that carries SPDY/3.1.
-	KindTunnel
-	// KindWebSocket upgrades to a channel WebSocket, one per connection.
-	KindWebSocket
+	pfKindSPDY      pfKind = iota // HTTP POST upgraded to SPDY/3.1
+	pfKindTunnel                  // WebSocket carrying SPDY/3.1
+	pfKindWebSocket               // channel WebSocket, one per connection
 )
 
-func (k PortForwardKind) String() string {
-	switch k {
-	case KindSPDY:
-		return "SPDY"
-	case KindTunnel:
-		return "SPDY over WebSocket"
-	case KindWebSocket:
-		return "WebSocket"
+func pfKindOf(o Offer) (pfKind, error) {
+	if len(o.Protocols) == 0 {
+		return 0, errors.New("port-forward: no subprotocol to offer")
 	}
-	return "unknown"
-}
-
-// PortForwardKindOf tells which kind of connection a subprotocol needs.
-func PortForwardKindOf(protocol string) PortForwardKind {
-	switch protocol {
-	case PortForwardSPDY:
-		return KindSPDY
-	case PortForwardTunnel:
-		return KindTunnel
-	case PortForwardWebSocket, PortForwardWebSocketBase64:
-		return KindWebSocket
-	}
-	return KindUnknown
-}
-
-// portForwardOrder is the auto order of DESIGN.md, one entry per attempt
-// (each attempt with a fresh URL).
-var portForwardOrder = [...][]string{
-	{PortForwardSPDY},
-	{PortForwardTunnel},
-	{PortForwardWebSocket, PortForwardWebSocketBase64},
-}
-
-// PortForwardAttempts lists, for a --transport value, the subprotocol sets
-// crisp offers in order, one handshake (and one fresh URL) per set.
-func PortForwardAttempts(t Transport) [][]string {
-	var out [][]string
-	for _, protos := range portForwardOrder {
-		kind := PortForwardKindOf(protos[0])
-		switch {
-		case t == SPDY && kind != KindSPDY:
-			continue
-		case t == WebSocket && kind == KindSPDY:
-			continue
+	for _, p := range o.Protocols {
+		ok := false
+		switch o.Transport {
+		case SPDY:
+			ok = p == PortForwardSPDY
+		case WebSocket:
+			ok = p == PortForwardTunnel && len(o.Protocols) == 1 ||
+				p == PortForwardWebSocket || p == PortForwardWebSocketBase64
 		}
-		out = append(out, append([]string(nil), protos...))
+		if !ok {
+			return 0, fmt.Errorf("port-forward: cannot offer %q over %s (SPDY carries %s; WebSocket carries %s alone, or %s and %s)",
+				p, transportName(o.Transport), PortForwardSPDY, PortForwardTunnel, PortForwardWebSocket, PortForwardWebSocketBase64)
+		}
 	}
-	return out
-}
-
-// Upgrade records one handshake: what was offered and how the server
-// answered. Probe and bench report it as data.
-type Upgrade struct {
-	URL     string
-	Kind    PortForwardKind
-	Offered []string
-	// Protocol is the negotiated subprotocol; empty when refused.
-	Protocol string
-	// Status is the HTTP status of the answer (101 when upgraded); 0 when
-	// no answer arrived (dial or TLS failure).
-	Status int
-	// Reason is the server's explanation of a refusal (response body,
-	// trimmed and bounded).
-	Reason string
-	// Latency is the time from sending the request to an upgraded
-	// connection (or to the refusal).
-	Latency time.Duration
-}
-
-// Accepted reports whether the server upgraded the connection.
-func (u Upgrade) Accepted() bool {
-	return u.Status == http.StatusSwitchingProtocols && u.Protocol != ""
-}
-
-// UpgradeRefusedError is returned when the server answered the handshake but
-// did not upgrade: it does not speak what was offered, or the URL's token
-// was already used.
-type UpgradeRefusedError struct {
-	Upgrade Upgrade
-}
-
-func (e *UpgradeRefusedError) Error() string {
-	u := e.Upgrade
-	status := http.StatusText(u.Status)
-	msg := fmt.Sprintf("%s %s refused %s (HTTP %d %s)", u.Kind, u.URL, strings.Join(u.Offered, ", "), u.Status, status)
-	if u.Reason != "" {
-		msg += ": " + u.Reason
+	switch {
+	case o.Transport == SPDY:
+		return pfKindSPDY, nil
+	case o.Protocols[0] == PortForwardTunnel:
+		return pfKindTunnel, nil
 	}
-	return msg
+	return pfKindWebSocket, nil
+}
+
+// pfOfferName names an offer in messages.
+func pfOfferName(o Offer) string {
+	if len(o.Protocols) == 1 && o.Protocols[0] == PortForwardTunnel {
+		return "SPDY over WebSocket (" + PortForwardTunnel + ")"
+	}
+	return o.String()
 }
 
 // RemoteError is the runtime's message on a forwarded connection's error
@@ -181,42 +142,52 @@ type ForwardSession interface {
 	Close() error
 }
 
-// ConnectPortForward makes exactly one handshake with rawURL, offering
-// protocols (all of one kind), and returns the upgraded session with a record
-// of the handshake. Ports are needed by the direct WebSocket protocol only:
-// they go into the URL's query, one channel pair each. A refusal returns a
-// *UpgradeRefusedError; the Upgrade is filled in on every path.
-func ConnectPortForward(ctx context.Context, rawURL string, ports []uint16, cfg Config, protocols ...string) (ForwardSession, Upgrade, error) {
-	up := Upgrade{URL: rawURL, Offered: append([]string(nil), protocols...)}
-	if len(protocols) == 0 {
-		return nil, up, errors.New("port-forward: no subprotocol to offer")
+// ConnectPortForward makes exactly one handshake with rawURL for offer and
+// returns the upgraded session with a record of the handshake (status,
+// reason, negotiated protocol, upgrade latency; Attempt.Err is the error
+// returned). Ports are needed by the direct WebSocket protocol only: they go
+// into the URL's query, one channel pair each. A refusal is a *RefusedError.
+func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports []uint16, cfg Config) (ForwardSession, Attempt, error) {
+	att := Attempt{Offer: offer, URL: rawURL}
+	kind, err := pfKindOf(offer)
+	if err != nil {
+		att.Err = err
+		return nil, att, err
 	}
-	up.Kind = PortForwardKindOf(protocols[0])
-	for _, p := range protocols[1:] {
-		if PortForwardKindOf(p) != up.Kind {
-			return nil, up, fmt.Errorf("port-forward: cannot offer %q and %q in one handshake", protocols[0], p)
-		}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		att.Err = fmt.Errorf("port-forward: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", rawURL)
+		return nil, att, att.Err
 	}
-	switch up.Kind {
-	case KindSPDY:
-		return connectSPDY(ctx, up, cfg)
-	case KindTunnel:
-		return connectTunnel(ctx, up, cfg)
-	case KindWebSocket:
+	var sess ForwardSession
+	switch kind {
+	case pfKindSPDY:
+		sess, err = connectSPDY(ctx, &att, cfg)
+	case pfKindTunnel:
+		sess, err = connectTunnel(ctx, &att, cfg)
+	case pfKindWebSocket:
 		if len(ports) == 0 {
-			return nil, up, errors.New("port-forward: the WebSocket protocol needs the remote ports in the URL; none given")
+			err = errors.New("port-forward: the WebSocket protocol needs the remote ports in the URL; none given")
+			break
 		}
-		return connectWebSocket(ctx, up, ports, cfg)
+		sess, err = connectWebSocket(ctx, &att, u, ports, cfg)
 	}
-	return nil, up, fmt.Errorf("port-forward: unknown subprotocol %q (want %s, %s, %s or %s)",
-		protocols[0], PortForwardSPDY, PortForwardTunnel, PortForwardWebSocket, PortForwardWebSocketBase64)
-}
-
-// pfReadReason reads a refusal's body, bounded, for messages.
-func pfReadReason(r io.Reader) string {
-	if r == nil {
-		return ""
+	if err != nil {
+		var refused *RefusedError
+		switch {
+		case errors.As(err, &refused):
+		case ctx.Err() != nil:
+			err = ctx.Err()
+		default:
+			if tlsErr := describeTLSError(att.URL, err); tlsErr != err {
+				err = fmt.Errorf("port-forward: %w", tlsErr)
+			} else {
+				err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
+					att.URL, pfOfferName(offer), err)
+			}
+		}
+		att.Err = err
+		return nil, att, err
 	}
-	b, _ := io.ReadAll(io.LimitReader(r, 4096))
-	return strings.TrimSpace(string(b))
+	return sess, att, nil
 }

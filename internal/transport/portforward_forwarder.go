@@ -25,12 +25,15 @@ const pfDefaultDrain = 2 * time.Second
 type ForwarderOptions struct {
 	// Source makes a fresh port-forward URL (one PortForward RPC) per
 	// handshake.
-	Source URLSource
+	Source PortForwardURLSource
 	// Transport restricts the protocols tried: auto tries SPDY, then the
 	// SPDY-over-WebSocket tunnel, then the direct WebSocket protocol;
 	// websocket the last two; spdy only the first.
 	Transport Transport
-	Config    Config
+	// Offers, when set, replaces the transport's plan: exactly these
+	// handshakes, in order (a probe or benchmark pins one protocol so).
+	Offers []Offer
+	Config Config
 	// Report receives one line per forwarded connection that failed. nil
 	// discards them.
 	Report func(format string, args ...any)
@@ -39,20 +42,30 @@ type ForwarderOptions struct {
 	DrainTimeout time.Duration
 }
 
+// PortForwardURLSource makes one fresh port-forward URL: one PortForward RPC
+// with ports in PortForwardRequest.Port. ports is nil for a SPDY session,
+// which carries any port; the direct WebSocket protocol passes the
+// connection's port, because runtimes built on k8s.io/cri-streaming
+// (containerd, CRI-O) take that protocol's ports from the request and ignore
+// the URL's ?port= query (which kubelet-style servers read, and crisp sends
+// too).
+type PortForwardURLSource func(ctx context.Context, ports []uint16) (string, error)
+
 // Forwarder forwards connections to ports of one pod. It owns every
 // forwarded connection's stream pair, so a failure closes that connection
 // only; when the runtime drops the SPDY connection, the next forwarded
 // connection re-establishes it with a fresh URL.
 type Forwarder struct {
-	opts     ForwarderOptions
-	attempts [][]string
-	bufs     sync.Pool
-	connSeq  atomic.Int64
+	opts    ForwarderOptions
+	offers  []Offer
+	bufs    sync.Pool
+	connSeq atomic.Int64
 
-	mu      sync.Mutex
-	chosen  []string       // the subprotocol(s) in use; nil until negotiated
-	session ForwardSession // the shared SPDY or tunnel session
-	closed  bool
+	mu       sync.Mutex
+	chosen   *Offer         // the offer in use; nil until negotiated
+	attempts []Attempt      // what negotiation tried
+	session  ForwardSession // the shared SPDY or tunnel session
+	closed   bool
 }
 
 // NewForwarder validates opts and returns a Forwarder; nothing is dialled yet.
@@ -60,17 +73,22 @@ func NewForwarder(opts ForwarderOptions) (*Forwarder, error) {
 	if opts.Source == nil {
 		return nil, errors.New("port-forward: no URL source")
 	}
-	t := opts.Transport
-	if t == "" {
-		t = Auto
+	offers := opts.Offers
+	if len(offers) == 0 {
+		var err error
+		if offers, err = PortForwardOffers(opts.Transport); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := ParseTransport(string(t)); err != nil {
-		return nil, err
+	for _, o := range offers {
+		if _, err := pfKindOf(o); err != nil {
+			return nil, err
+		}
 	}
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = pfDefaultDrain
 	}
-	f := &Forwarder{opts: opts, attempts: PortForwardAttempts(t)}
+	f := &Forwarder{opts: opts, offers: offers}
 	f.bufs.New = func() any { b := make([]byte, pfCopyBuffer); return &b }
 	return f, nil
 }
@@ -85,60 +103,67 @@ func (f *Forwarder) report(format string, args ...any) {
 // handshake, and keeps the SPDY (or tunnel) session for the connections to
 // come. The direct WebSocket protocol opens a remote connection with every
 // handshake, so choosing it makes no handshake: the first forwarded
-// connection is its test. It returns the chosen subprotocol.
-func (f *Forwarder) Negotiate(ctx context.Context) (string, error) {
+// connection is its test. It returns the chosen offer; the error is a
+// *NegotiationError when every handshake was refused.
+func (f *Forwarder) Negotiate(ctx context.Context) (Offer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.chosen != nil {
-		return f.chosen[0], nil
+		return *f.chosen, nil
 	}
 	return f.negotiateLocked(ctx)
 }
 
-func (f *Forwarder) negotiateLocked(ctx context.Context) (string, error) {
+// Attempts returns the handshakes negotiation made, in order.
+func (f *Forwarder) Attempts() []Attempt {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Attempt(nil), f.attempts...)
+}
+
+func (f *Forwarder) negotiateLocked(ctx context.Context) (Offer, error) {
 	if f.closed {
-		return "", errors.New("port-forward: forwarder closed")
+		return Offer{}, errors.New("port-forward: forwarder closed")
 	}
-	var refused []string
-	for _, protos := range f.attempts {
-		kind := PortForwardKindOf(protos[0])
-		if kind == KindWebSocket {
-			f.chosen = protos
-			f.opts.Config.logf("port-forward: using WebSocket %s, one WebSocket (and one PortForward call) per connection; this protocol cannot forward a half-close, so a connection stays open until the remote side closes it", strings.Join(protos, " or "))
-			return protos[0], nil
+	for _, offer := range f.offers {
+		if kind, _ := pfKindOf(offer); kind == pfKindWebSocket {
+			f.chosen = &offer
+			f.opts.Config.logf("port-forward: using WebSocket %s, one WebSocket (and one PortForward call) per connection; "+
+				"this protocol cannot forward a half-close, so a connection stays open until the remote side closes it",
+				strings.Join(offer.Protocols, " or "))
+			return offer, nil
 		}
-		sess, up, err := f.connect(ctx, protos, nil)
-		var re *UpgradeRefusedError
-		if errors.As(err, &re) {
-			refused = append(refused, re.Error())
-			f.opts.Config.logf("port-forward: %s; trying the next protocol", re.Error())
+		sess, att, err := f.connect(ctx, offer, nil)
+		f.attempts = append(f.attempts, att)
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			f.opts.Config.logf("port-forward: %s; trying the next protocol", refused.Error())
 			continue
 		}
 		if err != nil {
-			return "", err
+			return Offer{}, err
 		}
-		f.chosen, f.session = []string{up.Protocol}, sess
-		f.opts.Config.logf("port-forward: using %s %s (upgraded in %s)", up.Kind, up.Protocol, up.Latency.Round(time.Microsecond))
-		return up.Protocol, nil
+		chosen := Offer{Transport: offer.Transport, Protocols: []string{att.Protocol}}
+		f.chosen, f.session = &chosen, sess
+		f.opts.Config.logf("port-forward: negotiated %s at %s (HTTP %d, upgrade %s)",
+			pfOfferName(chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
+		return chosen, nil
 	}
-	return "", fmt.Errorf("port-forward: the runtime accepted none of the protocols crisp speaks for --transport %s: %s; try another --transport, or check the runtime's streaming server configuration",
-		f.transport(), strings.Join(refused, "; "))
-}
-
-func (f *Forwarder) transport() Transport {
-	if f.opts.Transport == "" {
-		return Auto
-	}
-	return f.opts.Transport
+	return Offer{}, &NegotiationError{Op: "port-forward", Attempts: append([]Attempt(nil), f.attempts...)}
 }
 
 // connect makes one handshake with a fresh URL.
-func (f *Forwarder) connect(ctx context.Context, protos []string, ports []uint16) (ForwardSession, Upgrade, error) {
-	u, err := f.opts.Source(ctx)
+func (f *Forwarder) connect(ctx context.Context, offer Offer, ports []uint16) (ForwardSession, Attempt, error) {
+	start := time.Now()
+	u, err := f.opts.Source(ctx, ports)
 	if err != nil {
-		return nil, Upgrade{Offered: protos}, fmt.Errorf("port-forward: getting a streaming URL from the runtime: %w", err)
+		err = fmt.Errorf("port-forward: getting a streaming URL from the runtime: %w", err)
+		return nil, Attempt{Offer: offer, Err: err}, err
 	}
-	return ConnectPortForward(ctx, u, ports, f.opts.Config, protos...)
+	rpc := time.Since(start)
+	sess, att, err := ConnectPortForward(ctx, u, offer, ports, f.opts.Config)
+	att.RPC = rpc
+	return sess, att, err
 }
 
 // Dial opens one forwarded connection to the remote port, negotiating first
@@ -148,13 +173,11 @@ func (f *Forwarder) Dial(ctx context.Context, port uint16) (ForwardConn, error) 
 	if port == 0 {
 		return nil, errors.New("port-forward: remote port 0 is not a port")
 	}
-	if _, err := f.Negotiate(ctx); err != nil {
+	chosen, err := f.Negotiate(ctx)
+	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	chosen := f.chosen
-	f.mu.Unlock()
-	if PortForwardKindOf(chosen[0]) == KindWebSocket {
+	if kind, _ := pfKindOf(chosen); kind == pfKindWebSocket {
 		sess, _, err := f.connect(ctx, chosen, []uint16{port})
 		if err != nil {
 			return nil, err
@@ -199,11 +222,12 @@ func (f *Forwarder) sharedSession(ctx context.Context) (ForwardSession, error) {
 		}
 	}
 	f.opts.Config.logf("port-forward: the connection to the streaming server was lost; re-establishing it with a fresh URL")
-	sess, up, err := f.connect(ctx, f.chosen, nil)
+	sess, att, err := f.connect(ctx, *f.chosen, nil)
 	if err != nil {
 		return nil, fmt.Errorf("re-establishing the port-forward connection: %w", err)
 	}
-	f.opts.Config.logf("port-forward: re-established %s %s (upgraded in %s)", up.Kind, up.Protocol, up.Latency.Round(time.Microsecond))
+	f.opts.Config.logf("port-forward: re-established %s at %s (HTTP %d, upgrade %s)",
+		pfOfferName(*f.chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
 	f.session = sess
 	return sess, nil
 }
@@ -300,13 +324,23 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	stop := context.AfterFunc(ctx, closeBoth)
 	defer stop()
 
-	upDone := make(chan struct{})
+	upDone, downDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(upDone)
 		bp := f.bufs.Get().(*[]byte)
 		defer f.bufs.Put(bp)
-		_, err := io.CopyBuffer(pfWriterOnly{fc}, pfReaderOnly{local}, *bp)
-		if err != nil {
+		w := &pfWriteErr{w: fc}
+		_, err := io.CopyBuffer(w, pfReaderOnly{local}, *bp)
+		switch {
+		case w.err != nil:
+			// The remote side stopped taking data: its reader below learns
+			// why (the runtime's message, or the end). Should it not end,
+			// give up on the connection after a grace period.
+			t := time.AfterFunc(pfErrorGrace, closeBoth)
+			<-downDone
+			t.Stop()
+			return
+		case err != nil:
 			// The local side broke: nothing more to forward either way.
 			closeBoth()
 			return
@@ -319,6 +353,7 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	bp := f.bufs.Get().(*[]byte)
 	_, err := io.CopyBuffer(pfWriterOnly{local}, pfReaderOnly{fc}, *bp)
 	f.bufs.Put(bp)
+	close(downDone)
 	if err == nil {
 		if cw, ok := local.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
@@ -340,6 +375,21 @@ func pfLocalClosed(err error) bool {
 		return false
 	}
 	return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// pfWriteErr remembers the error of its writer, so a copy can tell which
+// side failed.
+type pfWriteErr struct {
+	w   io.Writer
+	err error
+}
+
+func (w *pfWriteErr) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil {
+		w.err = err
+	}
+	return n, err
 }
 
 // pfReaderOnly and pfWriterOnly hide ReadFrom/WriteTo so io.CopyBuffer uses

@@ -42,19 +42,19 @@ const pfErrorGrace = 2 * time.Second
 // pfMaxErrorMessage bounds what is kept of an error stream.
 const pfMaxErrorMessage = 64 << 10
 
-// connectSPDY upgrades an HTTP POST to SPDY/3.1 offering up.Offered.
-func connectSPDY(ctx context.Context, up Upgrade, cfg Config) (ForwardSession, Upgrade, error) {
+// connectSPDY upgrades an HTTP POST to SPDY/3.1 offering att.Protocols.
+func connectSPDY(ctx context.Context, att *Attempt, cfg Config) (ForwardSession, error) {
 	rt, err := spdy.NewRoundTripperWithConfig(spdy.RoundTripperConfig{TLS: cfg.TLS})
 	if err != nil {
-		return nil, up, fmt.Errorf("port-forward: SPDY setup: %w", err)
+		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, att.URL, nil)
 	if err != nil {
-		return nil, up, fmt.Errorf("port-forward: bad streaming URL %q: %w", up.URL, err)
+		return nil, err
 	}
 	req.Header.Set(httpstream.HeaderConnection, httpstream.HeaderUpgrade)
 	req.Header.Set(httpstream.HeaderUpgrade, spdy.HeaderSpdy31)
-	for _, p := range up.Offered {
+	for _, p := range att.Protocols {
 		req.Header.Add(httpstream.HeaderProtocolVersion, p)
 	}
 	start := time.Now()
@@ -62,103 +62,95 @@ func connectSPDY(ctx context.Context, up Upgrade, cfg Config) (ForwardSession, U
 	// closed: the round tripper keeps it to itself.
 	conn, err := rt.Dial(req)
 	if err != nil {
-		up.Latency = time.Since(start)
-		return nil, up, fmt.Errorf("port-forward: SPDY request to %s failed: %w; is the runtime's streaming server reachable?", up.URL, err)
+		att.Upgrade = time.Since(start)
+		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, req)
-	cancelled := !stop()
-	up.Latency = time.Since(start)
+	stop()
+	att.Upgrade = time.Since(start)
 	if err != nil {
 		conn.Close()
-		if cancelled {
-			return nil, up, ctx.Err()
-		}
-		return nil, up, fmt.Errorf("port-forward: reading the SPDY upgrade answer from %s: %w", up.URL, err)
+		return nil, fmt.Errorf("reading the SPDY upgrade answer: %w", err)
 	}
-	up.Status = resp.StatusCode
+	att.Status = resp.StatusCode
 	if resp.StatusCode != http.StatusSwitchingProtocols ||
 		!strings.Contains(strings.ToLower(resp.Header.Get(httpstream.HeaderUpgrade)), strings.ToLower(spdy.HeaderSpdy31)) {
-		up.Reason = pfReadReason(resp.Body)
+		att.Reason = refusalReason(resp)
 		conn.Close()
-		return nil, up, &UpgradeRefusedError{Upgrade: up}
+		return nil, &RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
-	up.Protocol = resp.Header.Get(httpstream.HeaderProtocolVersion)
-	if !pfContains(up.Offered, up.Protocol) {
+	protocol := resp.Header.Get(httpstream.HeaderProtocolVersion)
+	if !pfContains(att.Protocols, protocol) {
 		conn.Close()
-		up.Reason = fmt.Sprintf("server chose %q, which was not offered", up.Protocol)
-		up.Protocol = ""
-		return nil, up, &UpgradeRefusedError{Upgrade: up}
+		att.Reason = fmt.Sprintf("switched protocols but chose %q, which was not offered", protocol)
+		return nil, &RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
-	var nc net.Conn = conn
+	att.Protocol = protocol
+	var nc net.Conn = &pfOnceCloseConn{Conn: conn}
 	if br.Buffered() > 0 {
-		nc = &pfBufferedConn{Conn: conn, r: br}
+		nc = &pfOnceCloseConn{Conn: &pfBufferedConn{Conn: conn, r: br}}
 	}
 	sc, err := spdy.NewClientConnectionWithPings(nc, pfPingPeriod)
 	if err != nil {
 		conn.Close()
-		return nil, up, fmt.Errorf("port-forward: starting SPDY on %s: %w", up.URL, err)
+		return nil, fmt.Errorf("starting SPDY: %w", err)
 	}
-	return newSPDYSession(sc, nc, up.Protocol, cfg), up, nil
+	return newSPDYSession(sc, nc, protocol, cfg), nil
 }
 
 // connectTunnel upgrades to a WebSocket whose binary messages carry SPDY.
-func connectTunnel(ctx context.Context, up Upgrade, cfg Config) (ForwardSession, Upgrade, error) {
-	ws, u, err := pfDialWebSocket(ctx, up, up.URL, cfg, pfWebSocketBuffer)
-	up = u
+func connectTunnel(ctx context.Context, att *Attempt, cfg Config) (ForwardSession, error) {
+	ws, err := pfDialWebSocket(ctx, att, att.URL, cfg, pfWebSocketBuffer)
 	if err != nil {
-		return nil, up, err
+		return nil, err
 	}
 	tc := portforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)
 	sc, err := spdy.NewClientConnectionWithPings(tc, portforward.PingPeriod)
 	if err != nil {
 		tc.Close()
-		return nil, up, fmt.Errorf("port-forward: starting SPDY in the WebSocket tunnel to %s: %w", up.URL, err)
+		return nil, fmt.Errorf("starting SPDY in the WebSocket tunnel: %w", err)
 	}
-	return newSPDYSession(sc, tc, up.Protocol, cfg), up, nil
+	return newSPDYSession(sc, tc, att.Protocol, cfg), nil
 }
 
-// pfDialWebSocket makes one WebSocket handshake offering up.Offered and fills
-// in the handshake record.
-func pfDialWebSocket(ctx context.Context, up Upgrade, rawURL string, cfg Config, bufSize int) (*websocket.Conn, Upgrade, error) {
+// pfDialWebSocket makes one WebSocket handshake offering att.Protocols and
+// fills in the handshake record.
+func pfDialWebSocket(ctx context.Context, att *Attempt, rawURL string, cfg Config, bufSize int) (*websocket.Conn, error) {
 	wsURL, err := pfWebSocketURL(rawURL)
 	if err != nil {
-		return nil, up, err
+		return nil, err
 	}
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		TLSClientConfig:  cfg.TLS,
-		Subprotocols:     up.Offered,
+		Subprotocols:     att.Protocols,
 		ReadBufferSize:   bufSize,
 		WriteBufferSize:  bufSize,
 		HandshakeTimeout: 45 * time.Second,
 	}
 	start := time.Now()
 	ws, resp, err := d.DialContext(ctx, wsURL, nil)
-	up.Latency = time.Since(start)
+	att.Upgrade = time.Since(start)
 	if resp != nil {
-		up.Status = resp.StatusCode
+		att.Status = resp.StatusCode
 	}
 	if err != nil {
 		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
-			up.Reason = pfReadReason(resp.Body)
+			att.Reason = refusalReason(resp)
 			resp.Body.Close()
-			return nil, up, &UpgradeRefusedError{Upgrade: up}
+			return nil, &RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 		}
-		if ctx.Err() != nil {
-			return nil, up, ctx.Err()
-		}
-		return nil, up, fmt.Errorf("port-forward: WebSocket request to %s failed: %w; is the runtime's streaming server reachable?", rawURL, err)
+		return nil, err
 	}
-	up.Protocol = ws.Subprotocol()
-	if !pfContains(up.Offered, up.Protocol) {
+	if protocol := ws.Subprotocol(); !pfContains(att.Protocols, protocol) {
 		ws.Close()
-		up.Reason = fmt.Sprintf("server chose subprotocol %q, which was not offered", up.Protocol)
-		up.Protocol = ""
-		return nil, up, &UpgradeRefusedError{Upgrade: up}
+		att.Reason = fmt.Sprintf("switched protocols but chose subprotocol %q, which was not offered", protocol)
+		return nil, &RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
-	return ws, up, nil
+	att.Protocol = ws.Subprotocol()
+	return ws, nil
 }
 
 // pfWebSocketURL maps http(s) streaming URLs to ws(s).
@@ -190,6 +182,20 @@ type pfBufferedConn struct {
 }
 
 func (c *pfBufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// pfOnceCloseConn makes Close idempotent and quiet: the session closes the
+// socket itself, and the SPDY library, closing it again later, would
+// otherwise hold a goroutine for a second to report the error to nobody.
+type pfOnceCloseConn struct {
+	net.Conn
+	once sync.Once
+	err  error
+}
+
+func (c *pfOnceCloseConn) Close() error {
+	c.once.Do(func() { c.err = c.Conn.Close() })
+	return c.err
+}
 
 // spdySession is one SPDY connection (direct or tunnelled) carrying any
 // number of forwarded connections, each a data and an error stream.
@@ -270,7 +276,14 @@ func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error
 	h.Set(pfHeaderStreamType, pfStreamData)
 	data, err := s.conn.CreateStream(h)
 	if err != nil {
+		// The runtime may have failed this connection at once (nothing
+		// listening) and reset the stream: its message says why.
+		rerr := c.remoteError()
 		c.Close()
+		var re *RemoteError
+		if errors.As(rerr, &re) {
+			return nil, re
+		}
 		return nil, s.streamErr("data", port, err)
 	}
 	c.data = data

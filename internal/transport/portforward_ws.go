@@ -25,25 +25,22 @@ const pfWebSocketChunk = 32 << 10
 
 // connectWebSocket dials the direct WebSocket port-forward protocol with the
 // ports in the URL's query, one data/error channel pair per port.
-func connectWebSocket(ctx context.Context, up Upgrade, ports []uint16, cfg Config) (ForwardSession, Upgrade, error) {
-	u, err := url.Parse(up.URL)
-	if err != nil {
-		return nil, up, fmt.Errorf("port-forward: bad streaming URL %q: %w", up.URL, err)
-	}
-	q := u.Query()
+func connectWebSocket(ctx context.Context, att *Attempt, u *url.URL, ports []uint16, cfg Config) (ForwardSession, error) {
+	withPorts := *u
+	q := withPorts.Query()
 	for _, p := range ports {
 		q.Add(pfHeaderPort, strconv.Itoa(int(p)))
 	}
-	u.RawQuery = q.Encode()
-	up.URL = u.String()
-	ws, up, err := pfDialWebSocket(ctx, up, up.URL, cfg, pfWebSocketBuffer)
+	withPorts.RawQuery = q.Encode()
+	att.URL = withPorts.String()
+	ws, err := pfDialWebSocket(ctx, att, att.URL, cfg, pfWebSocketBuffer)
 	if err != nil {
-		return nil, up, err
+		return nil, err
 	}
 	s := &wsSession{
 		ws:       ws,
-		protocol: up.Protocol,
-		base64:   up.Protocol == PortForwardWebSocketBase64,
+		protocol: att.Protocol,
+		base64:   att.Protocol == PortForwardWebSocketBase64,
 		cfg:      cfg,
 		done:     make(chan struct{}),
 	}
@@ -53,7 +50,7 @@ func connectWebSocket(ctx context.Context, up Upgrade, ports []uint16, cfg Confi
 	}
 	s.wg.Add(1)
 	go s.readLoop()
-	return s, up, nil
+	return s, nil
 }
 
 // wsSession is one direct WebSocket: per port a data channel 2i and an error

@@ -1,0 +1,474 @@
+package transport
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+)
+
+// pfCase is one port-forward protocol pinned alone.
+type pfCase struct {
+	name  string
+	offer Offer
+}
+
+var pfCases = []pfCase{
+	{"spdy", Offer{Transport: SPDY, Protocols: []string{PortForwardSPDY}}},
+	{"tunnel", Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel}}},
+	{"websocket-v4", Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocket}}},
+	{"websocket-v4-base64", Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocketBase64}}},
+}
+
+func newTestForwarder(t testing.TB, src PortForwardURLSource, offer Offer, report *lockedBuffer) *Forwarder {
+	t.Helper()
+	opts := ForwarderOptions{Source: src, Offers: []Offer{offer}}
+	if report != nil {
+		opts.Report = report.Printf
+	}
+	f, err := NewForwarder(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestPortForwardOffers(t *testing.T) {
+	for _, tc := range []struct {
+		t    Transport
+		want []string
+	}{
+		{Auto, []string{"SPDY portforward.k8s.io", "WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
+		{WebSocket, []string{"WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
+		{SPDY, []string{"SPDY portforward.k8s.io"}},
+	} {
+		offers, err := PortForwardOffers(tc.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, o := range offers {
+			got = append(got, o.String())
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: got %q, want %q", tc.t, got, tc.want)
+		}
+	}
+	if _, err := pfKindOf(Offer{Transport: SPDY, Protocols: []string{PortForwardWebSocket}}); err == nil {
+		t.Error("v4.channel.k8s.io over SPDY was accepted")
+	}
+	if _, err := pfKindOf(Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel, PortForwardWebSocket}}); err == nil {
+		t.Error("the tunnel offered with the direct protocol was accepted")
+	}
+}
+
+// TestPortForwardConcurrent is the acceptance test: per protocol, 100
+// concurrent forwarded connections each moving 1 MiB both ways, checked
+// with sha256.
+func TestPortForwardConcurrent(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	const conns, size = 100, 1 << 20
+	for _, tc := range pfCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestForwarder(t, src, tc.offer, nil)
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			errs := make(chan error, conns)
+			for i := range conns {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					fc, err := f.Dial(ctx, app.port)
+					if err != nil {
+						errs <- fmt.Errorf("connection %d: %w", i, err)
+						return
+					}
+					defer fc.Close()
+					if err := roundTrip(fc, uint64(i)*2, size); err != nil {
+						errs <- fmt.Errorf("connection %d: %w", i, err)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestPortForwardServeListener forwards through a local listener, as the
+// command does.
+func TestPortForwardServeListener(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	for _, tc := range pfCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestForwarder(t, src, tc.offer, nil)
+			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Local: 0, Remote: app.port}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+			for i := range 5 {
+				c, err := net.Dial("tcp", ls[0].Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := roundTrip(c, uint64(i), 64<<10); err != nil {
+					t.Errorf("connection %d: %v", i, err)
+				}
+				c.Close()
+			}
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+	}
+}
+
+// TestPortForwardResetFault: the 3rd forwarded connection is reset by the
+// runtime; it fails with a report naming both ports, and 4..20 succeed.
+func TestPortForwardResetFault(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	for _, tc := range pfCases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, src := startStreamServer(t, streamserver.ProfileFull, "reset-forward-conn=3")
+			var report lockedBuffer
+			f := newTestForwarder(t, src, tc.offer, &report)
+			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+			for i := 1; i <= 20; i++ {
+				c, err := net.Dial("tcp", ls[0].Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = roundTrip(c, uint64(i), 32<<10)
+				c.Close()
+				if i == 3 && err == nil {
+					t.Errorf("connection 3 succeeded despite the fault")
+				}
+				if i != 3 && err != nil {
+					t.Errorf("connection %d: %v", i, err)
+				}
+			}
+			cancel()
+			<-served
+			out := report.String()
+			want := fmt.Sprintf("%s -> %d: connection 3 failed", ls[0].Addr(), app.port)
+			if !strings.Contains(out, want) || !strings.Contains(out, "reset-forward-conn") {
+				t.Errorf("report %q lacks %q and the runtime's message", out, want)
+			}
+			if n := strings.Count(out, "failed"); n != 1 {
+				t.Errorf("%d failures reported, want 1:\n%s", n, out)
+			}
+		})
+	}
+}
+
+// TestPortForwardNothingListening: a refused remote port fails that
+// connection with the runtime's message; the next one works.
+func TestPortForwardNothingListening(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadPort := uint16(dead.Addr().(*net.TCPAddr).Port)
+	dead.Close()
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	for _, tc := range pfCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestForwarder(t, src, tc.offer, nil)
+			ctx := context.Background()
+			// The failure shows in Dial or in the first Read, depending on
+			// how fast the runtime gives up.
+			fc, err := f.Dial(ctx, deadPort)
+			if err == nil {
+				_, err = io.ReadAll(fc)
+				fc.Close()
+			}
+			var re *RemoteError
+			if !errors.As(err, &re) || re.Port != deadPort || !strings.Contains(re.Message, "refused") {
+				t.Errorf("reading from a dead port: got %v, want the runtime's connection-refused message", err)
+			}
+			fc, err = f.Dial(ctx, app.port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fc.Close()
+			if err := roundTrip(fc, 1, 1000); err != nil {
+				t.Errorf("the next connection: %v", err)
+			}
+		})
+	}
+}
+
+// TestPortForwardStreamServerRestart: the runtime's streaming server dies
+// and comes back; new connections succeed (SPDY sessions re-established).
+func TestPortForwardStreamServerRestart(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	for _, tc := range pfCases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, src := startStreamServer(t, streamserver.ProfileFull)
+			f := newTestForwarder(t, src, tc.offer, nil)
+			ctx := context.Background()
+			check := func(when string) {
+				t.Helper()
+				fc, err := f.Dial(ctx, app.port)
+				if err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				defer fc.Close()
+				if err := roundTrip(fc, 3, 4096); err != nil {
+					t.Errorf("%s: %v", when, err)
+				}
+			}
+			check("before the restart")
+			// A connection open while the server dies ends with an error.
+			open, err := f.Dial(ctx, app.port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadAll(open); err == nil && tc.offer.Transport == SPDY {
+				t.Log("the open connection ended without an error (the server closed it cleanly)")
+			}
+			open.Close()
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			check("after the restart")
+			check("again")
+		})
+	}
+}
+
+// TestPortForwardHalfClose: a client that shuts its write side still
+// receives the whole reply, on the protocols that carry a half-close.
+func TestPortForwardHalfClose(t *testing.T) {
+	app := startPFApp(t, halfCloseApp)
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	payload := strings.Repeat("half-close ", 10000)
+	want := sha256.Sum256([]byte(payload))
+	wantTail := sha256.New()
+	io.CopyN(wantTail, pfPattern(7), 256<<10)
+	for _, tc := range pfCases[:2] {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestForwarder(t, src, tc.offer, nil)
+			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+			defer func() { cancel(); <-served }()
+
+			c, err := net.Dial("tcp", ls[0].Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := io.WriteString(c, payload); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			reply, err := io.ReadAll(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reply) != 32+256<<10 {
+				t.Fatalf("reply is %d bytes, want %d", len(reply), 32+256<<10)
+			}
+			if string(reply[:32]) != string(want[:]) {
+				t.Error("the app received something other than what was sent")
+			}
+			if got := sha256.Sum256(reply[32:]); string(got[:]) != string(wantTail.Sum(nil)) {
+				t.Error("the reply's tail differs")
+			}
+		})
+	}
+	t.Run("websocket-v4", func(t *testing.T) {
+		f := newTestForwarder(t, src, pfCases[2].offer, nil)
+		fc, err := f.Dial(context.Background(), app.port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fc.Close()
+		if err := fc.CloseWrite(); !errors.Is(err, ErrHalfCloseUnsupported) {
+			t.Errorf("CloseWrite on WebSocket v4: got %v, want ErrHalfCloseUnsupported", err)
+		}
+	})
+}
+
+// TestPortForwardNegotiation: auto falls back in DESIGN.md's order with a
+// fresh URL each time, and a refusal of everything names every attempt.
+func TestPortForwardNegotiation(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	for _, tc := range []struct {
+		profile   streamserver.Profile
+		transport Transport
+		want      string // chosen subprotocol, or "" for failure
+		attempts  int
+	}{
+		{streamserver.ProfileFull, Auto, PortForwardSPDY, 1},
+		{streamserver.ProfileFull, WebSocket, PortForwardTunnel, 1},
+		{streamserver.ProfileCRIStreaming, WebSocket, PortForwardWebSocket, 1},
+		{streamserver.ProfileConmonRS, Auto, PortForwardTunnel, 2},
+		{streamserver.ProfileLegacy, Auto, PortForwardSPDY, 1},
+		{streamserver.ProfileLegacy, WebSocket, PortForwardWebSocket, 1},
+		{streamserver.ProfileConmonRS, SPDY, "", 1},
+	} {
+		t.Run(fmt.Sprintf("%s-%s", tc.profile, tc.transport), func(t *testing.T) {
+			_, src := startStreamServer(t, tc.profile)
+			urls := 0
+			counted := func(ctx context.Context, ports []uint16) (string, error) { urls++; return src(ctx, ports) }
+			f, err := NewForwarder(ForwarderOptions{Source: counted, Transport: tc.transport})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			offer, err := f.Negotiate(context.Background())
+			if tc.want == "" {
+				var ne *NegotiationError
+				if !errors.As(err, &ne) || !strings.Contains(err.Error(), "403") {
+					t.Fatalf("got %v, want a negotiation error naming the refusal", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if offer.Protocols[0] != tc.want {
+				t.Errorf("chose %v, want %s", offer, tc.want)
+			}
+			if urls != tc.attempts {
+				t.Errorf("used %d URLs, want %d (one per handshake)", urls, tc.attempts)
+			}
+			if tc.want == PortForwardWebSocket {
+				// The direct protocol is tested by the first connection;
+				// on legacy it is refused then.
+				fc, err := f.Dial(context.Background(), app.port)
+				if tc.profile == streamserver.ProfileLegacy {
+					if err == nil || !strings.Contains(err.Error(), "403") {
+						t.Errorf("legacy accepted WebSocket v4: %v", err)
+					}
+					if fc != nil {
+						fc.Close()
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer fc.Close()
+				if err := roundTrip(fc, 5, 100); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// TestConnectPortForwardRecord: one handshake, its record (status,
+// protocol, latency) for probes, and a refusal's status and reason.
+func TestConnectPortForwardRecord(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	_, src := startStreamServer(t, streamserver.ProfileCRIStreaming)
+	ctx := context.Background()
+	for _, tc := range pfCases {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := src(ctx, []uint16{app.port})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, att, err := ConnectPortForward(ctx, u, tc.offer, []uint16{app.port}, Config{})
+			if tc.name == "tunnel" {
+				var refused *RefusedError
+				if !errors.As(err, &refused) || att.Status != 403 || att.Accepted() || att.Reason == "" {
+					t.Fatalf("tunnel on cri-streaming: got %v (status %d, reason %q), want a 403 refusal", err, att.Status, att.Reason)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			if !att.Accepted() || att.Status != 101 || att.Protocol != tc.offer.Protocols[0] || att.Upgrade <= 0 {
+				t.Errorf("record %+v: want accepted, 101, %s, a latency", att, tc.offer.Protocols[0])
+			}
+			fc, err := sess.Open(ctx, app.port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fc.Close()
+			if err := roundTrip(fc, 9, 10000); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Run("used-token", func(t *testing.T) {
+		u, err := src(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, _, err := ConnectPortForward(ctx, u, pfCases[0].offer, nil, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess.Close()
+		_, att, err := ConnectPortForward(ctx, u, pfCases[0].offer, nil, Config{})
+		if err == nil || att.Status != 404 {
+			t.Errorf("a used URL: got %v, status %d; want a 404 refusal", err, att.Status)
+		}
+	})
+}
+
+func TestListenLocal(t *testing.T) {
+	ls, err := ListenLocal([]string{"localhost"}, []PortMapping{{Local: 0, Remote: 80}, {Local: 0, Remote: 443}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := map[uint16]uint16{}
+	for _, l := range ls {
+		defer l.Close()
+		if p, ok := ports[l.Remote]; ok && p != l.Port() {
+			t.Errorf("remote %d got local ports %d and %d; want one port on every address", l.Remote, p, l.Port())
+		}
+		ports[l.Remote] = l.Port()
+	}
+	if len(ports) != 2 || ports[80] == 0 || ports[443] == 0 {
+		t.Fatalf("listeners %v", ports)
+	}
+	// The same local port again is busy: a clear error, nothing left open.
+	_, err = ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Local: ports[80], Remote: 80}})
+	if err == nil || !strings.Contains(err.Error(), "already in use") {
+		t.Errorf("busy port: got %v", err)
+	}
+	if _, err := ListenLocal([]string{"not-an-ip"}, []PortMapping{{Remote: 80}}); err == nil {
+		t.Error("a host name other than localhost was accepted")
+	}
+}
