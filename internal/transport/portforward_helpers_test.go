@@ -13,9 +13,9 @@ import (
 	"sync"
 	"testing"
 
-	"k8s.io/klog/v2"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	"k8s.io/klog/v2"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
