@@ -38,4 +38,8 @@ write_crictl_config() {
   printf 'runtime-endpoint: %s\nimage-endpoint: %s\ntimeout: 30\n' "$ENDPOINT" "$ENDPOINT" >"$CRICTL_CONFIG"
 }
 # alive PID: whether PID is a running containerd (not a recycled PID).
-alive() { [[ -n "${1:-}" ]] && [[ "$(cat "/proc/$1/comm" 2>/dev/null)" == containerd ]]; }
+# A zombie (state Z: exited, not yet reaped by whoever adopted it) is not alive.
+alive() {
+  [[ -n "${1:-}" ]] && [[ "$(cat "/proc/$1/comm" 2>/dev/null)" == containerd ]] &&
+    [[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]]
+}
