@@ -54,7 +54,11 @@ func CapabilitiesOf(p Protocol) Capabilities {
 	switch p.Transport {
 	case SPDY:
 		switch p.Name {
-		case ProtoV1, ProtoV2:
+		case ProtoV1:
+			// v1 has no way to end stdin: the stream is reset, never
+			// half-closed, at the end of the session.
+			return Capabilities{}
+		case ProtoV2:
 			return Capabilities{StdinEOF: true}
 		case ProtoV3:
 			return Capabilities{StdinEOF: true, Resize: true}
@@ -67,7 +71,10 @@ func CapabilitiesOf(p Protocol) Capabilities {
 		case ProtoV4, ProtoV4Base64:
 			return Capabilities{ExitCode: true, Resize: true}
 		}
-		return Capabilities{Resize: true}
+		// channel.k8s.io and base64.channel.k8s.io: the server has a resize
+		// channel, but the protocol version (v1 semantics) defines no
+		// terminal sizes, so clients send none.
+		return Capabilities{}
 	}
 	return Capabilities{}
 }
@@ -81,9 +88,9 @@ func (c Capabilities) missing(what string, p Protocol) string {
 		if p.Transport == WebSocket {
 			return p.String() + " cannot close stdin (only WebSocket v5.channel.k8s.io can)"
 		}
-		return p.String() + " cannot close stdin"
+		return p.String() + " cannot close stdin (SPDY v2 and later can)"
 	case "resize":
-		return p.String() + " cannot carry terminal sizes (SPDY v3 and later can)"
+		return p.String() + " cannot carry terminal sizes (SPDY v3 and later, WebSocket v4 and later can)"
 	}
 	return p.String() + " cannot carry " + what
 }

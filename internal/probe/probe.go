@@ -209,6 +209,12 @@ func (p *Prober) probeExec(ctx context.Context, t Target, proto Protocol) Result
 	if !ok || p.SkipChecks {
 		return res
 	}
+	if why := limitOf(p.Streamer, proto); why != "" {
+		for _, name := range []string{CheckExitCode, CheckOutput, CheckStdinEOF, CheckResize} {
+			res.Checks = append(res.Checks, Check{Name: name, Outcome: Skip, Detail: why})
+		}
+		return res
+	}
 	res.Checks = append(res.Checks, exitCodeCheck(proto, caps, cmd, err, out.String(), errOut.String(), len(t.Command) == 0))
 	if len(t.Command) > 0 {
 		// The user's command: show what it printed; we cannot know what to expect.
@@ -333,6 +339,10 @@ func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol) Resu
 	}
 	err, ok := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: out, Stderr: out})
 	if !ok || p.SkipChecks {
+		return res
+	}
+	if why := limitOf(p.Streamer, proto); why != "" {
+		res.Checks = append(res.Checks, Check{Name: CheckOutput, Outcome: Skip, Detail: why})
 		return res
 	}
 	c := Check{Name: CheckOutput}
