@@ -98,14 +98,7 @@ func TestCrictlExecIntegrity64MiB(t *testing.T) {
 			size, len(r.Stdout), r.ExitCode, r.Err, r.Stderr)
 	}
 	// In: pseudo-random bytes on stdin, hashed in the container.
-	data := make([]byte, size)
-	var x uint64 = 0x9e3779b97f4a7c15
-	for i := range data {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		data[i] = byte(x)
-	}
+	data := pseudoRandom(size)
 	sum := sha256.Sum256(data)
 	r = crictlStdin(t, bytes.NewReader(data), "exec", "-i", h.Ctr, "sha256sum")
 	if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, hex.EncodeToString(sum[:])) {

@@ -609,3 +609,16 @@ func holdLock(t testing.TB, path string) {
 	}
 	t.Cleanup(unlock)
 }
+
+// pseudoRandom returns n reproducible bytes that do not compress (xorshift).
+func pseudoRandom(n int) []byte {
+	data := make([]byte, n)
+	var x uint64 = 0x9e3779b97f4a7c15
+	for i := range data {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		data[i] = byte(x >> 32)
+	}
+	return data
+}
