@@ -6,10 +6,8 @@ package streamserver
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -274,6 +272,3 @@ func mustEqual[T comparable](t *testing.T, what string, got, want T) {
 		t.Fatalf("%s: got %v, want %v", what, got, want)
 	}
 }
-
-var _ = fmt.Sprintf
-var _ = bytes.NewReader

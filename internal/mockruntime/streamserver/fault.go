@@ -130,8 +130,6 @@ type faultSet struct {
 	refuseUpgrade bool
 	killAfter     time.Duration // -1: none
 	resetForward  int           // 0: none
-	// mangle says whether sessions must be found from a pod ID passed
-	// through cri-streaming (only drop-after needs it).
 }
 
 func newFaultSet(faults []Fault) (faultSet, error) {

@@ -35,6 +35,7 @@ import (
 type fakeBackend struct {
 	mu       sync.Mutex
 	forwards []int32
+	sleepers chan struct{} // a token per sleep that started
 }
 
 func (b *fakeBackend) Exec(ctx context.Context, containerID string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommandserver.TerminalSize) error {
@@ -85,6 +86,7 @@ func (b *fakeBackend) Exec(ctx context.Context, containerID string, cmd []string
 			return ctx.Err()
 		}
 	case "sleep":
+		b.sleepers <- struct{}{}
 		<-ctx.Done()
 		return ctx.Err()
 	}
@@ -175,7 +177,7 @@ func echoListener(t *testing.T) int32 {
 // startServer starts a server for the test and closes it at cleanup.
 func startServer(t *testing.T, cfg Config) (*server, *fakeBackend) {
 	t.Helper()
-	b := &fakeBackend{}
+	b := &fakeBackend{sleepers: make(chan struct{}, 100)}
 	if cfg.StreamCreationTimeout == 0 {
 		cfg.StreamCreationTimeout = 5 * time.Second
 	}

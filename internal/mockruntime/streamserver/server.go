@@ -39,11 +39,12 @@ type server struct {
 
 	forwarded atomic.Int64 // forwarded port-forward connections, for reset-forward-conn
 
-	mu      sync.Mutex
-	addr    string // the resolved listen address, fixed by the first Start
-	scheme  string
-	closed  bool
-	current *generation // nil while stopped
+	mu        sync.Mutex
+	addr      string // the resolved listen address, fixed by the first Start
+	scheme    string
+	closed    bool
+	killArmed bool
+	current   *generation // nil while stopped
 
 	// wg counts every goroutine the server owns: the accept loop, request
 	// handlers and backend calls. Add happens under mu while !closed, so
@@ -192,7 +193,10 @@ func (s *server) Start() error {
 		defer s.wg.Done()
 		_ = g.srv.Serve(g.ln) // returns when Stop closes the listener
 	}()
-	if s.faults.killAfter >= 0 {
+	// kill-stream-server-after is one crash, timed from the first Start; a
+	// later Start (a test restarting the "runtime") is not killed again.
+	if s.faults.killAfter >= 0 && !s.killArmed {
+		s.killArmed = true
 		g.kill = time.AfterFunc(s.faults.killAfter, func() { s.stopGeneration(g) })
 	}
 	return nil
@@ -224,7 +228,8 @@ func (s *server) stopGeneration(g *generation) {
 	if g.kill != nil {
 		g.kill.Stop()
 	}
-	g.cancel()
+	// Connections first, contexts after: a killed runtime writes no final
+	// status, so nothing may reach a client once its connection is cut.
 	_ = g.srv.Close() // closes the listener and the connections net/http still owns
 	g.mu.Lock()
 	g.stopped = true
@@ -236,6 +241,7 @@ func (s *server) stopGeneration(g *generation) {
 	for _, c := range conns {
 		_ = c.Close() // hijacked connections too
 	}
+	g.cancel()
 }
 
 func (s *server) Close() error {
@@ -280,8 +286,11 @@ func (s *server) lifeContext() context.Context {
 
 func (s *server) buildURL(kind string, req any) (string, error) {
 	s.mu.Lock()
-	addr, scheme, started := s.addr, s.scheme, s.current != nil
+	addr, scheme, started, closed := s.addr, s.scheme, s.current != nil, s.closed
 	s.mu.Unlock()
+	if closed {
+		return "", status.Error(codes.Unavailable, "streaming server closed")
+	}
 	if !started && strings.HasSuffix(addr, ":0") {
 		return "", status.Error(codes.Unavailable, "streaming server not started")
 	}

@@ -1,0 +1,430 @@
+package streamserver
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func mustFault(t *testing.T, s string) Fault {
+	t.Helper()
+	f, err := ParseFault(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFaultDropAfter: the connection is cut once BYTES of stream payload
+// have gone to the client, for exec on every transport and for forwarded
+// connections (SPDY, tunnel, and through cri-streaming).
+func TestFaultDropAfter(t *testing.T) {
+	const limit = 1000
+	faults := []Fault{mustFault(t, fmt.Sprintf("drop-after=%d", limit))}
+	t.Run("exec", func(t *testing.T) {
+		for _, c := range []struct {
+			profile Profile
+			k       executorKind
+		}{{ProfileFull, spdyExecV4}, {ProfileFull, spdyExecV5}, {ProfileFull, wsExecV5}, {ProfileCRIStreaming, spdyExecV4}, {ProfileCRIStreaming, wsExecV4}} {
+			t.Run(string(c.profile)+"/"+c.k.name, func(t *testing.T) {
+				srv, _ := startServer(t, Config{Profile: c.profile, Faults: faults})
+				r := runExec(t, srv, c.k, &runtimeapi.ExecRequest{Cmd: []string{"yes", "100000"}, Stdout: true}, remotecommand.StreamOptions{})
+				if len(r.stdout) > limit || len(r.stdout) == 0 {
+					t.Fatalf("got %d bytes of stdout, want at most %d (and some)", len(r.stdout), limit)
+				}
+				if strings.Trim(r.stdout, "y") != "" {
+					t.Fatalf("stdout is not the command's output: %q", r.stdout)
+				}
+				// Short writes fit.
+				r = runExec(t, srv, c.k, &runtimeapi.ExecRequest{Cmd: []string{"yes", "10"}, Stdout: true}, remotecommand.StreamOptions{})
+				if r.err != nil || r.stdout != "yyyyyyyyyy" {
+					t.Fatalf("short output under the limit: %+v", r)
+				}
+			})
+		}
+	})
+	t.Run("port-forward", func(t *testing.T) {
+		remote := echoListener(t)
+		payload := strings.Repeat("z", 50000)
+		for _, c := range []struct {
+			profile Profile
+			tunnel  bool
+		}{{ProfileFull, false}, {ProfileFull, true}, {ProfileCRIStreaming, false}} {
+			t.Run(fmt.Sprintf("%s/tunnel=%v", c.profile, c.tunnel), func(t *testing.T) {
+				srv, _ := startServer(t, Config{Profile: c.profile, Faults: faults})
+				u := portForwardURL(t, srv, &runtimeapi.PortForwardRequest{})
+				var res upgradeResult
+				if c.tunnel {
+					r, ws := wsUpgrade(t, u, pfTunnel)
+					res = r
+					if ws != nil {
+						conn := tunnelConnection(t, ws)
+						echo, _ := spdyForward(t, conn, remote, 0, payload)
+						conn.Close()
+						if len(echo) > limit {
+							t.Fatalf("%d bytes came back, want at most %d", len(echo), limit)
+						}
+					}
+				} else {
+					r, conn := spdyUpgrade(t, u, pfSPDY)
+					res = r
+					if conn != nil {
+						echo, _ := spdyForward(t, conn, remote, 0, payload)
+						select {
+						case <-conn.CloseChan():
+						case <-time.After(5 * time.Second):
+							t.Fatal("the SPDY connection was not cut")
+						}
+						conn.Close()
+						if len(echo) > limit {
+							t.Fatalf("%d bytes came back, want at most %d", len(echo), limit)
+						}
+					}
+				}
+				mustEqual(t, "status", res.status, http.StatusSwitchingProtocols)
+			})
+		}
+	})
+}
+
+// TestFaultDelay: each upgrade is answered no sooner than the delay.
+func TestFaultDelay(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	for _, p := range []Profile{ProfileFull, ProfileCRIStreaming} {
+		srv, _ := startServer(t, Config{Profile: p, Faults: []Fault{mustFault(t, "delay=300ms")}})
+		for _, transport := range []string{"spdy", "websocket"} {
+			u := execURL(t, srv, &runtimeapi.ExecRequest{Cmd: []string{"echo"}, Stdout: true})
+			start := time.Now()
+			var res upgradeResult
+			if transport == "spdy" {
+				var conn interface{ Close() error }
+				res, conn = spdyUpgrade(t, u, "v4.channel.k8s.io")
+				if conn != nil {
+					conn.Close()
+				}
+			} else {
+				r, ws := wsUpgrade(t, u, "v4.channel.k8s.io")
+				res = r
+				if ws != nil {
+					ws.Close()
+				}
+			}
+			if took := time.Since(start); took < delay {
+				t.Fatalf("%s/%s: upgrade answered after %v, want at least %v", p, transport, took, delay)
+			}
+			mustEqual(t, "status", res.status, http.StatusSwitchingProtocols)
+		}
+	}
+}
+
+// TestFaultRefuseUpgrade: every upgrade gets 403 with the reason, and the
+// token is consumed all the same.
+func TestFaultRefuseUpgrade(t *testing.T) {
+	for _, p := range Profiles {
+		srv, _ := startServer(t, Config{Profile: p, Faults: []Fault{mustFault(t, "refuse-upgrade")}})
+		for _, kind := range []string{kindExec, kindAttach, kindPortForward} {
+			for _, transport := range []string{"spdy", "websocket"} {
+				u := newURL(t, srv, kind, 1)
+				proto := map[string]string{kindExec: "v4.channel.k8s.io", kindAttach: "v4.channel.k8s.io", kindPortForward: pfSPDY}[kind]
+				if transport == "websocket" && kind == kindPortForward {
+					proto = pfTunnel
+				}
+				var res upgradeResult
+				if transport == "spdy" {
+					res, _ = spdyUpgrade(t, u, proto)
+				} else {
+					res, _ = wsUpgrade(t, u, proto)
+				}
+				mustEqual(t, "status", res.status, http.StatusForbidden)
+				if !strings.Contains(res.body, "refuse-upgrade") {
+					t.Fatalf("%s %s %s: body %q does not give the reason", p, kind, transport, res.body)
+				}
+				mustEqual(t, "reused token", rawStatus(t, u, transport, proto), http.StatusNotFound)
+			}
+		}
+	}
+}
+
+// TestFaultKillStreamServer: the server stops that long after Start: open
+// sessions end, new connections are refused; Start serves again and is not
+// killed a second time.
+func TestFaultKillStreamServer(t *testing.T) {
+	for _, p := range []Profile{ProfileFull, ProfileCRIStreaming} {
+		t.Run(string(p), func(t *testing.T) {
+			const after = 500 * time.Millisecond
+			start := time.Now()
+			srv, b := startServer(t, Config{Profile: p, Faults: []Fault{mustFault(t, "kill-stream-server-after=500ms")}})
+			k := spdyExecV4
+			if p == ProfileFull {
+				k = wsExecV5
+			}
+			r := runExec(t, srv, k, &runtimeapi.ExecRequest{Cmd: []string{"sleep"}, Stdout: true}, remotecommand.StreamOptions{})
+			<-b.sleepers
+			// client-go's SPDY executors take a cut connection with no status
+			// for success (a client's problem); its WebSocket executor does not.
+			if r.err == nil && k.ws {
+				t.Fatal("a session open when the server died ended without an error")
+			}
+			if took := time.Since(start); took < after {
+				t.Fatalf("killed after %v, want %v", took, after)
+			}
+			if c, err := net.Dial("tcp", srv.Addr()); err == nil {
+				c.Close()
+				t.Fatal("the killed server still accepts connections")
+			}
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(after + 200*time.Millisecond)
+			r = runExec(t, srv, k, &runtimeapi.ExecRequest{Cmd: []string{"echo", "back"}, Stdout: true}, remotecommand.StreamOptions{})
+			if r.err != nil || r.stdout != "back\n" {
+				t.Fatalf("after restart: %+v", r)
+			}
+		})
+	}
+}
+
+// TestFaultResetForwardConn: the Nth forwarded connection of the server's
+// life is reset (error stream message, closed data stream); the ones
+// before and after it, on the same or other connections, work.
+func TestFaultResetForwardConn(t *testing.T) {
+	remote := echoListener(t)
+	t.Run("spdy", func(t *testing.T) {
+		for _, p := range []Profile{ProfileFull, ProfileCRIStreaming, ProfileLegacy} {
+			srv, _ := startServer(t, Config{Profile: p, Faults: []Fault{mustFault(t, "reset-forward-conn=2")}})
+			u := portForwardURL(t, srv, &runtimeapi.PortForwardRequest{})
+			res, conn := spdyUpgrade(t, u, pfSPDY)
+			mustEqual(t, "status", res.status, http.StatusSwitchingProtocols)
+			for i := 1; i <= 3; i++ {
+				echo, errs := spdyForward(t, conn, remote, i, "hello")
+				if i == 2 {
+					if echo != "" || !strings.Contains(errs, "reset-forward-conn") {
+						t.Fatalf("%s: connection 2: echo %q, error stream %q", p, echo, errs)
+					}
+					continue
+				}
+				if echo != "hello" || errs != "" {
+					t.Fatalf("%s: connection %d: echo %q, error stream %q", p, i, echo, errs)
+				}
+			}
+			conn.Close()
+		}
+	})
+	t.Run("tunnel", func(t *testing.T) {
+		srv, _ := startServer(t, Config{Profile: ProfileConmonRS, Faults: []Fault{mustFault(t, "reset-forward-conn=1")}})
+		u := portForwardURL(t, srv, &runtimeapi.PortForwardRequest{})
+		_, ws := wsUpgrade(t, u, pfTunnel)
+		conn := tunnelConnection(t, ws)
+		echo, errs := spdyForward(t, conn, remote, 1, "hello")
+		if echo != "" || !strings.Contains(errs, "reset-forward-conn") {
+			t.Fatalf("connection 1: echo %q, error stream %q", echo, errs)
+		}
+		echo, errs = spdyForward(t, conn, remote, 2, "hello")
+		if echo != "hello" || errs != "" {
+			t.Fatalf("connection 2: echo %q, error stream %q", echo, errs)
+		}
+		conn.Close()
+	})
+	t.Run("websocket-direct", func(t *testing.T) {
+		for _, p := range []Profile{ProfileFull, ProfileCRIStreaming} {
+			srv, _ := startServer(t, Config{Profile: p, Faults: []Fault{mustFault(t, "reset-forward-conn=2")}})
+			for i := 1; i <= 3; i++ {
+				u := portForwardURL(t, srv, &runtimeapi.PortForwardRequest{Port: []int32{remote}})
+				_, ws := wsUpgrade(t, u, "v4.channel.k8s.io")
+				if i != 2 {
+					mustEqual(t, "echo", wsDirectForward(t, ws, remote, "hello", false), "hello")
+					continue
+				}
+				got := wsFrames(t, ws, false)
+				ws.Close()
+				if len(got[0]) != 2 || !strings.Contains(got[1], "reset-forward-conn") {
+					t.Fatalf("%s: reset connection: data %q, error %q", p, got[0], got[1])
+				}
+			}
+		}
+	})
+}
+
+// TestStopStart: Stop cuts open sessions and forwarded connections and
+// closes the listener; Start serves again on the same address.
+func TestStopStart(t *testing.T) {
+	remote := echoListener(t)
+	for _, p := range Profiles {
+		t.Run(string(p), func(t *testing.T) {
+			srv, b := startServer(t, Config{Profile: p})
+			addr := srv.Addr()
+			k := spdyExecV4
+			switch p {
+			case ProfileConmonRS:
+				k = wsExecV5
+			case ProfileLegacy:
+				k = spdyExecV2
+			}
+			done := make(chan execResult, 1)
+			go func() {
+				u := execURL(t, srv, &runtimeapi.ExecRequest{Cmd: []string{"sleep"}, Stdout: true})
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				err := k.executor(t, nil, u).StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &strings.Builder{}})
+				done <- execResult{err: err}
+			}()
+			<-b.sleepers
+			f := clientForward(t, srv, p == ProfileConmonRS, remote)
+			if got, err := roundTrip(t, f.local, []byte("before")); err != nil || string(got) != "before" {
+				t.Fatalf("forward before Stop: %q %v", got, err)
+			}
+			if err := srv.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case r := <-done:
+				if r.err == nil && k.ws {
+					t.Fatal("an exec cut by Stop ended without an error")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Stop did not end the open exec")
+			}
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				t.Fatal("a stopped server accepts connections")
+			}
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			mustEqual(t, "address after restart", srv.Addr(), addr)
+			r := runExec(t, srv, k, &runtimeapi.ExecRequest{Cmd: []string{"echo", "again"}, Stdout: true}, remotecommand.StreamOptions{})
+			if r.err != nil || r.stdout != "again\n" {
+				t.Fatalf("after restart: %+v", r)
+			}
+			f2 := clientForward(t, srv, p == ProfileConmonRS, remote)
+			if got, err := roundTrip(t, f2.local, []byte("after")); err != nil || string(got) != "after" {
+				t.Fatalf("forward after restart: %q %v", got, err)
+			}
+		})
+	}
+}
+
+// TestClose: Close ends everything for good.
+func TestClose(t *testing.T) {
+	srv, err := New(Config{}, &fakeBackend{sleepers: make(chan struct{}, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.GetExec(&runtimeapi.ExecRequest{ContainerId: "c", Cmd: []string{"x"}, Stdout: true}); err == nil {
+		t.Fatal("a URL before Start, with the port still unknown")
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatalf("second Start: %v", err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err == nil {
+		t.Fatal("Start after Close succeeded")
+	}
+	if _, err := srv.GetExec(&runtimeapi.ExecRequest{ContainerId: "c", Cmd: []string{"x"}, Stdout: true}); err == nil {
+		t.Fatal("a URL after Close")
+	}
+}
+
+// TestNewRejects: bad configurations fail at New.
+func TestNewRejects(t *testing.T) {
+	b := &fakeBackend{}
+	for _, cfg := range []Config{
+		{Addr: "0.0.0.0:0"},
+		{Addr: ":0"},
+		{Addr: "192.0.2.1:0"},
+		{Addr: "example.com:0"},
+		{Addr: "127.0.0.1"},
+		{Profile: "containerd"},
+		{Faults: []Fault{{Kind: "explode"}}},
+		{Faults: []Fault{{Kind: FaultDelay, Duration: time.Second}, {Kind: FaultDelay, Duration: 2 * time.Second}}},
+		{Faults: []Fault{{Kind: FaultResetForwardNo}}},
+	} {
+		if _, err := New(cfg, b); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+	if _, err := New(Config{}, nil); err == nil {
+		t.Error("New with a nil backend succeeded")
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0", "127.0.0.2:0"} {
+		if _, err := New(Config{Addr: addr}, b); err != nil {
+			t.Errorf("New(Addr %q): %v", addr, err)
+		}
+	}
+}
+
+// TestTLS: with Config.TLS the URLs are https and the protocols work over
+// TLS (SPDY and WebSocket).
+func TestTLS(t *testing.T) {
+	cert, caPEM := selfSigned(t)
+	for _, p := range []Profile{ProfileFull, ProfileCRIStreaming} {
+		srv, _ := startServer(t, Config{Profile: p, TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+		cfg := &rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
+		for _, k := range []executorKind{spdyExecV4, wsExecV4} {
+			u := execURL(t, srv, &runtimeapi.ExecRequest{Cmd: []string{"echo", "secure"}, Stdout: true})
+			mustEqual(t, "scheme", u.Scheme, "https")
+			var out strings.Builder
+			if err := k.executor(t, cfg, u).StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: &out}); err != nil {
+				t.Fatalf("%s %s: %v", p, k.name, err)
+			}
+			mustEqual(t, "stdout", out.String(), "secure\n")
+		}
+	}
+}
+
+func selfSigned(t *testing.T) (tls.Certificate, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "streamserver test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	cert, err := tls.X509KeyPair(certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, certPEM
+}
