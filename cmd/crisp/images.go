@@ -22,6 +22,11 @@ type imagesOptions struct {
 
 func newImagesCommand(f *factory) *cobra.Command {
 	o := &imagesOptions{f: f}
+	return imagesCommand(o)
+}
+
+// imagesCommand binds the command's flags to o; tests parse into their own o.
+func imagesCommand(o *imagesOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "images [IMAGE]",
 		Short: "List images",

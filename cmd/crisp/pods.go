@@ -39,6 +39,11 @@ type podsOptions struct {
 
 func newPodsCommand(f *factory) *cobra.Command {
 	o := &podsOptions{f: f, now: time.Now}
+	return podsCommand(o)
+}
+
+// podsCommand binds the command's flags to o; tests parse into their own o.
+func podsCommand(o *podsOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pods [flags]",
 		Short: "List pod sandboxes",

@@ -34,6 +34,11 @@ type psOptions struct {
 
 func newPsCommand(f *factory) *cobra.Command {
 	o := &psOptions{f: f, now: time.Now}
+	return psCommand(o)
+}
+
+// psCommand binds the command's flags to o; tests parse into their own o.
+func psCommand(o *psOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ps [flags]",
 		Short: "List containers",
