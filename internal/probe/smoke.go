@@ -158,21 +158,39 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 	return rep, ctx.Err()
 }
 
-// refusals describes why nothing was accepted for call.
+// refusals describes why nothing was accepted for call, grouping the
+// protocols that got the same answer.
 func refusals(rep *ProbeReport, call Call) string {
-	var parts []string
+	var order []string
+	groups := map[string][]string{}
 	for _, r := range rep.Results {
 		if r.Call != call {
 			continue
 		}
+		var why string
 		switch {
 		case r.Status != 0:
-			parts = append(parts, fmt.Sprintf("%s: %d %s", r.Protocol, r.Status, firstLine(r.Reason)))
+			why = firstLine(r.Reason)
+			if !strings.HasPrefix(why, fmt.Sprint(r.Status)) {
+				why = fmt.Sprintf("HTTP %d %s", r.Status, why)
+			} else {
+				why = "HTTP " + why
+			}
 		case r.Error != "":
-			parts = append(parts, fmt.Sprintf("%s: %s", r.Protocol, firstLine(r.Error)))
+			why = firstLine(r.Error)
+		default:
+			why = "accepted, but not a step of the auto order"
 		}
+		if _, ok := groups[why]; !ok {
+			order = append(order, why)
+		}
+		groups[why] = append(groups[why], r.Protocol.String())
 	}
-	return fmt.Sprintf("the runtime accepted no protocol crisp's auto order can use for %s (%s)", call, strings.Join(parts, "; "))
+	var parts []string
+	for _, why := range order {
+		parts = append(parts, fmt.Sprintf("%s: %s", strings.Join(groups[why], ", "), why))
+	}
+	return fmt.Sprintf("the runtime accepted no protocol crisp's auto order can use for %s; %s", call, strings.Join(parts, "; "))
 }
 
 func firstLine(s string) string {
