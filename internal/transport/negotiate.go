@@ -330,7 +330,8 @@ func (s *session) outcome(ctx context.Context, att Attempt, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fmt.Errorf("%s: session over %s %s from %s failed: %w", s.op, transportName(att.Transport), att.Protocol, att.URL, err)
+	return fmt.Errorf("%s: the session over %s %s (%s) broke off: %w; did the runtime or its streaming server stop?",
+		s.op, transportName(att.Transport), att.Protocol, att.URL, err)
 }
 
 func (s *session) traceExit(code int) {
