@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,17 +29,12 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
+	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
-
-// mockDefaultImage is the busybox-like image the mock holds from the start
-// (mockruntime.DefaultImage).
-const mockDefaultImage = "registry.k8s.io/e2e-test-images/busybox:1.29-2"
 
 // scriptCallTimeout bounds every CRI call the harness makes and is the
 // default of waitfor and tcpcopy. It is a guard against hangs, never a
@@ -81,7 +77,7 @@ func scriptParams(dir string) testscript.Params {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			env.Values[scriptStateKey{}] = &scriptState{t: env.T()}
+			env.Values[scriptStateKey{}] = &scriptState{}
 			// Keep the host's /etc/crictl.yaml (and whatever runtime it
 			// names) out of scripts: an empty config file of their own.
 			cfg := filepath.Join(env.WorkDir, ".crictl.yaml")
@@ -109,6 +105,7 @@ func scriptParams(dir string) testscript.Params {
 			"tcpcopy":      cmdTCPCopy,
 			"exitcode":     cmdExitCode,
 			"sharedprefix": cmdSharedPrefix,
+			"varfrom":      cmdVarFrom, // portforward_test.go
 		},
 	}
 }
@@ -117,13 +114,10 @@ type scriptStateKey struct{}
 
 // scriptState is what one script's custom commands share.
 type scriptState struct {
-	t  testscript.T
 	mu sync.Mutex
-	// The mock runtime and a CRI connection to it, once `mock start` ran.
-	rt      *mockruntime.Runtime
-	conn    *grpc.ClientConn
-	cri     runtimeapi.RuntimeServiceClient
-	images  runtimeapi.ImageServiceClient
+	// env is the mock runtime and a CRI connection to it, once `mock start`
+	// ran; nil again after `mock close`.
+	env     *mocktest.Env
 	podCfgs map[string]*runtimeapi.PodSandboxConfig
 	log     *lockedFile
 }
@@ -133,16 +127,28 @@ func state(ts *testscript.TestScript) *scriptState {
 }
 
 // lockedFile is the mock's log ($WORK/mock.log): its Logf runs on many
-// goroutines.
+// goroutines, and may run after the script's last command.
 type lockedFile struct {
-	mu sync.Mutex
-	f  *os.File
+	mu     sync.Mutex
+	f      *os.File
+	closed bool
 }
 
 func (l *lockedFile) Logf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.f, format+"\n", args...)
+	if !l.closed {
+		fmt.Fprintf(l.f, format+"\n", args...)
+	}
+}
+
+func (l *lockedFile) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		l.f.Close()
+	}
 }
 
 const mockUsage = `usage:
@@ -151,14 +157,15 @@ const mockUsage = `usage:
       MOCK_ENDPOINT and STREAM_ADDR; its log goes to $WORK/mock.log; torn down with the script
   mock pod [--var V] [--namespace NS] [--label K=V]... NAME
       create a pod; prints its ID and sets $POD (or $V)
-  mock container [--var V] [--pod ID] [--image I] [--tty] [--stdin] [--label K=V]... [--env K=V]... [--no-start] NAME [-- CMD...]
+  mock container [--var V] [--pod ID] [--image I] [--tty] [--stdin] [--stdin-once]
+                 [--label K=V]... [--env K=V]... [--no-start] NAME [-- CMD...]
       create and start a container in $POD (or --pod; a pod NAME-pod is made when neither);
-      prints its ID and sets $CTR (or $V)
+      prints its ID and sets $CTR (or $V); the image is pulled when the mock lacks it
   mock stop-container ID | mock stop-pod ID | mock rm-container ID | mock rm-pod ID
   mock stop-stream | mock start-stream
       stop the streaming server (open streams die) / serve again on the same address
   mock close
-      kill the whole mock runtime now`
+      kill the whole mock runtime now (a runtime that dies mid-session)`
 
 // cmdMock drives the script's mock runtime.
 func cmdMock(ts *testscript.TestScript, neg bool, args []string) {
@@ -174,8 +181,9 @@ func cmdMock(ts *testscript.TestScript, neg bool, args []string) {
 		mockStart(ts, st, args)
 		return
 	}
-	if st.rt == nil {
-		ts.Fatalf("mock %s: no mock runtime in this script; run `mock start` first", sub)
+	env := st.current()
+	if env == nil {
+		ts.Fatalf("mock %s: no mock runtime running in this script; run `mock start` first", sub)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), scriptCallTimeout)
 	defer cancel()
@@ -187,23 +195,23 @@ func cmdMock(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	switch sub {
 	case "pod":
-		mockPod(ctx, ts, st, args)
+		mockPod(ctx, ts, st, env, args)
 	case "container":
-		mockContainer(ctx, ts, st, args)
+		mockContainer(ctx, ts, st, env, args)
 	case "stop-container":
-		_, err := st.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: oneID()})
+		_, err := env.CRI.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: oneID()})
 		ts.Check(err)
 	case "rm-container":
-		_, err := st.cri.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: oneID()})
+		_, err := env.CRI.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: oneID()})
 		ts.Check(err)
 	case "stop-pod":
-		_, err := st.cri.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: oneID()})
+		_, err := env.CRI.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: oneID()})
 		ts.Check(err)
 	case "rm-pod":
-		_, err := st.cri.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: oneID()})
+		_, err := env.CRI.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: oneID()})
 		ts.Check(err)
 	case "stop-stream", "start-stream":
-		srv := st.rt.StreamServer()
+		srv := env.Runtime.StreamServer()
 		if srv == nil {
 			ts.Fatalf("mock %s: the mock runtime has no streaming server", sub)
 		}
@@ -257,7 +265,7 @@ func mockStart(ts *testscript.TestScript, st *scriptState, args []string) {
 	if rest := parseFlags(ts, fs, args); len(rest) > 0 {
 		ts.Fatalf("mock start takes no arguments, got %q\n%s", rest, mockUsage)
 	}
-	if st.rt != nil {
+	if st.log != nil {
 		ts.Fatalf("mock start: this script already started a mock runtime")
 	}
 	cfg := mockruntime.Config{Profile: streamserver.Profile(*profile), StreamAddr: *streamAddr}
@@ -268,11 +276,6 @@ func mockStart(ts *testscript.TestScript, st *scriptState, args []string) {
 		}
 		cfg.Faults = append(cfg.Faults, fault)
 	}
-	// Unix socket paths are limited to 108 bytes and $WORK can be longer.
-	dir, err := os.MkdirTemp("", "crisp")
-	ts.Check(err)
-	ts.Defer(func() { os.RemoveAll(dir) })
-	cfg.Listen = "unix://" + filepath.Join(dir, "cri.sock")
 	logFile, err := os.Create(ts.MkAbs("mock.log"))
 	ts.Check(err)
 	st.log = &lockedFile{f: logFile}
@@ -280,55 +283,49 @@ func mockStart(ts *testscript.TestScript, st *scriptState, args []string) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), scriptCallTimeout)
 	defer cancel()
-	rt, err := mockruntime.Start(ctx, cfg)
+	// mocktest puts the socket under a short temporary folder: unix socket
+	// paths are limited to 108 bytes and $WORK can be longer.
+	env, err := mocktest.StartRuntime(ctx, cfg)
 	if err != nil {
-		logFile.Close()
-		if strings.Contains(err.Error(), "not built yet") {
-			// Only while the mock runtime is a placeholder: the skip goes
-			// away by itself when it lands.
-			st.t.Skip("mock runtime not built yet: ", err)
-		}
+		st.log.Close()
 		ts.Fatalf("mock start: %v", err)
 	}
-	st.rt = rt
+	st.mu.Lock()
+	st.env = env
+	st.podCfgs = map[string]*runtimeapi.PodSandboxConfig{}
+	st.mu.Unlock()
 	// The runtime goes first, then the log it writes to.
 	ts.Defer(func() {
 		st.closeRuntime()
-		st.log.mu.Lock()
-		logFile.Close()
-		st.log.mu.Unlock()
+		st.log.Close()
 	})
-	conn, err := grpc.NewClient(rt.Endpoint(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	ts.Check(err)
-	st.conn = conn
-	st.cri = runtimeapi.NewRuntimeServiceClient(conn)
-	st.images = runtimeapi.NewImageServiceClient(conn)
-	st.podCfgs = map[string]*runtimeapi.PodSandboxConfig{}
-
-	ts.Setenv("CONTAINER_RUNTIME_ENDPOINT", rt.Endpoint())
-	ts.Setenv("MOCK_ENDPOINT", rt.Endpoint())
-	if srv := rt.StreamServer(); srv != nil {
+	ts.Setenv("CONTAINER_RUNTIME_ENDPOINT", env.Endpoint)
+	ts.Setenv("MOCK_ENDPOINT", env.Endpoint)
+	if srv := env.Runtime.StreamServer(); srv != nil {
 		ts.Setenv("STREAM_ADDR", srv.Addr())
 	}
+}
+
+func (st *scriptState) current() *mocktest.Env {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.env
 }
 
 // closeRuntime closes the CRI connection and the runtime, once.
 func (st *scriptState) closeRuntime() {
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.conn != nil {
-		st.conn.Close()
-		st.conn = nil
-	}
-	if st.rt != nil {
-		if err := st.rt.Close(); err != nil {
+	env := st.env
+	st.env = nil
+	st.mu.Unlock()
+	if env != nil {
+		if err := env.Close(); err != nil {
 			st.log.Logf("harness: closing the mock runtime: %v", err)
 		}
-		st.rt = nil
 	}
 }
 
-func mockPod(ctx context.Context, ts *testscript.TestScript, st *scriptState, args []string) {
+func mockPod(ctx context.Context, ts *testscript.TestScript, st *scriptState, env *mocktest.Env, args []string) {
 	fs := flag.NewFlagSet("mock pod", flag.ContinueOnError)
 	varName := fs.String("var", "POD", "environment variable to set to the pod ID")
 	namespace := fs.String("namespace", "default", "pod namespace")
@@ -338,31 +335,39 @@ func mockPod(ctx context.Context, ts *testscript.TestScript, st *scriptState, ar
 	if len(rest) != 1 {
 		ts.Fatalf("mock pod needs one NAME\n%s", mockUsage)
 	}
-	id := st.runPod(ctx, ts, rest[0], *namespace, keyValues(ts, labels))
+	id := st.runPod(ctx, ts, env, rest[0], *namespace, keyValues(ts, labels))
 	ts.Setenv(*varName, id)
 	fmt.Fprintln(ts.Stdout(), id)
 }
 
-func (st *scriptState) runPod(ctx context.Context, ts *testscript.TestScript, name, namespace string, labels map[string]string) string {
+// runPod makes a pod the way mocktest.CreatePod does (logs under the
+// environment's folder), with the namespace and labels a script asks for.
+func (st *scriptState) runPod(ctx context.Context, ts *testscript.TestScript, env *mocktest.Env, name, namespace string, labels map[string]string) string {
+	uid := namespace + "-" + name
 	cfg := &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Namespace: namespace, Uid: namespace + "-" + name},
-		Labels:   labels,
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: namespace, Uid: uid},
+		Hostname:     name,
+		LogDirectory: filepath.Join(env.Dir, "pods", uid),
+		Labels:       labels,
 	}
-	resp, err := st.cri.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	resp, err := env.CRI.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
 	if err != nil {
 		ts.Fatalf("mock pod %s: RunPodSandbox: %v", name, err)
 	}
+	st.mu.Lock()
 	st.podCfgs[resp.PodSandboxId] = cfg
+	st.mu.Unlock()
 	return resp.PodSandboxId
 }
 
-func mockContainer(ctx context.Context, ts *testscript.TestScript, st *scriptState, args []string) {
+func mockContainer(ctx context.Context, ts *testscript.TestScript, st *scriptState, env *mocktest.Env, args []string) {
 	fs := flag.NewFlagSet("mock container", flag.ContinueOnError)
 	varName := fs.String("var", "CTR", "environment variable to set to the container ID")
 	podID := fs.String("pod", "", "pod ID (default $POD)")
-	image := fs.String("image", mockDefaultImage, "image")
+	image := fs.String("image", mockruntime.DefaultImage, "image")
 	tty := fs.Bool("tty", false, "allocate a terminal")
 	stdin := fs.Bool("stdin", false, "keep stdin open")
+	stdinOnce := fs.Bool("stdin-once", false, "close stdin when the first attached client ends its input")
 	noStart := fs.Bool("no-start", false, "create only (state Created)")
 	var labels, envs multiFlag
 	fs.Var(&labels, "label", "K=V label (repeatable)")
@@ -380,43 +385,51 @@ func mockContainer(ctx context.Context, ts *testscript.TestScript, st *scriptSta
 		pod = ts.Getenv("POD")
 	}
 	if pod == "" {
-		pod = st.runPod(ctx, ts, name+"-pod", "default", nil)
+		pod = st.runPod(ctx, ts, env, name+"-pod", "default", nil)
 		ts.Setenv("POD", pod)
 	}
+	st.mu.Lock()
 	podCfg := st.podCfgs[pod]
+	st.mu.Unlock()
 	if podCfg == nil {
 		ts.Fatalf("mock container %s: pod %q was not made by `mock pod` in this script", name, pod)
 	}
 	// Pull what the mock does not hold yet, as a kubelet would.
 	spec := &runtimeapi.ImageSpec{Image: *image}
-	is, err := st.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
+	is, err := env.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
 	if err != nil {
 		ts.Fatalf("mock container %s: ImageStatus %s: %v", name, *image, err)
 	}
 	if is.Image == nil {
-		if _, err := st.images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: podCfg}); err != nil {
+		if _, err := env.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: podCfg}); err != nil {
 			ts.Fatalf("mock container %s: PullImage %s: %v", name, *image, err)
 		}
 	}
-	var env []*runtimeapi.KeyValue
-	for k, v := range keyValues(ts, envs) {
-		env = append(env, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
+	envVars := keyValues(ts, envs)
+	keys := make([]string, 0, len(envVars))
+	for k := range envVars {
+		keys = append(keys, k)
 	}
+	sort.Strings(keys)
 	cfg := &runtimeapi.ContainerConfig{
-		Metadata: &runtimeapi.ContainerMetadata{Name: name},
-		Image:    spec,
-		Command:  command,
-		Envs:     env,
-		Labels:   keyValues(ts, labels),
-		Tty:      *tty,
-		Stdin:    *stdin,
+		Metadata:  &runtimeapi.ContainerMetadata{Name: name},
+		Image:     spec,
+		Command:   command,
+		Labels:    keyValues(ts, labels),
+		Tty:       *tty,
+		Stdin:     *stdin || *stdinOnce,
+		StdinOnce: *stdinOnce,
+		LogPath:   name + ".log",
 	}
-	resp, err := st.cri.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg, SandboxConfig: podCfg})
+	for _, k := range keys {
+		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: k, Value: []byte(envVars[k])})
+	}
+	resp, err := env.CRI.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg, SandboxConfig: podCfg})
 	if err != nil {
 		ts.Fatalf("mock container %s: CreateContainer: %v", name, err)
 	}
 	if !*noStart {
-		if _, err := st.cri.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: resp.ContainerId}); err != nil {
+		if _, err := env.CRI.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: resp.ContainerId}); err != nil {
 			ts.Fatalf("mock container %s: StartContainer: %v", name, err)
 		}
 	}

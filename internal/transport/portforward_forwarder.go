@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,10 +128,20 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (Offer, error) {
 	}
 	for _, offer := range f.offers {
 		if kind, _ := pfKindOf(offer); kind == pfKindWebSocket {
+			att, err := f.checkWebSocket(ctx, offer)
+			f.attempts = append(f.attempts, att)
+			var refused *RefusedError
+			if errors.As(err, &refused) {
+				f.opts.Config.logf("port-forward: %s; trying the next protocol", refused.Error())
+				continue
+			}
+			if err != nil {
+				return Offer{}, err
+			}
 			f.chosen = &offer
-			f.opts.Config.logf("port-forward: using WebSocket %s, one WebSocket (and one PortForward call) per connection; "+
+			f.opts.Config.logf("port-forward: negotiated WebSocket %s at %s (HTTP %d, upgrade %s): one WebSocket (and one PortForward call) per connection; "+
 				"this protocol cannot forward a half-close, so a connection stays open until the remote side closes it",
-				strings.Join(offer.Protocols, " or "))
+				strings.Join(offer.Protocols, " or "), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
 			return offer, nil
 		}
 		sess, att, err := f.connect(ctx, offer, nil)
@@ -150,6 +161,40 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (Offer, error) {
 		return chosen, nil
 	}
 	return Offer{}, &NegotiationError{Op: "port-forward", Attempts: append([]Attempt(nil), f.attempts...)}
+}
+
+// checkWebSocket asks whether the server speaks the direct WebSocket
+// protocol without opening a remote connection: a handshake naming no port.
+// cri-streaming servers upgrade it (and close at once: no channels), servers
+// that read ports from the query answer 400 (they speak the protocol but
+// want a port), and servers without it refuse (403).
+func (f *Forwarder) checkWebSocket(ctx context.Context, offer Offer) (Attempt, error) {
+	start := time.Now()
+	u, err := f.opts.Source(ctx, nil)
+	if err != nil {
+		err = fmt.Errorf("port-forward: getting a streaming URL from the runtime: %w", err)
+		return Attempt{Offer: offer, Err: err}, err
+	}
+	att := Attempt{Offer: offer, URL: u, RPC: time.Since(start)}
+	ws, err := pfDialWebSocket(ctx, &att, u, f.opts.Config, 4096)
+	if err == nil {
+		ws.Close()
+		return att, nil
+	}
+	var refused *RefusedError
+	if errors.As(err, &refused) && refused.Status == http.StatusBadRequest {
+		return att, nil
+	}
+	if !errors.As(err, &refused) {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		} else {
+			err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
+				u, pfOfferName(offer), describeTLSError(u, err))
+		}
+	}
+	att.Err = err
+	return att, err
 }
 
 // connect makes one handshake with a fresh URL.
