@@ -180,6 +180,9 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		fmt.Fprintln(out, smokeTally(rep))
 	}
 	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("smoke interrupted after %d checks: %w", len(rep.Checks), err)
+		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 			return fmt.Errorf("smoke did not finish within --timeout %s: %w", o.Timeout, err)
 		}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime"
+	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+)
+
+// The JUnit shape CI systems read, declared here independently of
+// internal/probe's writer.
+type junitDoc struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string `xml:"name,attr"`
+	ClassName string `xml:"classname,attr"`
+	Time      string `xml:"time,attr"`
+	Failure   *struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	} `xml:"failure"`
+	Skipped *struct {
+		Message string `xml:"message,attr"`
+	} `xml:"skipped"`
+}
+
+var tallyLine = regexp.MustCompile(`^(\d+) passed, (\d+) failed(, (\d+) skipped)?$`)
+
+// lastLine returns the last line of out, which must end in a newline.
+func lastLine(t *testing.T, out string) string {
+	t.Helper()
+	if !strings.HasSuffix(out, "\n") {
+		t.Fatalf("output does not end with a newline: %q", out)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestSmokeJUnitParses(t *testing.T) {
+	fault, err := streamserver.ParseFault("drop-after=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, ctr := tickerContainer(t, mockruntime.Config{Profile: streamserver.ProfileFull, Faults: []streamserver.Fault{fault}})
+	port := echoServer(t)
+	junit := filepath.Join(t.TempDir(), "smoke.xml")
+	stdout, stderr, code := crispRun(t, env.Endpoint, "smoke", ctr, "--port", fmt.Sprint(port), "--junit", junit)
+	if code != 1 {
+		t.Fatalf("smoke under drop-after=1000 exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	m := tallyLine.FindStringSubmatch(lastLine(t, stdout))
+	if m == nil || m[2] == "0" {
+		t.Fatalf("last line %q is not a tally with failures", lastLine(t, stdout))
+	}
+	data, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc junitDoc
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("JUnit file does not parse: %v\n%s", err, data)
+	}
+	if len(doc.Suites) != 1 {
+		t.Fatalf("%d testsuites, want 1", len(doc.Suites))
+	}
+	s := doc.Suites[0]
+	failures, skipped := 0, 0
+	for _, c := range s.Cases {
+		if c.Name == "" || c.ClassName == "" || c.Time == "" {
+			t.Errorf("testcase lacks name, classname or time: %+v", c)
+		}
+		if c.Failure != nil {
+			failures++
+			if c.Failure.Message == "" {
+				t.Errorf("failure without a message in %s %s", c.ClassName, c.Name)
+			}
+		}
+		if c.Skipped != nil {
+			skipped++
+			if c.Skipped.Message == "" {
+				t.Errorf("skipped without a reason in %s %s", c.ClassName, c.Name)
+			}
+		}
+	}
+	if s.Tests != len(s.Cases) || s.Failures != failures || s.Skipped != skipped {
+		t.Errorf("suite says tests=%d failures=%d skipped=%d; its cases: %d, %d failed, %d skipped", s.Tests, s.Failures, s.Skipped, len(s.Cases), failures, skipped)
+	}
+	if fmt.Sprint(failures) != m[2] {
+		t.Errorf("JUnit has %d failures, the tally says %s", failures, m[2])
+	}
+}
+
+// leftovers lists the pods and containers the runtime still has.
+func leftovers(t *testing.T, env *mocktest.Env) (pods, ctrs []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pr, err := env.CRI.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pr.Items {
+		pods = append(pods, p.Id+" "+p.GetMetadata().GetName())
+	}
+	cr, err := env.CRI.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cr.Containers {
+		ctrs = append(ctrs, c.Id+" "+c.GetMetadata().GetName())
+	}
+	return pods, ctrs
+}
+
+func TestSmokeImagePassesAndCleansUp(t *testing.T) {
+	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileCRIStreaming})
+	junit := filepath.Join(t.TempDir(), "smoke.xml")
+	stdout, stderr, code := crispRun(t, env.Endpoint, "smoke", "--image", "busybox", "--junit", junit)
+	if code != 0 {
+		t.Fatalf("smoke --image busybox exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	m := tallyLine.FindStringSubmatch(lastLine(t, stdout))
+	if m == nil || m[2] != "0" {
+		t.Fatalf("last line %q: want a tally without failures", lastLine(t, stdout))
+	}
+	if !strings.Contains(stdout, "PASS  attach/") {
+		t.Errorf("no attach check passed on the container smoke made:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "created pod") || !strings.Contains(stderr, "removed container") {
+		t.Errorf("stderr does not say what was created and removed:\n%s", stderr)
+	}
+	if pods, ctrs := leftovers(t, env); len(pods)+len(ctrs) > 0 {
+		t.Errorf("smoke --image left pods %q and containers %q behind", pods, ctrs)
+	}
+}
+
+func TestSmokeImageInterruptedCleansUp(t *testing.T) {
+	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileFull})
+	cmd := crispCmd(t, env.Endpoint, "smoke", "--image", "busybox")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the battery is running (its first check printed).
+	r := bufio.NewReader(stdout)
+	first, err := r.ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("smoke printed no check before ending: %v\nstderr:\n%s", err, stderr.String())
+	}
+	pods, _ := leftovers(t, env)
+	if len(pods) == 0 {
+		t.Errorf("no pod while smoke --image runs (first line %q)", first)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(r)
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	t.Logf("interrupted after %q; stderr:\n%s", first, stderr.String())
+	if code != 130 {
+		t.Errorf("interrupted smoke exited %d (%v), want 130\nstdout:\n%s%s\nstderr:\n%s", code, err, first, rest, stderr.String())
+	}
+	if pods, ctrs := leftovers(t, env); len(pods)+len(ctrs) > 0 {
+		t.Errorf("interrupted smoke --image left pods %q and containers %q behind\nstderr:\n%s", pods, ctrs, stderr.String())
+	}
+}
