@@ -105,7 +105,6 @@ func scriptParams(dir string) testscript.Params {
 			"tcpcopy":      cmdTCPCopy,
 			"exitcode":     cmdExitCode,
 			"sharedprefix": cmdSharedPrefix,
-			"varfrom":      cmdVarFrom, // portforward_test.go
 		},
 	}
 }
