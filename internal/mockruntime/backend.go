@@ -121,8 +121,8 @@ func (r *Runtime) runExec(ctx context.Context, c *container, cmd []string, in io
 		}()
 	}
 	<-p.done
+	wg.Wait() // applyResizes is done with p.pty before drain closes it
 	p.drain(&pumps)
-	wg.Wait()
 	return p.exitCode, nil
 }
 
