@@ -170,36 +170,45 @@ func (d *DetachReader) Read(p []byte) (int, error) {
 // filter scans p[:n], just read, for the sequence; it leaves the output in p and returns its
 // length, keeping any output that does not fit in carry.
 func (d *DetachReader) filter(p []byte, n int) int {
-	chunk := p[:n]
-	start := 0
-	if d.pos == 0 {
-		start = bytes.IndexByte(chunk, d.keys[0])
-		if start < 0 {
-			return n // the common case: nothing that could begin the sequence
-		}
+	chunk, keys, pos := p[:n], d.keys, d.pos
+	if pos == 0 && bytes.IndexByte(chunk, keys[0]) < 0 {
+		return n // the common case: nothing that could begin the sequence
 	}
-	out := append(d.scratch[:0], chunk[:start]...)
-	for _, c := range chunk[start:] {
-		if c == d.keys[d.pos] {
-			d.pos++
-			if d.pos == len(d.keys) {
-				d.pos = 0
-				d.detached.Store(true)
+	out := d.scratch[:0]
+	for i := 0; i < len(chunk); {
+		if pos == 0 {
+			// Copy up to the next byte that could begin the sequence in one go.
+			j := bytes.IndexByte(chunk[i:], keys[0])
+			if j < 0 {
+				out = append(out, chunk[i:]...)
 				break
+			}
+			out = append(out, chunk[i:i+j]...)
+			i += j
+		}
+		c := chunk[i]
+		i++
+		if c == keys[pos] {
+			pos++
+			if pos == len(keys) {
+				pos = 0
+				d.detached.Store(true)
+				break // the rest of the chunk was typed after detaching: dropped
 			}
 			continue
 		}
 		// Mismatch: of the held bytes plus c, keep the longest tail that still begins the
 		// sequence (so "p p q" detaches on ctrl-p,ctrl-q) and release the rest.
-		k := d.fallback(c)
+		k := fallback(keys, pos, c)
 		if k == 0 {
-			out = append(out, d.keys[:d.pos]...)
+			out = append(out, keys[:pos]...)
 			out = append(out, c)
 		} else {
-			out = append(out, d.keys[:d.pos+1-k]...)
+			out = append(out, keys[:pos+1-k]...)
 		}
-		d.pos = k
+		pos = k
 	}
+	d.pos = pos
 	d.scratch = out
 	m := copy(p, out)
 	d.carry = out[m:]
@@ -208,9 +217,9 @@ func (d *DetachReader) filter(p []byte, n int) int {
 
 // fallback returns the length of the longest suffix of keys[:pos]+c that is a prefix of keys,
 // given c != keys[pos]. Detach sequences are a few bytes long: the quadratic search is fine.
-func (d *DetachReader) fallback(c byte) int {
-	for k := d.pos; k > 0; k-- {
-		if d.keys[k-1] == c && bytes.Equal(d.keys[d.pos+1-k:d.pos], d.keys[:k-1]) {
+func fallback(keys []byte, pos int, c byte) int {
+	for k := pos; k > 0; k-- {
+		if keys[k-1] == c && bytes.Equal(keys[pos+1-k:pos], keys[:k-1]) {
 			return k
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -308,15 +309,19 @@ func FuzzDetachReader(f *testing.F) {
 }
 
 func BenchmarkDetachReader(b *testing.B) {
+	random := make([]byte, 32<<10)
+	rand.NewChaCha8([32]byte{}).Read(random)
+	random = bytes.ReplaceAll(random, []byte{16, 17}, []byte{16, 16})
 	for _, bc := range []struct {
-		name string
-		fill byte
+		name  string
+		chunk []byte
 	}{
-		{"no first key", 'x'},
-		{"all first keys", 16},
+		{"text", bytes.Repeat([]byte("typed text "), 3<<10)},
+		{"random bytes", random},
+		{"all first keys", bytes.Repeat([]byte{16}, 32<<10)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			chunk := bytes.Repeat([]byte{bc.fill}, 32<<10)
+			chunk := bc.chunk
 			src := &repeatReader{chunk: chunk}
 			d := NewDetachReader(src, []byte{16, 17}, nil)
 			buf := make([]byte, len(chunk))
