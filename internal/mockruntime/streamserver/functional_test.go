@@ -456,3 +456,35 @@ func TestRequestValidation(t *testing.T) {
 		t.Error("port-forward without pod accepted")
 	}
 }
+
+// TestNoSubprotocol: a WebSocket client that offers no subprotocol is
+// served as channel.k8s.io where cri-streaming serves it (full,
+// cri-streaming) and refused elsewhere; a SPDY client that offers none
+// gets cri-streaming's 400 (or 403 where the profile has no SPDY).
+func TestNoSubprotocol(t *testing.T) {
+	for _, c := range []struct {
+		profile    Profile
+		wsStatus   int
+		spdyStatus int
+	}{
+		{ProfileFull, http.StatusSwitchingProtocols, http.StatusBadRequest},
+		{ProfileCRIStreaming, http.StatusSwitchingProtocols, http.StatusBadRequest},
+		{ProfileConmonRS, http.StatusForbidden, http.StatusForbidden},
+		{ProfileLegacy, http.StatusForbidden, http.StatusBadRequest},
+	} {
+		srv, _ := startServer(t, Config{Profile: c.profile})
+		u := newURL(t, srv, kindExec, 0)
+		res, ws := wsUpgrade(t, u)
+		mustEqual(t, string(c.profile)+" websocket status", res.status, c.wsStatus)
+		if ws != nil {
+			got := wsFrames(t, ws, false)
+			ws.Close()
+			mustEqual(t, "stdout", got[1], "hello\n")
+		}
+		res, conn := spdyUpgrade(t, newURL(t, srv, kindExec, 0))
+		if conn != nil {
+			conn.Close()
+		}
+		mustEqual(t, string(c.profile)+" spdy status", res.status, c.spdyStatus)
+	}
+}
