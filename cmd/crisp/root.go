@@ -45,7 +45,7 @@ func (f *factory) Settings() (client.Settings, error) {
 	if err != nil {
 		return settings, err
 	}
-	if settings.EndpointSource == "default (first usual socket found)" {
+	if settings.EndpointSource == client.SourceUsualSocket {
 		fmt.Fprintf(f.Streams.ErrOut, "crisp: no runtime endpoint configured; using %s\n", settings.RuntimeEndpoint)
 	}
 	return settings, nil

@@ -1,9 +1,37 @@
 package main
 
 // The end-to-end harness: testscript runs testdata/script/*.txtar with the
-// crisp binary (this test binary re-executed as "crisp") against a mock
-// runtime each script starts for itself. The commands scripts can use are
-// documented in scriptUsage below and in testdata/script/README.md.
+// crisp binary (this test binary re-executed as "crisp": write `exec crisp
+// ...`) against a mock runtime each script starts for itself.
+//
+// Commands scripts can use besides testscript's own (exec, stdout, stderr,
+// cmp, env, wait, kill, ...):
+//
+//	mock start [--profile P] [--fault F]... [--stream-addr A]
+//	    an in-process mock runtime on a short socket; sets
+//	    CONTAINER_RUNTIME_ENDPOINT, MOCK_ENDPOINT, STREAM_ADDR; log in
+//	    $WORK/mock.log; closed when the script ends
+//	mock pod [--var V] [--namespace NS] [--label K=V]... NAME      sets $POD
+//	mock container [--var V] [--pod ID] [--image I] [--tty] [--stdin]
+//	    [--stdin-once] [--label K=V]... [--env K=V]... [--no-start]
+//	    NAME [-- CMD...]                                           sets $CTR
+//	mock stop-container|rm-container|stop-pod|rm-pod ID
+//	mock stop-stream | mock start-stream | mock close
+//	exitcode N PROG [ARGS...]       like exec, and the exit status must be N
+//	sha256file [--var V] FILE       prints (or sets V to) the file's hex SHA-256
+//	genfile [--seed N] FILE SIZE    deterministic pseudo-random bytes (64K, 64M)
+//	waitfor [--timeout D] FILE REGEXP | waitfor [--timeout D] --port HOST:PORT
+//	echoserver [--var V] [--addr A] TCP echo on loopback; sets $ECHO_PORT
+//	tcpcopy [--timeout D] [--n N | --echo] ADDR IN OUT
+//	    send IN, write what comes back to OUT (half-closes unless --n/--echo)
+//	sharedprefix [--var V] FILE     shortest prefix two of FILE's IDs share
+//
+// Conditions: [ci] (CI=true), [root]. Every script gets an empty crictl
+// config file (CRI_CONFIG_FILE) so the host's /etc/crictl.yaml stays out.
+// Waits are bounded (scriptCallTimeout) and never measure anything.
+// A background crisp writes where waitfor can see it with
+// `exec sh -c 'exec crisp port-forward ... >pf.out 2>&1' &` (sh's exec, so
+// signals reach crisp).
 
 import (
 	"bytes"
