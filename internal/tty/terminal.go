@@ -120,7 +120,8 @@ func interruptSignals() []os.Signal {
 // Safe runs fn with In in raw mode and restores In's previous settings exactly (the saved termios,
 // byte for byte) on every way out: fn returning nil or an error, fn panicking (the terminal is
 // restored, then the panic goes on), and SIGINT, SIGTERM or SIGHUP reaching crisp while fn runs.
-// The restore happens once, whichever of those paths gets there first.
+// The restore happens once, whichever of those paths gets there first. A failure to restore is
+// returned, joined to fn's error (except after SIGHUP: a hung-up terminal cannot be restored).
 //
 // On a signal, Safe restores the terminal at once, cancels the context given to fn (its cause is a
 // *SignalError), stops catching signals (so a second one has its default effect), waits for fn to
@@ -181,7 +182,8 @@ func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) 
 		if caught != nil {
 			err = &SignalError{Signal: caught, Err: err}
 		}
-		if restoreErr != nil {
+		// After SIGHUP the terminal is usually gone (hung up): failing to restore it is expected.
+		if restoreErr != nil && caught != syscall.SIGHUP {
 			err = errors.Join(err, restoreErr)
 		}
 	}()
