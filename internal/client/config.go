@@ -79,7 +79,9 @@ type Sources struct {
 
 // Resolve decides the runtime endpoint in crictl's order: the flag,
 // CONTAINER_RUNTIME_ENDPOINT, the config file (-c, CRI_CONFIG_FILE or
-// /etc/crictl.yaml), then the first usual socket that exists.
+// /etc/crictl.yaml), then the first usual socket that exists. The image
+// endpoint is IMAGE_SERVICE_ENDPOINT, the file's image-endpoint, or the
+// runtime endpoint.
 func Resolve(src Sources) (Settings, error) {
 	getenv := src.Getenv
 	if getenv == nil {
@@ -106,7 +108,12 @@ func Resolve(src Sources) (Settings, error) {
 		return s, err
 	}
 	s.File = file
+	// crictl's order for the image service: IMAGE_SERVICE_ENDPOINT, the
+	// file's image-endpoint, then the runtime endpoint.
 	s.ImageEndpoint = file.ImageEndpoint
+	if env := getenv("IMAGE_SERVICE_ENDPOINT"); env != "" {
+		s.ImageEndpoint = env
+	}
 	s.Debug = file.Debug
 	if file.Timeout > 0 {
 		s.RequestTimeout = time.Duration(file.Timeout) * time.Second

@@ -202,6 +202,17 @@ func TestConfigFileKeys(t *testing.T) {
 			}
 		})
 	}
+	t.Run("IMAGE_SERVICE_ENDPOINT beats image-endpoint", func(t *testing.T) {
+		path := writeFile(t, dir, "img.yaml", "runtime-endpoint: unix:///r.sock\nimage-endpoint: unix:///file-images.sock\n")
+		env := map[string]string{"IMAGE_SERVICE_ENDPOINT": "unix:///env-images.sock"}
+		got, err := Resolve(Sources{FlagConfig: path, Getenv: func(k string) string { return env[k] }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ImageEndpoint != "unix:///env-images.sock" || got.RuntimeEndpoint != "unix:///r.sock" {
+			t.Errorf("endpoints = %q, %q", got.RuntimeEndpoint, got.ImageEndpoint)
+		}
+	})
 	t.Run("TLS keys reach Settings.File", func(t *testing.T) {
 		path := writeFile(t, dir, "tls.yaml", "tls-ca: /ca.pem\ntls-cert: /c.pem\ntls-key: /k.pem\ntls-server-name: node\ninsecure-skip-tls-verify: true\nruntime-endpoint: unix:///r.sock\n")
 		got, err := Resolve(Sources{FlagConfig: path, Getenv: func(string) string { return "" }})
