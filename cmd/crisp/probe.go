@@ -86,8 +86,8 @@ func (o *targetOptions) resolve(ctx context.Context, c *client.Client) (probe.Ta
 type probeOptions struct {
 	f      *factory
 	target targetOptions
-	// Command replaces the exec probe's `true`.
-	Command []string
+	// Command replaces the exec probe's `true` (split on spaces).
+	Command string
 	Timeout time.Duration
 }
 
@@ -119,7 +119,7 @@ EXIT STATUS
   2  bad flags or arguments`,
 		Example: `  crisp probe web-1
   crisp probe web-1 --port 8080 -o json
-  crisp probe 3f2a --command ls --command /`,
+  crisp probe 3f2a --command 'ls /'`,
 		Args: exactArgs(1, "a CONTAINER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -132,7 +132,7 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
-	cmd.Flags().StringArrayVar(&o.Command, "command", nil, "command the exec probe runs instead of `true`, one word per flag (e.g. --command ls --command /)")
+	cmd.Flags().StringVar(&o.Command, "command", "", "command the exec probes run instead of `true` (split on spaces, e.g. --command 'ls /'); output and stdin checks still use `cat`")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
 	return cmd
 }
@@ -145,6 +145,9 @@ func (o *probeOptions) Complete(args []string) error {
 func (o *probeOptions) Validate() error {
 	if o.f.Global.Output == "yaml" {
 		return usageErrorf("probe prints -o table or -o json")
+	}
+	if o.Command != "" && len(strings.Fields(o.Command)) == 0 {
+		return usageErrorf("--command is blank")
 	}
 	if o.Timeout <= 0 {
 		return usageErrorf("--attempt-timeout must be positive, got %s", o.Timeout)
@@ -162,7 +165,7 @@ func (o *probeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t.Command = o.Command
+	t.Command = strings.Fields(o.Command)
 	p := &probe.Prober{URLs: env.urls, Streamer: env.streamer, Timeout: o.Timeout}
 	rep, err := p.Run(ctx, t)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -260,11 +261,16 @@ func (b *Bencher) forward(ctx context.Context, t Target, p Protocol) (float64, e
 func echoThrough(ctx context.Context, conn Conn, size int64) (int64, error) {
 	done := make(chan struct{})
 	writeErr := make(chan error, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(2)
 	go func() {
+		defer wg.Done()
 		_, err := io.Copy(conn, io.LimitReader(zeros{}, size))
 		writeErr <- err
 	}()
 	go func() {
+		defer wg.Done()
 		select {
 		case <-ctx.Done():
 		case <-done:

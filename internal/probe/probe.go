@@ -215,14 +215,13 @@ func (p *Prober) probeExec(ctx context.Context, t Target, proto Protocol) Result
 		}
 		return res
 	}
-	res.Checks = append(res.Checks, exitCodeCheck(proto, caps, cmd, err, out.String(), errOut.String(), len(t.Command) == 0))
+	exit := exitCodeCheck(proto, caps, cmd, err, out.String(), errOut.String(), len(t.Command) == 0)
 	if len(t.Command) > 0 {
-		// The user's command: show what it printed; we cannot know what to expect.
-		res.Checks = append(res.Checks, Check{Name: CheckOutput, Outcome: Pass,
-			Detail: fmt.Sprintf("%d bytes on stdout, %d on stderr", out.Len(), errOut.Len())})
-	} else {
-		res.Checks = append(res.Checks, p.catChecks(ctx, t, proto, caps)...)
+		// The user's command: we cannot know what to expect, so say what it printed.
+		exit.Detail += fmt.Sprintf("; it printed %d bytes on stdout, %d on stderr", out.Len(), errOut.Len())
 	}
+	res.Checks = append(res.Checks, exit)
+	res.Checks = append(res.Checks, p.catChecks(ctx, t, proto, caps)...)
 	res.Checks = append(res.Checks, p.resizeCheck(ctx, t, proto, caps))
 	return res
 }
