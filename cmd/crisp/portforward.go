@@ -46,7 +46,11 @@ func newPortForwardCommand(f *factory) *cobra.Command {
 		Listen:       transport.ListenLocal,
 		NewForwarder: transport.NewForwarder,
 	}}
-	return o.command(o.Run)
+	return o.command(func(ctx context.Context) error {
+		// -v is parsed after the command was built: take the deps now.
+		o.deps.streamDeps = newStreamDeps(f)
+		return o.Run(ctx)
+	})
 }
 
 // command builds the cobra command around o; run is o.Run except in tests.
