@@ -15,8 +15,9 @@ import (
 )
 
 // Terminal is the local end of an interactive session: In is where keys come from (usually
-// standard input), Out where the remote terminal's output goes (usually standard output). A Terminal is a plain
-// description; copying it is fine and the zero IsTerminal asks the operating system.
+// standard input), Out where the remote terminal's output goes (usually standard output). A
+// Terminal is a plain description; copying it is fine and the zero IsTerminal asks the operating
+// system.
 type Terminal struct {
 	// In is the stream crisp reads keystrokes from; raw mode applies to it.
 	In io.Reader
