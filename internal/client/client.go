@@ -112,7 +112,7 @@ func (c *Client) describe(endpoint, what string, err error) error {
 	case codes.Unavailable:
 		hint := "point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT"
 		if endpoint != c.Endpoint {
-			hint = "check image-endpoint in the config file"
+			hint = "check IMAGE_SERVICE_ENDPOINT or image-endpoint in the config file"
 		}
 		return fmt.Errorf("%s: runtime at %s is unreachable: %s; is the runtime running? %s",
 			what, endpoint, status.Convert(err).Message(), hint)

@@ -213,11 +213,21 @@ func TestResolvePrecedence(t *testing.T) {
 		{id: "abd456", name: "abc123", item: "second"},
 		{id: "ff0001", name: "ab", item: "third"},
 	}
-	for ref, want := range map[string]string{"abc123": "first", "ab": "third", "abd": "second"} {
+	items = append(items,
+		candidate[string]{id: "e1", name: "app", item: "exited attempt"},
+		candidate[string]{id: "e2", name: "app", item: "running attempt", live: true},
+		candidate[string]{id: "e3", name: "app", item: "another exited attempt"})
+	for ref, want := range map[string]string{"abc123": "first", "ab": "third", "abd": "second", "app": "running attempt"} {
 		got, err := pick("container", ref, "unix:///x", items)
 		if err != nil || got != want {
 			t.Errorf("pick(%q) = %q, %v; want %q", ref, got, err, want)
 		}
+	}
+	// Two live matches stay ambiguous.
+	items = append(items, candidate[string]{id: "e4", name: "app", item: "second running", live: true})
+	var amb *AmbiguousError
+	if _, err := pick("container", "app", "unix:///x", items); !errors.As(err, &amb) || len(amb.Candidates) != 4 {
+		t.Errorf("pick(app) with two running = %v, want an AmbiguousError listing all 4", err)
 	}
 }
 

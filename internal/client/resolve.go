@@ -25,7 +25,8 @@ func (c *Client) ResolveContainer(ctx context.Context, ref string) (*runtimeapi.
 	}
 	items := make([]candidate[*runtimeapi.Container], 0, len(resp.Containers))
 	for _, ctr := range resp.Containers {
-		items = append(items, candidate[*runtimeapi.Container]{id: ctr.Id, name: ctr.GetMetadata().GetName(), item: ctr})
+		items = append(items, candidate[*runtimeapi.Container]{id: ctr.Id, name: ctr.GetMetadata().GetName(), item: ctr,
+			live: ctr.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING})
 	}
 	return pick("container", ref, c.Endpoint, items)
 }
@@ -46,7 +47,8 @@ func (c *Client) ResolvePod(ctx context.Context, ref string) (*runtimeapi.PodSan
 	}
 	items := make([]candidate[*runtimeapi.PodSandbox], 0, len(resp.Items))
 	for _, pod := range resp.Items {
-		items = append(items, candidate[*runtimeapi.PodSandbox]{id: pod.Id, name: pod.GetMetadata().GetName(), item: pod})
+		items = append(items, candidate[*runtimeapi.PodSandbox]{id: pod.Id, name: pod.GetMetadata().GetName(), item: pod,
+			live: pod.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY})
 	}
 	return pick("pod", ref, c.Endpoint, items)
 }
@@ -54,9 +56,14 @@ func (c *Client) ResolvePod(ctx context.Context, ref string) (*runtimeapi.PodSan
 type candidate[T any] struct {
 	id, name string
 	item     T
+	// live marks a running container or a ready pod: when a name matches
+	// several, the one live match wins, because a restarted container
+	// leaves its exited attempts behind under the same name.
+	live bool
 }
 
-// pick applies the precedence: exact ID, exact name, unique ID prefix.
+// pick applies the precedence: exact ID, exact name (the live one when a
+// name matches several), unique ID prefix.
 func pick[T any](kind, ref, endpoint string, items []candidate[T]) (T, error) {
 	var zero T
 	for _, it := range items {
@@ -71,6 +78,17 @@ func pick[T any](kind, ref, endpoint string, items []candidate[T]) (T, error) {
 		}
 		if strings.HasPrefix(it.id, ref) {
 			byPrefix = append(byPrefix, it)
+		}
+	}
+	if len(byName) > 1 {
+		var live []candidate[T]
+		for _, it := range byName {
+			if it.live {
+				live = append(live, it)
+			}
+		}
+		if len(live) == 1 {
+			return live[0].item, nil
 		}
 	}
 	for _, set := range [][]candidate[T]{byName, byPrefix} {
