@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -99,7 +98,7 @@ func (r *Runtime) runExec(ctx context.Context, c *container, cmd []string, in io
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			applyResizes(p.pty, resize, p.done)
+			applyResizes(p, resize, p.done)
 		}()
 	}
 	var pumps sync.WaitGroup
@@ -159,7 +158,7 @@ func (r *Runtime) forgetExec(c *container, p *hostProc) {
 
 // applyResizes sets the terminal's size for every size the client sends,
 // until the channel closes or the process has ended.
-func applyResizes(f *os.File, resize <-chan remotecommandserver.TerminalSize, done <-chan struct{}) {
+func applyResizes(p *hostProc, resize <-chan remotecommandserver.TerminalSize, done <-chan struct{}) {
 	for {
 		select {
 		case <-done:
@@ -169,7 +168,7 @@ func applyResizes(f *os.File, resize <-chan remotecommandserver.TerminalSize, do
 				return
 			}
 			if size.Width > 0 && size.Height > 0 {
-				_ = pty.Setsize(f, &pty.Winsize{Rows: size.Height, Cols: size.Width})
+				p.setSize(&pty.Winsize{Rows: size.Height, Cols: size.Width})
 			}
 		}
 	}
@@ -201,7 +200,7 @@ func (b *backend) Attach(ctx context.Context, containerID string, in io.Reader, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			applyResizes(proc.pty, resize, stop)
+			applyResizes(proc, resize, stop)
 		}()
 	}
 

@@ -49,6 +49,18 @@ type hostProc struct {
 	exitCode int           // valid after done
 	// lastRead is when output was last read (unix nanoseconds), for drain.
 	lastRead atomic.Int64
+	// ptyMu orders resizes (from exec and attach streams) with closeFiles.
+	ptyMu     sync.Mutex
+	ptyClosed bool
+}
+
+// setSize resizes the terminal unless closeFiles has closed it.
+func (p *hostProc) setSize(ws *pty.Winsize) {
+	p.ptyMu.Lock()
+	defer p.ptyMu.Unlock()
+	if p.pty != nil && !p.ptyClosed {
+		_ = pty.Setsize(p.pty, ws)
+	}
 }
 
 // startProc starts spec; the caller's runtime reaps it (see Runtime.reap).
@@ -195,6 +207,9 @@ func (p *hostProc) drain(pumps *sync.WaitGroup) {
 // closeFiles closes the parent's ends of the stdio; reads blocked on them
 // return.
 func (p *hostProc) closeFiles() {
+	p.ptyMu.Lock()
+	p.ptyClosed = true
+	p.ptyMu.Unlock()
 	for _, f := range []*os.File{p.pty, p.stdin, p.stdout, p.stderr} {
 		if f != nil {
 			f.Close()
