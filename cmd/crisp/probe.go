@@ -209,12 +209,12 @@ func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
 			checks = []string{"-"}
 		}
 		row(w, r.Call, r.Transport, r.Name, result, negotiated, r.RPC, upgrade, strings.Join(checks, " "))
-		if !r.Accepted && verbose {
+		if !r.Accepted {
 			why := r.Reason
 			if why == "" {
 				why = r.Error
 			}
-			notes = append(notes, fmt.Sprintf("%s %s %s: %s", r.Call, r.Transport, r.Name, firstLineOf(why)))
+			notes = append(notes, fmt.Sprintf("%s %s %s: refused: %s", r.Call, r.Transport, r.Name, firstLineOf(why)))
 		}
 	}
 	fmt.Fprintln(w)

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// Flag and argument errors of probe, smoke and bench are usage errors
+// (exit 2), caught before any connection is made: the endpoint below does
+// not exist.
+func TestDiagnosticsUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"probe"}, "needs a CONTAINER"},
+		{[]string{"probe", "c", "--port", "70000"}, "--port"},
+		{[]string{"probe", "c", "-o", "yaml"}, "table or -o json"},
+		{[]string{"probe", "c", "--command", "  "}, "--command is blank"},
+		{[]string{"smoke"}, "needs a CONTAINER or --image"},
+		{[]string{"smoke", "c", "--image", "busybox"}, "not both"},
+		{[]string{"smoke", "c", "d"}, "one CONTAINER"},
+		{[]string{"smoke", "c", "--pod-config", "/nonexistent/pod.yaml"}, "--pod-config"},
+		{[]string{"smoke", "--image", "busybox", "--pod", "p"}, "--pod goes with a CONTAINER"},
+		{[]string{"smoke", "c", "--tls-cert", "x"}, "--tls-cert and --tls-key go together"},
+		{[]string{"bench", "c", "--size", "0"}, "--size must be positive"},
+		{[]string{"bench", "c", "--runs", "-1"}, "--runs must be positive"},
+		{[]string{"bench"}, "needs a CONTAINER"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			args := append([]string{"-r", "unix:///nonexistent/crisp-test.sock"}, tt.args...)
+			code := Main(args, ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\nstderr: %s", code, exitUsage, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tt.want) {
+				t.Errorf("stderr %q does not say %q", errOut.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestDiagnosticsHelpHasExamplesAndExitStatus(t *testing.T) {
+	for _, name := range []string{"probe", "smoke", "bench"} {
+		var out bytes.Buffer
+		code := Main([]string{name, "--help"}, ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out, IsTerminalIn: func() bool { return false }})
+		if code != 0 || !strings.Contains(out.String(), "EXIT STATUS") || !strings.Contains(out.String(), "Examples:") {
+			t.Errorf("%s --help (exit %d) lacks EXIT STATUS or Examples:\n%s", name, code, out.String())
+		}
+	}
+}
