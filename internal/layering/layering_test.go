@@ -86,7 +86,7 @@ func TestLayering(t *testing.T) {
 // TestNoStdoutOrExitOutsideMain keeps os.Stdout and os.Exit in cmd/crisp:
 // deep code writes to injected streams and returns errors.
 func TestNoStdoutOrExitOutsideMain(t *testing.T) {
-	out, err := exec.Command("git", "grep", "-n", "-E", `os\.Stdout|os\.Exit\(|fmt\.Print(f|ln)?\(`, "--", "../../internal/*.go", ":!*_test.go").CombinedOutput()
+	out, err := exec.Command("git", "-C", "../..", "grep", "-n", "-E", `os\.Stdout|os\.Exit\(|fmt\.Print(f|ln)?\(`, "--", "internal/*.go", ":!*_test.go").CombinedOutput()
 	if err != nil && len(out) == 0 {
 		return // git grep exits 1 when nothing matches
 	}
@@ -94,6 +94,11 @@ func TestNoStdoutOrExitOutsideMain(t *testing.T) {
 		t.Fatalf("git grep: %v: %s", err, out)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		// file:line:code; a mention in a comment is no call.
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && strings.HasPrefix(strings.TrimSpace(parts[2]), "//") {
+			continue
+		}
 		if line != "" {
 			t.Errorf("stdout or exit outside cmd/crisp: %s", line)
 		}
