@@ -1,18 +1,147 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime"
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
 
-// newMockRuntimeCommand is a placeholder until its issue lands; it fails loudly.
+type mockRuntimeOptions struct {
+	f *factory
+
+	Listen     string
+	Profile    string
+	StreamAddr string
+	Faults     []string
+
+	// Set by Complete.
+	config mockruntime.Config
+}
+
 func newMockRuntimeCommand(f *factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "mock-runtime",
-		Short: "(not built yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("mock-runtime: not built yet")
+	o := &mockRuntimeOptions{f: f}
+	profiles := make([]string, len(streamserver.Profiles))
+	for i, p := range streamserver.Profiles {
+		profiles[i] = string(p)
+	}
+	cmd := &cobra.Command{
+		Use:   "mock-runtime --listen unix:///PATH [--profile P] [--stream-addr 127.0.0.1:0] [--fault F]...",
+		Short: "Run the loopback mock CRI runtime in the foreground",
+		Long: `Run crisp's loopback mock CRI runtime until interrupted (SIGINT, SIGTERM or SIGHUP).
+
+It serves the CRI RuntimeService and ImageService on a unix socket (mode 0600).
+Containers are real host processes; pods share the host loopback, so
+port-forward reaches 127.0.0.1:PORT. Busybox-like images run sh with busybox
+applets first in PATH; nginx and httpd images run a built-in web server on
+127.0.0.1:80 (12003 for critest's hostnet-nginx image); any other image needs a
+command. The streaming server listens on 127.0.0.1 only and speaks the
+protocols of a profile:
+
+  full           SPDY v1-v5, every WebSocket exec protocol incl. v5; SPDY,
+                 WebSocket and SPDY-over-WebSocket port-forward (default)
+  cri-streaming  what containerd and CRI-O ship: no WebSocket v5, no tunnel
+  conmon-rs      WebSocket v5.channel.k8s.io only; port-forward tunnel only
+  legacy         SPDY channel.k8s.io and v2 only; SPDY port-forward
+
+--fault (repeatable) injects failures: drop-after=BYTES, delay=DURATION,
+refuse-upgrade, kill-stream-server-after=DURATION, reset-forward-conn=N.
+
+On the way out every container and exec process is ended and the socket removed.
+
+EXIT STATUS
+  0  stopped by a signal after a clean shutdown
+  1  the runtime could not start (socket in use, port taken, ...)
+  2  bad flags or arguments`,
+		Example: `  crisp mock-runtime --listen unix:///tmp/mock.sock
+  crisp mock-runtime --listen unix:///tmp/mock.sock --profile cri-streaming --stream-addr 127.0.0.1:10010
+  crisp mock-runtime --listen unix:///tmp/mock.sock --fault drop-after=4096 --fault delay=200ms
+  crictl -r unix:///tmp/mock.sock runp pod.json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Listen, "listen", "", "CRI endpoint to serve, unix:///PATH (required)")
+	fl.StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile: "+strings.Join(profiles, ", "))
+	fl.StringVar(&o.StreamAddr, "stream-addr", "127.0.0.1:0", "streaming server address (loopback only; port 0 picks a free one)")
+	fl.StringArrayVar(&o.Faults, "fault", nil, "inject a streaming fault (repeatable): drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, reset-forward-conn=N")
+	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// Complete parses the faults and builds the runtime's configuration.
+func (o *mockRuntimeOptions) Complete() error {
+	o.config = mockruntime.Config{
+		Listen:     o.Listen,
+		Profile:    streamserver.Profile(o.Profile),
+		StreamAddr: o.StreamAddr,
+	}
+	for _, s := range o.Faults {
+		fault, err := streamserver.ParseFault(s)
+		if err != nil {
+			return usageErrorf("--fault: %v", err)
+		}
+		o.config.Faults = append(o.config.Faults, fault)
+	}
+	return nil
+}
+
+// Validate rejects bad flags before anything listens.
+func (o *mockRuntimeOptions) Validate() error {
+	if o.Listen == "" {
+		return usageErrorf("--listen is required, e.g. --listen unix:///tmp/crisp-mock.sock")
+	}
+	path, ok := strings.CutPrefix(o.Listen, "unix://")
+	if !ok || !filepath.IsAbs(path) {
+		return usageErrorf("--listen must be unix:///ABSOLUTE/PATH, got %q", o.Listen)
+	}
+	if !slices.Contains(streamserver.Profiles, o.config.Profile) {
+		return usageErrorf("--profile must be one of full, cri-streaming, conmon-rs, legacy; got %q", o.Profile)
+	}
+	host, _, err := net.SplitHostPort(o.StreamAddr)
+	if err != nil {
+		return usageErrorf("--stream-addr must be HOST:PORT on loopback, e.g. 127.0.0.1:0; got %q", o.StreamAddr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usageErrorf("--stream-addr must be a loopback address (the mock never listens beyond this host); got %q", o.StreamAddr)
+	}
+	return nil
+}
+
+// Run serves until ctx is cancelled (Main cancels it on SIGINT, SIGTERM and
+// SIGHUP), then shuts the runtime down.
+func (o *mockRuntimeOptions) Run(ctx context.Context) error {
+	errOut := o.f.Streams.ErrOut
+	var logMu sync.Mutex
+	o.config.Logf = func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(errOut, "crisp mock-runtime: "+format+"\n", args...)
+	}
+	rt, err := mockruntime.Start(ctx, o.config)
+	if err != nil {
+		return err
+	}
+	o.config.Logf("serving CRI on %s, profile %s, streaming on %s", rt.Endpoint(), o.config.Profile, rt.StreamServer().Addr())
+	<-ctx.Done()
+	if err := rt.Close(); err != nil {
+		return err
+	}
+	return nil
 }

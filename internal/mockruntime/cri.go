@@ -108,10 +108,7 @@ func (s *runtimeService) Status(_ context.Context, req *runtimeapi.StatusRequest
 		{Type: runtimeapi.NetworkReady, Status: true},
 	}}}
 	if req.GetVerbose() {
-		addr := ""
-		if s.r.stream != nil {
-			addr = s.r.stream.Addr()
-		}
+		addr := s.r.stream.Addr()
 		resp.Info = map[string]string{
 			"config": fmt.Sprintf(`{"profile":%q,"streamServerAddress":%q}`, s.r.cfg.Profile, addr),
 		}
@@ -572,14 +569,6 @@ func validateStreams(stdin, stdout, stderr, tty bool) error {
 	return nil
 }
 
-// streamServer returns the streaming server or why there is none.
-func (r *Runtime) streamServer() error {
-	if r.stream == nil {
-		return status.Errorf(codes.Unavailable, "the mock runtime has no streaming server: %v", r.streamErr)
-	}
-	return nil
-}
-
 // Exec hands out a streaming URL for an exec session.
 func (s *runtimeService) Exec(_ context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
 	c, err := s.r.runningContainer(req.GetContainerId())
@@ -590,9 +579,6 @@ func (s *runtimeService) Exec(_ context.Context, req *runtimeapi.ExecRequest) (*
 		return nil, invalidf("exec needs a command")
 	}
 	if err := validateStreams(req.GetStdin(), req.GetStdout(), req.GetStderr(), req.GetTty()); err != nil {
-		return nil, err
-	}
-	if err := s.r.streamServer(); err != nil {
 		return nil, err
 	}
 	r := cloneExec(req)
@@ -613,9 +599,6 @@ func (s *runtimeService) Attach(_ context.Context, req *runtimeapi.AttachRequest
 	if err := validateStreams(req.GetStdin(), req.GetStdout(), req.GetStderr(), req.GetTty()); err != nil {
 		return nil, err
 	}
-	if err := s.r.streamServer(); err != nil {
-		return nil, err
-	}
 	return s.r.stream.GetAttach(&runtimeapi.AttachRequest{ContainerId: c.id, Stdin: req.Stdin, Tty: req.Tty, Stdout: req.Stdout, Stderr: req.Stderr})
 }
 
@@ -632,9 +615,6 @@ func (s *runtimeService) PortForward(_ context.Context, req *runtimeapi.PortForw
 		if port <= 0 || port > 65535 {
 			return nil, invalidf("port %d is out of range 1-65535", port)
 		}
-	}
-	if err := s.r.streamServer(); err != nil {
-		return nil, err
 	}
 	return s.r.stream.GetPortForward(&runtimeapi.PortForwardRequest{PodSandboxId: p.id, Port: req.Port})
 }

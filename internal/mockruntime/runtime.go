@@ -59,8 +59,6 @@ type Runtime struct {
 	lis    net.Listener
 	grpc   *grpc.Server
 	stream streamserver.Server
-	// streamErr says why there is no streaming server, when stream is nil.
-	streamErr error
 
 	mu         sync.Mutex
 	closing    bool
@@ -122,16 +120,13 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 	}
 	if err != nil {
-		// TODO(streamserver): fail hard once the streaming server lands.
-		r.streamErr = fmt.Errorf("start the streaming server on %s (profile %s): %w", cfg.StreamAddr, cfg.Profile, err)
-		cfg.Logf("warning: %v; Exec, Attach and PortForward will fail", r.streamErr)
+		_ = os.RemoveAll(r.tmpDir)
+		return nil, fmt.Errorf("mock runtime: start the streaming server on %s (profile %s): %w", cfg.StreamAddr, cfg.Profile, err)
 	}
 
 	lis, err := listenUnix(socketPath)
 	if err != nil {
-		if r.stream != nil {
-			_ = r.stream.Close()
-		}
+		_ = r.stream.Close()
 		_ = os.RemoveAll(r.tmpDir)
 		return nil, err
 	}
@@ -230,10 +225,8 @@ func (r *Runtime) close() error {
 	for _, c := range ctrs {
 		c.stop(0)
 	}
-	if r.stream != nil {
-		if err := r.stream.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close the streaming server: %w", err))
-		}
+	if err := r.stream.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close the streaming server: %w", err))
 	}
 	r.grpc.Stop()
 	r.wg.Wait()

@@ -1,0 +1,235 @@
+package mockruntime_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/client-go/transport/spdy"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	utilexec "k8s.io/utils/exec"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func spdyExecutor(t *testing.T, rawURL string) remotecommand.Executor {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := remotecommand.NewSPDYExecutor(&rest.Config{}, http.MethodPost, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func execURL(t *testing.T, env *mocktest.Env, req *runtimeapi.ExecRequest) string {
+	t.Helper()
+	resp, err := env.CRI.Exec(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Url
+}
+
+func TestStreamingExec(t *testing.T) {
+	env := start(t)
+	podID := env.RunPod(t, "p")
+	id := env.RunContainer(t, podID, mocktest.ContainerSpec{Command: []string{"sleep", "1000"}})
+	ctx := ctxT(t)
+
+	t.Run("output and exit code", func(t *testing.T) {
+		u := execURL(t, env, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"sh", "-c", "echo out; echo err >&2; exit 3"}, Stdout: true, Stderr: true})
+		var out, errOut bytes.Buffer
+		err := spdyExecutor(t, u).StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut})
+		var exitErr utilexec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitStatus() != 3 {
+			t.Errorf("exec error = %v, want exit code 3", err)
+		}
+		if out.String() != "out\n" || errOut.String() != "err\n" {
+			t.Errorf("stdout %q stderr %q, want %q %q", out.String(), errOut.String(), "out\n", "err\n")
+		}
+	})
+	t.Run("stdin to EOF", func(t *testing.T) {
+		u := execURL(t, env, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"wc", "-l"}, Stdin: true, Stdout: true, Stderr: true})
+		var out bytes.Buffer
+		err := spdyExecutor(t, u).StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: strings.NewReader("a\nb\nc\n"), Stdout: &out, Stderr: io.Discard})
+		if err != nil || strings.TrimSpace(out.String()) != "3" {
+			t.Errorf("wc -l of 3 lines = %q, %v; want 3", out.String(), err)
+		}
+	})
+	t.Run("tty with size", func(t *testing.T) {
+		u := execURL(t, env, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"sh", "-c", "sleep 0.5; stty size"}, Stdin: true, Stdout: true, Tty: true})
+		var out bytes.Buffer
+		inR, inW := io.Pipe()
+		defer inW.Close()
+		sizes := &fixedSize{size: remotecommand.TerminalSize{Width: 101, Height: 33}}
+		err := spdyExecutor(t, u).StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: inR, Stdout: &out, Tty: true, TerminalSizeQueue: sizes})
+		if err != nil || strings.TrimSpace(out.String()) != "33 101" {
+			t.Errorf("stty size = %q, %v; want 33 101", out.String(), err)
+		}
+	})
+}
+
+// fixedSize hands out one terminal size, then waits until the session ends.
+type fixedSize struct {
+	once sync.Once
+	size remotecommand.TerminalSize
+	done chan struct{}
+}
+
+func (f *fixedSize) Next() *remotecommand.TerminalSize {
+	first := false
+	f.once.Do(func() { first = true })
+	if first {
+		return &f.size
+	}
+	return nil
+}
+
+func TestStreamingAttach(t *testing.T) {
+	env := start(t)
+	podID := env.RunPod(t, "p")
+	id := env.RunContainer(t, podID, mocktest.ContainerSpec{Command: []string{"sh"}, Stdin: true, StdinOnce: true})
+	ctx := ctxT(t)
+	resp, err := env.CRI.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: id, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- spdyExecutor(t, resp.Url).StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: inR, Stdout: out, Stderr: io.Discard})
+	}()
+	if _, err := io.WriteString(inW, "echo -n hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return out.String() == "hello" }, "attach output hello, have %q", out)
+	// stdin_once: the end of input ends the shell, and the attach with it.
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("attach: %v", err)
+	}
+	waitState(t, env, id, runtimeapi.ContainerState_CONTAINER_EXITED)
+}
+
+func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for "+format, args...)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStreamingPortForwardHalfClose(t *testing.T) {
+	env := start(t)
+	podID := env.RunPod(t, "p")
+	ctx := ctxT(t)
+
+	// The "pod's" server: reads to EOF (the client's half-close), answers
+	// with the byte count, then closes.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srvWG sync.WaitGroup
+	defer func() {
+		lis.Close()
+		srvWG.Wait()
+	}()
+	srvWG.Add(1)
+	go func() {
+		defer srvWG.Done()
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			n, _ := io.Copy(io.Discard, c)
+			fmt.Fprintf(c, "got %d bytes", n)
+			c.Close()
+		}
+	}()
+	remotePort := lis.Addr().(*net.TCPAddr).Port
+
+	resp, err := env.CRI.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: podID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(resp.Url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, upgrader, err := spdy.RoundTripperFor(&rest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: tr}, http.MethodPost, u)
+	stop, ready := make(chan struct{}), make(chan struct{})
+	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", remotePort)}, stop, ready, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pfDone := make(chan error, 1)
+	go func() { pfDone <- pf.ForwardPorts() }()
+	defer func() {
+		close(stop)
+		<-pfDone
+	}()
+	<-ready
+	ports, err := pf.GetPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", ports[0].Local))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(bytes.Repeat([]byte("x"), 100000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil || string(got) != "got 100000 bytes" {
+		t.Errorf("answer through port-forward = %q, %v; want %q", got, err, "got 100000 bytes")
+	}
+}
