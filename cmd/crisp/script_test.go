@@ -133,6 +133,7 @@ func scriptParams(dir string) testscript.Params {
 			"tcpcopy":      cmdTCPCopy,
 			"exitcode":     cmdExitCode,
 			"sharedprefix": cmdSharedPrefix,
+			"varfrom":      cmdVarFrom, // portforward_test.go
 		},
 	}
 }
