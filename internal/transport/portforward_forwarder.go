@@ -269,7 +269,7 @@ func (f *Forwarder) sharedSession(ctx context.Context) (ForwardSession, error) {
 	f.opts.Config.logf("port-forward: the connection to the streaming server was lost; re-establishing it with a fresh URL")
 	sess, att, err := f.connect(ctx, *f.chosen, nil)
 	if err != nil {
-		return nil, fmt.Errorf("re-establishing the port-forward connection: %w", err)
+		return nil, fmt.Errorf("re-establishing the connection to the streaming server: %w", err)
 	}
 	f.opts.Config.logf("port-forward: re-established %s at %s (HTTP %d, upgrade %s)",
 		pfOfferName(*f.chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
@@ -348,7 +348,7 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	if err != nil {
 		local.Close()
 		if ctx.Err() == nil {
-			f.report("port-forward %s: connection %d failed: %v", where, id, err)
+			f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
 		}
 		return
 	}
@@ -357,8 +357,15 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	}
 	err = f.pipe(ctx, local, fc)
 	if err != nil && ctx.Err() == nil {
-		f.report("port-forward %s: connection %d failed: %v", where, id, err)
+		f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
 	}
+}
+
+// pfMessage is err's text without the "port-forward:" prefixes of the
+// layers it went through: the report already names port-forward.
+func pfMessage(err error) string {
+	msg := strings.ReplaceAll(err.Error(), ": port-forward: ", ": ")
+	return strings.TrimPrefix(msg, "port-forward: ")
 }
 
 // pipe copies both ways until the remote side ends, and returns the remote
