@@ -225,3 +225,59 @@ func TestConfigFileKeys(t *testing.T) {
 		}
 	})
 }
+
+// FuzzConfigFile feeds arbitrary bytes to the config file reader: it must
+// never panic, and whatever it accepts must resolve to settings with a
+// positive timeout. Seeds live in testdata/fuzz.
+func FuzzConfigFile(f *testing.F) {
+	for _, s := range []string{
+		"runtime-endpoint: unix:///run/containerd/containerd.sock\ntimeout: 2\ndebug: true\n",
+		"image-endpoint: tcp://127.0.0.1:1\n",
+		"{}",
+		"timeout: -5\n",
+	} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "fuzz.yaml")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Resolve(Sources{
+			FlagConfig: path, Getenv: func(string) string { return "" },
+			Defaults: []string{"unix:///x.sock"}, SocketExists: func(string) bool { return true },
+		})
+		if err != nil {
+			return
+		}
+		if s.RequestTimeout <= 0 {
+			t.Fatalf("config %q gave timeout %s", data, s.RequestTimeout)
+		}
+		if s.RuntimeEndpoint == "" || s.ImageEndpoint == "" {
+			t.Fatalf("config %q gave endpoints %q, %q", data, s.RuntimeEndpoint, s.ImageEndpoint)
+		}
+	})
+}
+
+// FuzzParseLabels: accepted labels have non-empty keys and round-trip.
+func FuzzParseLabels(f *testing.F) {
+	f.Add("app=web", "tier=")
+	f.Add("=v", "k")
+	f.Add("a=b=c", "a=d")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		labels, err := ParseLabels([]string{a, b})
+		if err != nil {
+			return
+		}
+		for k := range labels {
+			if k == "" {
+				t.Fatalf("ParseLabels(%q, %q) accepted an empty key", a, b)
+			}
+		}
+		k, v, _ := strings.Cut(b, "=")
+		if labels[k] != v {
+			t.Fatalf("ParseLabels(%q, %q)[%q] = %q, want the last value %q", a, b, k, labels[k], v)
+		}
+	})
+}
