@@ -198,7 +198,7 @@ func (b *Bencher) execTrue(ctx context.Context, t Target, p Protocol) (float64, 
 	if err := b.execOnce(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"true"}, Stdout: true, Stderr: true}, Session{Stdout: io.Discard, Stderr: io.Discard}); err != nil {
 		return 0, err
 	}
-	return float64(time.Since(start).Microseconds()) / 1000, nil
+	return float64(time.Since(start).Nanoseconds()) / 1e6, nil
 }
 
 func (b *Bencher) stdout(ctx context.Context, t Target, p Protocol) (float64, error) {

@@ -45,7 +45,7 @@ func TestBenchFigures(t *testing.T) {
 			t.Errorf("result %d is %s, want %s", i, got, want[i])
 		}
 		for _, fig := range r.Figures {
-			if fig.Error != "" || fig.Skipped != "" || !(fig.Median > 0) {
+			if fig.Error != "" || fig.Skipped != "" || math.IsNaN(fig.Median) || fig.Median < 0 || len(fig.Values) != fig.Runs {
 				t.Errorf("%s %s: %+v", got(r), fig.Name, fig)
 			}
 		}
