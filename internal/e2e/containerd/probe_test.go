@@ -1,0 +1,113 @@
+package containerd
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// What containerd 1.6's streaming server speaks (REAL_RUNTIME.md): exec and
+// attach over SPDY v1-v4 and WebSocket channel, base64.channel, v4.channel,
+// v4.base64.channel, never v5; port-forward over SPDY portforward.k8s.io and
+// WebSocket v4.channel.k8s.io, not the SPDY-in-WebSocket tunnel.
+var containerdSpeaks = []struct {
+	call, transport, protocol string
+	accepted                  bool
+}{
+	{"exec", "spdy", "channel.k8s.io", true},
+	{"exec", "spdy", "v2.channel.k8s.io", true},
+	{"exec", "spdy", "v3.channel.k8s.io", true},
+	{"exec", "spdy", "v4.channel.k8s.io", true},
+	{"exec", "spdy", "v5.channel.k8s.io", false},
+	{"exec", "websocket", "channel.k8s.io", true},
+	{"exec", "websocket", "base64.channel.k8s.io", true},
+	{"exec", "websocket", "v4.channel.k8s.io", true},
+	{"exec", "websocket", "v4.base64.channel.k8s.io", true},
+	{"exec", "websocket", "v5.channel.k8s.io", false},
+	{"attach", "spdy", "channel.k8s.io", true},
+	{"attach", "spdy", "v2.channel.k8s.io", true},
+	{"attach", "spdy", "v3.channel.k8s.io", true},
+	{"attach", "spdy", "v4.channel.k8s.io", true},
+	{"attach", "spdy", "v5.channel.k8s.io", false},
+	{"attach", "websocket", "channel.k8s.io", true},
+	{"attach", "websocket", "base64.channel.k8s.io", true},
+	{"attach", "websocket", "v4.channel.k8s.io", true},
+	{"attach", "websocket", "v4.base64.channel.k8s.io", true},
+	{"attach", "websocket", "v5.channel.k8s.io", false},
+	{"port-forward", "spdy", "portforward.k8s.io", true},
+	{"port-forward", "websocket", "SPDY/3.1+portforward.k8s.io", false},
+	{"port-forward", "websocket", "v4.channel.k8s.io", true},
+}
+
+// crisp probe reports exactly what containerd speaks, and the functional
+// checks pass on the protocols auto picks.
+func TestCrispProbe(t *testing.T) {
+	h := suiteHarness(t)
+	r := crisp(t, "probe", "-o", "json", h.HTTPDCtr, "--port", "8080")
+	if r.ExitCode != 0 {
+		t.Fatalf("crisp probe: %v", r)
+	}
+	var report struct {
+		Results []struct {
+			Call, Transport, Protocol string
+			Accepted                  bool
+			Status                    int
+			Negotiated                string
+			Checks                    []struct{ Name, Outcome, Detail string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &report); err != nil {
+		t.Fatalf("crisp probe -o json: %v\n%s", err, r.Stdout)
+	}
+	type key struct{ call, transport, protocol string }
+	got := map[key]int{}
+	for i, res := range report.Results {
+		got[key{res.Call, res.Transport, res.Protocol}] = i
+	}
+	for _, want := range containerdSpeaks {
+		i, ok := got[key{want.call, want.transport, want.protocol}]
+		if !ok {
+			t.Errorf("crisp probe did not try %s over %s %s", want.call, want.transport, want.protocol)
+			continue
+		}
+		res := report.Results[i]
+		if res.Accepted != want.accepted {
+			t.Errorf("crisp probe: %s over %s %s accepted=%v (status %d), containerd 1.6 gives accepted=%v",
+				want.call, want.transport, want.protocol, res.Accepted, res.Status, want.accepted)
+		}
+		if !want.accepted && res.Status != 403 {
+			t.Errorf("crisp probe: %s over %s %s refused with status %d, containerd answers 403", want.call, want.transport, want.protocol, res.Status)
+		}
+		if want.accepted && res.Negotiated != want.protocol {
+			t.Errorf("crisp probe: %s over %s %s negotiated %q", want.call, want.transport, want.protocol, res.Negotiated)
+		}
+	}
+	// The protocols auto picks on containerd carry every check.
+	for _, k := range []key{{"exec", "spdy", "v4.channel.k8s.io"}, {"port-forward", "spdy", "portforward.k8s.io"}} {
+		i, ok := got[k]
+		if !ok {
+			continue // reported above
+		}
+		for _, c := range report.Results[i].Checks {
+			if c.Outcome == "fail" || (c.Outcome == "skip" && !strings.HasPrefix(k.call, "attach")) {
+				t.Errorf("crisp probe: %s over %s %s: check %s %s: %s", k.call, k.transport, k.protocol, c.Name, c.Outcome, c.Detail)
+			}
+		}
+	}
+}
+
+// crisp smoke passes against containerd: no failure on any transport auto
+// picks (defects elsewhere are warnings).
+func TestCrispSmoke(t *testing.T) {
+	h := suiteHarness(t)
+	r := crisp(t, "smoke", h.HTTPDCtr, "--port", "8080")
+	if r.ExitCode != 0 || !strings.Contains(r.Stdout+r.Stderr, " 0 failed") {
+		t.Fatalf("crisp smoke against containerd: %v", r)
+	}
+	t.Logf("crisp smoke: %s", lastLine(r.Stdout))
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
