@@ -557,7 +557,9 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 			return true, ""
 		}
 	case *port == "" && len(rest) == 2:
-		re, err := regexp.Compile(rest[1])
+		// Multi-line, like testscript's stdout and grep: ^ and $ match at
+		// line boundaries.
+		re, err := regexp.Compile("(?m)" + rest[1])
 		if err != nil {
 			ts.Fatalf("waitfor: %v", err)
 		}
@@ -766,6 +768,72 @@ func cmdSharedPrefix(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if !longer {
 			ts.Fatalf("sharedprefix: no two of the %d IDs in %s share a prefix", len(ids), rest[0])
+		}
+	}
+}
+
+// TestHarnessCommands runs the helper commands on their own, so a script
+// failure points at crisp, not at the harness.
+func TestHarnessCommands(t *testing.T) {
+	dir := t.TempDir()
+	script := `
+genfile in.bin 256K
+genfile --seed 1 same.bin 256K
+genfile --seed 2 other.bin 256K
+sha256file in.bin
+cp stdout in.sum
+sha256file same.bin
+cmp stdout in.sum
+sha256file --var OTHER other.bin
+exec sh -c 'test "$OTHER" != "$(cat in.sum)"'
+
+echoserver
+waitfor --port 127.0.0.1:$ECHO_PORT
+tcpcopy 127.0.0.1:$ECHO_PORT in.bin out.bin
+cmp in.bin out.bin
+tcpcopy --echo 127.0.0.1:$ECHO_PORT in.bin echo.bin
+cmp in.bin echo.bin
+echoserver --var SECOND
+tcpcopy --n 10 127.0.0.1:$SECOND in.bin ten.bin
+exec wc -c ten.bin
+stdout '^10 '
+
+exec sh -c 'sleep 0.2; echo ready > late.txt' &
+waitfor late.txt '^ready$'
+wait
+! exec sh -c 'exit 3'
+exitcode 3 sh -c 'echo out; exit 3'
+stdout '^out$'
+exitcode 0 true
+
+sharedprefix ids.txt
+exec sh -c 'test "$PREFIX" = a'
+sharedprefix --var P2 ids2.txt
+exec sh -c 'test "$P2" = f'
+
+-- ids.txt --
+abc1
+abd2
+xyz3
+-- ids2.txt --
+f1
+f2
+`
+	if err := os.WriteFile(filepath.Join(dir, "harness.txtar"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, scriptParams(dir))
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "1024": 1024, "64K": 64 << 10, "64M": 64 << 20, "1G": 1 << 30} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "K", "-1", "1T", "one"} {
+		if _, err := parseSize(bad); err == nil {
+			t.Errorf("parseSize(%q) succeeded", bad)
 		}
 	}
 }
