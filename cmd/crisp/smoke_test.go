@@ -162,7 +162,11 @@ func TestSmokeImagePassesAndCleansUp(t *testing.T) {
 
 func TestSmokeImageInterruptedCleansUp(t *testing.T) {
 	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileFull})
-	cmd := crispCmd(t, env.Endpoint, "smoke", "--image", "busybox")
+	podCfg := filepath.Join(t.TempDir(), "pod.yaml")
+	if err := os.WriteFile(podCfg, []byte("metadata:\n  name: ci-smoke\n  namespace: ci\n  uid: ci-smoke-1\nlabels:\n  team: runtime\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := crispCmd(t, env.Endpoint, "smoke", "--image", "busybox", "--pod-config", podCfg)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -181,8 +185,8 @@ func TestSmokeImageInterruptedCleansUp(t *testing.T) {
 		t.Fatalf("smoke printed no check before ending: %v\nstderr:\n%s", err, stderr.String())
 	}
 	pods, _ := leftovers(t, env)
-	if len(pods) == 0 {
-		t.Errorf("no pod while smoke --image runs (first line %q)", first)
+	if len(pods) != 1 || !strings.HasSuffix(pods[0], " ci-smoke") {
+		t.Errorf("pods while smoke --image --pod-config runs: %q, want the one named in the file (first line %q)", pods, first)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
