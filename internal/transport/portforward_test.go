@@ -71,37 +71,51 @@ func TestPortForwardOffers(t *testing.T) {
 }
 
 // TestPortForwardConcurrent is the acceptance test: per protocol, 100
-// concurrent forwarded connections each moving 1 MiB both ways, checked
-// with sha256.
+// concurrent connections through a local listener, each moving 1 MiB both
+// ways, checked with sha256; goleak (TestMain) checks nothing is left.
 func TestPortForwardConcurrent(t *testing.T) {
 	app := startPFApp(t, hashApp)
 	_, src := startStreamServer(t, streamserver.ProfileFull)
 	const conns, size = 100, 1 << 20
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newTestForwarder(t, src, tc.offer, nil)
-			ctx := context.Background()
+			var report lockedBuffer
+			f := newTestForwarder(t, src, tc.offer, &report)
+			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
 			var wg sync.WaitGroup
 			errs := make(chan error, conns)
 			for i := range conns {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					fc, err := f.Dial(ctx, app.port)
+					c, err := net.Dial("tcp", ls[0].Addr().String())
 					if err != nil {
 						errs <- fmt.Errorf("connection %d: %w", i, err)
 						return
 					}
-					defer fc.Close()
-					if err := roundTrip(fc, uint64(i)*2, size); err != nil {
+					defer c.Close()
+					if err := roundTrip(c, uint64(i)*2, size); err != nil {
 						errs <- fmt.Errorf("connection %d: %w", i, err)
 					}
 				}()
 			}
 			wg.Wait()
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
 			close(errs)
 			for err := range errs {
 				t.Error(err)
+			}
+			if r := report.String(); r != "" {
+				t.Errorf("failures reported:\n%s", r)
 			}
 		})
 	}
