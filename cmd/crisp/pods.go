@@ -82,6 +82,7 @@ EXIT STATUS
 	fl.BoolVar(&o.NoTrunc, "no-trunc", false, "do not truncate IDs")
 	fl.IntVar(&o.Last, "last", 0, "only the N most recently created pods")
 	fl.BoolVarP(&o.Latest, "latest", "l", false, "only the most recently created pod")
+	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(client.PodStates, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -81,6 +81,8 @@ EXIT STATUS
 	fl.BoolVar(&o.NoTrunc, "no-trunc", false, "do not truncate IDs")
 	fl.IntVarP(&o.Last, "last", "n", 0, "only the N most recently created containers (implies --all)")
 	fl.BoolVarP(&o.Latest, "latest", "l", false, "only the most recently created container (implies --all)")
+	_ = cmd.RegisterFlagCompletionFunc("pod", completePods(o.f))
+	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(client.ContainerStates, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -110,12 +110,15 @@ func (c *Client) callAt(ctx context.Context, endpoint, what string, call func(ct
 func (c *Client) describe(endpoint, what string, err error) error {
 	switch status.Code(err) {
 	case codes.Unavailable:
-		hint := "point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT"
-		if endpoint != c.Endpoint {
-			hint = "check IMAGE_SERVICE_ENDPOINT or image-endpoint in the config file"
+		msg := status.Convert(err).Message()
+		hint := "is the runtime running? point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT"
+		switch {
+		case strings.Contains(msg, "permission denied"):
+			hint = "crisp needs read and write access to the socket: run it as root (sudo) or as a member of the socket's group"
+		case endpoint != c.Endpoint:
+			hint = "is the runtime running? check IMAGE_SERVICE_ENDPOINT or image-endpoint in the config file"
 		}
-		return fmt.Errorf("%s: runtime at %s is unreachable: %s; is the runtime running? %s",
-			what, endpoint, status.Convert(err).Message(), hint)
+		return fmt.Errorf("%s: runtime at %s is unreachable: %s; %s", what, endpoint, msg, hint)
 	case codes.DeadlineExceeded:
 		return fmt.Errorf("%s: runtime at %s did not answer within %s (raise --request-timeout): %w",
 			what, endpoint, c.Timeout, err)
