@@ -1,0 +1,95 @@
+package containerd
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// crispForwardRE matches crisp port-forward's line for a listener on IPv4
+// loopback: "Forwarding from 127.0.0.1:PORT -> REMOTE".
+var crispForwardRE = regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)`)
+
+// crisp port-forward to the busybox httpd in the bridged pod, on every
+// transport containerd accepts, with a local port crisp picks (":8080").
+func TestCrispPortForward(t *testing.T) {
+	h := suiteHarness(t)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			pf := startBackground(t, crispCmd(t, t.Context(), "port-forward", "--transport", tr, h.Pod, fmt.Sprintf(":%d", h.HTTPDPort)))
+			m := pf.WaitFor(t, crispForwardRE, 30*time.Second)
+			if m[2] != fmt.Sprint(h.HTTPDPort) {
+				t.Fatalf("crisp port-forward forwards to %s, asked for %d", m[2], h.HTTPDPort)
+			}
+			for i := range 3 {
+				body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%s/", m[1]), 10*time.Second)
+				if err != nil || !strings.Contains(body, "crisp busybox httpd") {
+					t.Fatalf("GET %d through crisp port-forward --transport %s: %v, body %q", i, tr, err, body)
+				}
+			}
+			if exited, err := pf.Exited(); exited {
+				t.Fatalf("crisp port-forward exited after 3 requests: %v", err)
+			}
+		})
+	}
+}
+
+// One failed connection (nothing listens on the remote port) does not end
+// the forward: the other port keeps working (client-go's PortForwarder gives
+// up on every port after one failure; REAL_RUNTIME.md).
+func TestCrispPortForwardSurvivesFailedConnection(t *testing.T) {
+	h := suiteHarness(t)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			if tr != "websocket" {
+				// Found by this test (2026-11-30): after one failed connection
+				// on a SPDY session to containerd 1.6, every third later
+				// connection stalls (crisp accepts it, its streams never reach
+				// containerd's forwarder; `crisp -vv` shows no frame). Remove
+				// this skip once internal/transport's SPDY forwarder is fixed.
+				t.Skip("known defect: over SPDY, every third connection after a failed one stalls against containerd 1.6")
+			}
+			good, bad := freePort(t), freePort(t)
+			pf := startBackground(t, crispCmd(t, t.Context(), "port-forward", "--transport", tr, h.Pod,
+				fmt.Sprintf("%d:%d", good, h.HTTPDPort), fmt.Sprintf("%d:1", bad)))
+			pf.WaitFor(t, regexp.MustCompile(fmt.Sprintf(`Forwarding from 127\.0\.0\.1:%d -> 1\b`, bad)), 30*time.Second)
+			pf.WaitFor(t, regexp.MustCompile(fmt.Sprintf(`Forwarding from 127\.0\.0\.1:%d -> %d`, good, h.HTTPDPort)), 30*time.Second)
+			if body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/", bad), time.Second); err == nil {
+				t.Fatalf("GET through the forward to port 1, where nothing listens, worked: %q", body)
+			}
+			for i := range 3 {
+				body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/", good), 10*time.Second)
+				if err != nil || !strings.Contains(body, "crisp busybox httpd") {
+					t.Fatalf("GET %d after a failed connection, --transport %s: %v, body %q", i, tr, err, body)
+				}
+			}
+		})
+	}
+}
+
+// 64 MiB downloaded through crisp port-forward arrive intact on every transport.
+func TestCrispPortForwardIntegrity64MiB(t *testing.T) {
+	h := suiteHarness(t)
+	const size = 64 << 20
+	// The file lives in the httpd container's own filesystem, once per run.
+	r := crictl(t, "exec", h.HTTPDCtr, "sh", "-c",
+		fmt.Sprintf("[ -s /var/www/big ] || yes crisp-integrity | head -c %d > /var/www/big", size))
+	if r.ExitCode != 0 {
+		t.Fatalf("writing /var/www/big in the httpd container: %v", r)
+	}
+	want := bytes.Repeat([]byte("crisp-integrity\n"), size/16+1)[:size]
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			pf := startBackground(t, crispCmd(t, t.Context(), "port-forward", "--transport", tr, h.Pod, fmt.Sprintf(":%d", h.HTTPDPort)))
+			m := pf.WaitFor(t, crispForwardRE, 30*time.Second)
+			body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%s/big", m[1]), 10*time.Second)
+			if err != nil || body != string(want) {
+				t.Fatalf("GET /big (64 MiB) through crisp port-forward --transport %s: %v; got %d bytes, equal %v",
+					tr, err, len(body), body == string(want))
+			}
+		})
+	}
+}
