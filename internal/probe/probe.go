@@ -3,7 +3,6 @@ package probe
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -166,17 +165,17 @@ func (p *Prober) Run(ctx context.Context, t Target) (*ProbeReport, error) {
 // attempt makes a fresh URL with rpc and runs one stream on it, filling
 // the handshake fields of res. It returns the session's error and whether
 // the upgrade was accepted.
-func (p *Prober) attempt(ctx context.Context, res *Result, rpc func(context.Context) (string, error), proto Protocol, s Session) (error, bool) {
+func (p *Prober) attempt(ctx context.Context, res *Result, rpc func(context.Context) (string, error), proto Protocol, s Session) (accepted bool, err error) {
 	start := time.Now()
 	url, err := rpc(ctx)
 	res.RPC = Millis(time.Since(start))
 	if err != nil {
 		res.Error = err.Error()
-		return err, false
+		return false, err
 	}
 	hs, err := p.Streamer.Stream(ctx, url, proto, s)
 	recordHandshake(res, hs, err)
-	return err, hs.Accepted
+	return hs.Accepted, err
 }
 
 func recordHandshake(res *Result, hs Handshake, err error) {
@@ -205,7 +204,7 @@ func (p *Prober) probeExec(ctx context.Context, t Target, proto Protocol) Result
 	rpc := func(ctx context.Context) (string, error) {
 		return p.URLs.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: t.ContainerID, Cmd: cmd, Stdout: true, Stderr: true})
 	}
-	err, ok := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: &out, Stderr: &errOut})
+	ok, err := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: &out, Stderr: &errOut})
 	if !ok || p.SkipChecks {
 		return res
 	}
@@ -265,7 +264,7 @@ func (p *Prober) catChecks(ctx context.Context, t Target, proto Protocol, caps C
 		out = newWatchWriter("", nil)
 		s.Stdout = out
 	}
-	err, ok := p.attempt(ctx1, &res, rpc, proto, s)
+	ok, err := p.attempt(ctx1, &res, rpc, proto, s)
 	if !ok {
 		return []Check{{Name: CheckOutput, Outcome: Fail, Detail: "a second URL for `cat` was refused: " + errText(err, res)}}
 	}
@@ -309,7 +308,7 @@ func (p *Prober) resizeCheck(ctx context.Context, t Target, proto Protocol, caps
 		return p.URLs.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: t.ContainerID, Cmd: cmd, Tty: true, Stdout: true})
 	}
 	size := TermSize{Width: 101, Height: 37}
-	err, ok := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: &out, TTY: true, Size: &size})
+	ok, err := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: &out, TTY: true, Size: &size})
 	if !ok {
 		c.Outcome, c.Detail = Fail, "a URL for the TTY check was refused: "+errText(err, res)
 		return c
@@ -336,7 +335,7 @@ func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol) Resu
 	rpc := func(ctx context.Context) (string, error) {
 		return p.URLs.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: t.ContainerID, Stdout: true, Stderr: true})
 	}
-	err, ok := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: out, Stderr: out})
+	ok, err := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: out, Stderr: out})
 	if !ok || p.SkipChecks {
 		return res
 	}
@@ -567,9 +566,4 @@ func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func
 		}
 	}
 	return g
-}
-
-// errCanceled reports whether err is only the end of ctx.
-func errCanceled(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

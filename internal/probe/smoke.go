@@ -240,20 +240,20 @@ func (s *Smoker) battery(call Call, t Target) []smokeCase {
 	return nil
 }
 
-// execRun makes a fresh exec URL and runs one session on it. accepted is
-// false (with a failed check) when the upgrade was refused although the
-// handshake probe accepted it.
-func (s *Smoker) execRun(ctx context.Context, t Target, p Protocol, req *runtimeapi.ExecRequest, sess Session) (error, *Check) {
+// execRun makes a fresh exec URL and runs one session on it. The check is
+// non-nil (failed) when no session ran: the RPC failed, or the upgrade was
+// refused although the handshake probe accepted it.
+func (s *Smoker) execRun(ctx context.Context, t Target, p Protocol, req *runtimeapi.ExecRequest, sess Session) (*Check, error) {
 	req.ContainerId = t.ContainerID
 	url, err := s.URLs.Exec(ctx, req)
 	if err != nil {
-		return err, &Check{Outcome: Fail, Detail: err.Error()}
+		return &Check{Outcome: Fail, Detail: err.Error()}, err
 	}
 	hs, err := s.Streamer.Stream(ctx, url, p, sess)
 	if !hs.Accepted {
-		return err, &Check{Outcome: Fail, Detail: fmt.Sprintf("upgrade refused although an earlier attempt was accepted: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))}
+		return &Check{Outcome: Fail, Detail: fmt.Sprintf("upgrade refused although an earlier attempt was accepted: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))}, err
 	}
-	return err, nil
+	return nil, err
 }
 
 func (s *Smoker) echo(ctx context.Context, t Target, p Protocol, caps Capabilities) Check {
@@ -262,7 +262,7 @@ func (s *Smoker) echo(ctx context.Context, t Target, p Protocol, caps Capabiliti
 	defer cancel()
 	out := newWatchWriter(payload, cancel)
 	var errOut bytes.Buffer
-	err, bad := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"cat"}, Stdin: true, Stdout: true, Stderr: true},
+	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"cat"}, Stdin: true, Stdout: true, Stderr: true},
 		Session{Stdin: strings.NewReader(payload), Stdout: out, Stderr: &errOut, CloseStdin: caps.StdinEOF})
 	if bad != nil {
 		return *bad
@@ -275,7 +275,7 @@ func (s *Smoker) echo(ctx context.Context, t Target, p Protocol, caps Capabiliti
 
 func (s *Smoker) separate(ctx context.Context, t Target, p Protocol) Check {
 	var out, errOut bytes.Buffer
-	err, bad := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "echo to-stdout; echo to-stderr >&2"}, Stdout: true, Stderr: true},
+	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "echo to-stdout; echo to-stderr >&2"}, Stdout: true, Stderr: true},
 		Session{Stdout: &out, Stderr: &errOut})
 	if bad != nil {
 		return *bad
@@ -288,7 +288,7 @@ func (s *Smoker) separate(ctx context.Context, t Target, p Protocol) Check {
 
 func (s *Smoker) exitCode(ctx context.Context, t Target, p Protocol, caps Capabilities) Check {
 	var errOut bytes.Buffer
-	err, bad := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "exit 7"}, Stdout: true, Stderr: true},
+	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "exit 7"}, Stdout: true, Stderr: true},
 		Session{Stdout: io.Discard, Stderr: &errOut})
 	if bad != nil {
 		return *bad
@@ -316,7 +316,7 @@ func (s *Smoker) stdinEOF(ctx context.Context, t Target, p Protocol, caps Capabi
 		return Check{Outcome: Skip, Detail: caps.missing("stdin-eof", p)}
 	}
 	var out, errOut bytes.Buffer
-	err, bad := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"wc", "-l"}, Stdin: true, Stdout: true, Stderr: true},
+	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"wc", "-l"}, Stdin: true, Stdout: true, Stderr: true},
 		Session{Stdin: strings.NewReader("a\nb\n"), Stdout: &out, Stderr: &errOut, CloseStdin: true})
 	if bad != nil {
 		return *bad
@@ -341,7 +341,7 @@ func (s *Smoker) integrity(ctx context.Context, t Target, p Protocol) Check {
 	var errOut bytes.Buffer
 	// head -c ends by itself after the last byte, so protocols that cannot
 	// close stdin carry the check too.
-	err, bad := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"head", "-c", fmt.Sprint(IntegritySize)}, Stdin: true, Stdout: true, Stderr: true},
+	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"head", "-c", fmt.Sprint(IntegritySize)}, Stdin: true, Stdout: true, Stderr: true},
 		Session{Stdin: bytes.NewReader(data), Stdout: counter, Stderr: &errOut, CloseStdin: CapabilitiesOf(p).StdinEOF})
 	if bad != nil {
 		return *bad
@@ -365,7 +365,7 @@ func (s *Smoker) tty(ctx context.Context, t Target, p Protocol, caps Capabilitie
 	}
 	var out bytes.Buffer
 	size := TermSize{Width: 101, Height: 37}
-	err, bad := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "sleep 0.3; [ -t 0 ] && [ -t 1 ] && stty size"}, Tty: true, Stdout: true},
+	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "sleep 0.3; [ -t 0 ] && [ -t 1 ] && stty size"}, Tty: true, Stdout: true},
 		Session{Stdout: &out, TTY: true, Size: &size})
 	if bad != nil {
 		return *bad
