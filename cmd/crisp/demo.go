@@ -127,7 +127,7 @@ func (o *demoOptions) Validate() error {
 // and the transcript every step writes to.
 type demoRun struct {
 	o   *demoOptions
-	out *lockedWriter
+	out *demoWriter
 
 	dir        string // temporary folder: socket and an empty crictl config
 	configFile string
@@ -141,7 +141,7 @@ type demoRun struct {
 // Run starts the mock, runs every step and tears everything down, whatever
 // happens (Main cancels ctx on SIGINT, SIGTERM and SIGHUP).
 func (o *demoOptions) Run(ctx context.Context) (err error) {
-	d := &demoRun{o: o, out: &lockedWriter{w: o.f.Streams.Out}}
+	d := &demoRun{o: o, out: &demoWriter{w: o.f.Streams.Out}}
 	start := time.Now()
 
 	// A short folder: unix socket paths are limited to 108 bytes.
@@ -185,7 +185,7 @@ func (o *demoOptions) Run(ctx context.Context) (err error) {
 	// port: the mock's web-server images listen on fixed ports (80 needs root,
 	// 12003 may be taken), and a container running a server of its own needs
 	// busybox's nc, which may not be installed.
-	echo, err := startEchoServer()
+	echo, err := startDemoEchoServer()
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -230,7 +230,7 @@ func (o *demoOptions) Run(ctx context.Context) (err error) {
 			d.out.printf("\ncrisp demo: interrupted during step %d; tearing down\n", i+1)
 			return fmt.Errorf("demo: interrupted during step %d (%s): %w", i+1, s.title, ctx.Err())
 		}
-		var skip stepSkipped
+		var skip demoStepSkipped
 		if errors.As(err, &skip) {
 			d.out.printf("skipped: %s\n", skip.why)
 			skipped++
@@ -258,11 +258,11 @@ func (o *demoOptions) Run(ctx context.Context) (err error) {
 	return nil
 }
 
-// stepSkipped is a step the runtime's protocols cannot show (the legacy
+// demoStepSkipped is a step the runtime's protocols cannot show (the legacy
 // profile has no resize channel): said, and not a failure.
-type stepSkipped struct{ why string }
+type demoStepSkipped struct{ why string }
 
-func (s stepSkipped) Error() string { return "skipped: " + s.why }
+func (s demoStepSkipped) Error() string { return "skipped: " + s.why }
 
 // setUp creates the pod and its container through the CRI API.
 func (d *demoRun) setUp(ctx context.Context) error {
@@ -285,7 +285,7 @@ func (d *demoRun) setUp(ctx context.Context) error {
 	}
 	d.ctrID = ctrID
 	d.out.printf("pod %s (%s) running container %s (%s): sh -c %s\n",
-		demoPodName, idPrefix13(podID), demoContainerName, idPrefix13(ctrID), shellQuote(demoTicker))
+		demoPodName, idPrefix13(podID), demoContainerName, idPrefix13(ctrID), demoShellQuote(demoTicker))
 	d.out.printf("a TCP echo server on 127.0.0.1:%d stands for a server in the pod (pods share the host loopback)\n", d.echoPort)
 	return nil
 }
@@ -363,14 +363,14 @@ func (d *demoRun) stepTTYSize(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	capture := newCapture(d.out)
-	sizes := newFixedSizeQueue(transport.TerminalSize{Width: demoTTYCols, Height: demoTTYRows})
+	capture := newDemoCapture(d.out)
+	sizes := newDemoSizeQueue(transport.TerminalSize{Width: demoTTYCols, Height: demoTTYRows})
 	res, err := transport.Stream(ctx, "exec", src, offers, transport.Config{}, transport.Streams{Stdout: capture, TTY: true, Resize: sizes})
 	sizes.close()
 	got := strings.TrimSpace(capture.text())
 	if att, ok := res.Negotiated(); ok && (att.Protocol == transport.ExecProtocolV1 || att.Protocol == transport.ExecProtocolV2) && got != want {
 		// What the legacy profile shows: a gap of the protocol, not a bug.
-		return "", stepSkipped{fmt.Sprintf("the runtime speaks %s at best, which has no resize channel (v3.channel.k8s.io and later carry one), so the size never reached the TTY", att.Protocol)}
+		return "", demoStepSkipped{fmt.Sprintf("the runtime speaks %s at best, which has no resize channel (v3.channel.k8s.io and later carry one), so the size never reached the TTY", att.Protocol)}
 	}
 	if err != nil {
 		return "", fmt.Errorf("the TTY session failed: %w", err)
@@ -387,7 +387,7 @@ func (d *demoRun) stepTTYSize(ctx context.Context) (string, error) {
 func (d *demoRun) stepAttach(ctx context.Context) (string, error) {
 	stdinR, stdinW := io.Pipe()
 	defer stdinW.Close()
-	capture := newCapture(d.out)
+	capture := newDemoCapture(d.out)
 	type result struct {
 		code int
 		out  string
@@ -427,7 +427,7 @@ func (d *demoRun) stepAttach(ctx context.Context) (string, error) {
 func (d *demoRun) stepPortForward(ctx context.Context) (string, error) {
 	pfCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	capture := newCapture(d.out)
+	capture := newDemoCapture(d.out)
 	remote := strconv.Itoa(d.echoPort)
 	d.out.printf("$ %s   # a free local port, then Ctrl-C\n", d.commandLine("", "port-forward", demoPodName, ":"+remote))
 	done := make(chan int, 1)
@@ -454,12 +454,12 @@ func (d *demoRun) stepPortForward(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("port-forward printed no \"Forwarding from\" line: %w", err)
 	}
 	local := strings.Fields(line)[2]
-	got, err := roundTripTCP(ctx, local, []byte(demoPayload))
+	got, err := demoRoundTrip(ctx, local, []byte(demoPayload))
 	if err != nil {
 		return "", fmt.Errorf("round trip through %s: %w", local, err)
 	}
 	host, port, _ := net.SplitHostPort(local)
-	d.out.printf("$ printf %s | nc %s %s   # answered %q\n", shellQuote(strings.ReplaceAll(demoPayload, "\n", `\n`)), host, port, got)
+	d.out.printf("$ printf %s | nc %s %s   # answered %q\n", demoShellQuote(strings.ReplaceAll(demoPayload, "\n", `\n`)), host, port, got)
 	if string(got) != demoPayload {
 		return "", fmt.Errorf("sent %q through %s, got back %q", demoPayload, local, got)
 	}
@@ -494,7 +494,7 @@ A pod and a container to exec into, made with crictl (crisp reads no pod specs):
 // prefix is shown before it (a pipe feeding stdin).
 func (d *demoRun) crisp(ctx context.Context, stdin io.Reader, prefix string, args ...string) (int, string) {
 	d.out.printf("$ %s\n", d.commandLine(prefix, args...))
-	code, out := d.run(ctx, stdin, newCapture(d.out), args...)
+	code, out := d.run(ctx, stdin, newDemoCapture(d.out), args...)
 	d.out.printf("[exit status %d]\n", code)
 	return code, out
 }
@@ -503,7 +503,7 @@ func (d *demoRun) crisp(ctx context.Context, stdin io.Reader, prefix string, arg
 func (d *demoRun) commandLine(prefix string, args ...string) string {
 	quoted := make([]string, len(args))
 	for i, a := range args {
-		quoted[i] = shellQuote(a)
+		quoted[i] = demoShellQuote(a)
 	}
 	return prefix + "crisp -r " + d.endpoint + " " + strings.Join(quoted, " ")
 }
@@ -511,7 +511,7 @@ func (d *demoRun) commandLine(prefix string, args ...string) string {
 // run runs one crisp command line through the real command tree, with
 // stdout and stderr both going to capture (and on to the transcript), and
 // returns its exit status as Main would and what it printed.
-func (d *demoRun) run(ctx context.Context, stdin io.Reader, capture *capture, args ...string) (int, string) {
+func (d *demoRun) run(ctx context.Context, stdin io.Reader, capture *demoCapture, args ...string) (int, string) {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
@@ -537,26 +537,26 @@ func (d *demoRun) run(ctx context.Context, stdin io.Reader, capture *capture, ar
 	return exitStatus(err, passThrough), capture.text()
 }
 
-// lockedWriter serialises the transcript: commands running in the
+// demoWriter serialises the transcript: commands running in the
 // background (attach, port-forward) write while the demo does.
-type lockedWriter struct {
+type demoWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+func (l *demoWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
 
-func (l *lockedWriter) printf(format string, args ...any) {
+func (l *demoWriter) printf(format string, args ...any) {
 	fmt.Fprintf(l, format, args...)
 }
 
-// capture records what one command prints, passes it on to the transcript,
+// demoCapture records what one command prints, passes it on to the transcript,
 // and lets the demo wait for a line.
-type capture struct {
+type demoCapture struct {
 	out io.Writer
 
 	mu      sync.Mutex
@@ -564,11 +564,11 @@ type capture struct {
 	changed chan struct{} // closed and replaced on every write
 }
 
-func newCapture(out io.Writer) *capture {
-	return &capture{out: out, changed: make(chan struct{})}
+func newDemoCapture(out io.Writer) *demoCapture {
+	return &demoCapture{out: out, changed: make(chan struct{})}
 }
 
-func (c *capture) Write(p []byte) (int, error) {
+func (c *demoCapture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	c.buf.Write(p)
 	close(c.changed)
@@ -577,14 +577,14 @@ func (c *capture) Write(p []byte) (int, error) {
 	return c.out.Write(p)
 }
 
-func (c *capture) text() string {
+func (c *demoCapture) text() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.buf.String()
 }
 
 // waitFor waits until the output matches re and returns the match.
-func (c *capture) waitFor(ctx context.Context, re *regexp.Regexp) (string, error) {
+func (c *demoCapture) waitFor(ctx context.Context, re *regexp.Regexp) (string, error) {
 	for {
 		c.mu.Lock()
 		m := re.FindString(c.buf.String())
@@ -601,22 +601,22 @@ func (c *capture) waitFor(ctx context.Context, re *regexp.Regexp) (string, error
 	}
 }
 
-// fixedSizeQueue is a terminal that never resizes: its size once, then
+// demoSizeQueue is a terminal that never resizes: its size once, then
 // nothing until close (which ends client-go's resize goroutine).
-type fixedSizeQueue struct {
+type demoSizeQueue struct {
 	size transport.TerminalSize
 	sent bool
 	done chan struct{}
 	once sync.Once
 }
 
-func newFixedSizeQueue(size transport.TerminalSize) *fixedSizeQueue {
-	return &fixedSizeQueue{size: size, done: make(chan struct{})}
+func newDemoSizeQueue(size transport.TerminalSize) *demoSizeQueue {
+	return &demoSizeQueue{size: size, done: make(chan struct{})}
 }
 
 // Next returns the size the first time, then blocks until close and
 // returns nil. client-go calls it from one goroutine.
-func (q *fixedSizeQueue) Next() *transport.TerminalSize {
+func (q *demoSizeQueue) Next() *transport.TerminalSize {
 	if !q.sent {
 		q.sent = true
 		size := q.size
@@ -626,23 +626,23 @@ func (q *fixedSizeQueue) Next() *transport.TerminalSize {
 	return nil
 }
 
-func (q *fixedSizeQueue) close() { q.once.Do(func() { close(q.done) }) }
+func (q *demoSizeQueue) close() { q.once.Do(func() { close(q.done) }) }
 
-// echoServer is a TCP echo server on a free loopback port; close stops it
+// demoEchoServer is a TCP echo server on a free loopback port; close stops it
 // and waits for every connection's goroutine.
-type echoServer struct {
+type demoEchoServer struct {
 	lis   net.Listener
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
 }
 
-func startEchoServer() (*echoServer, error) {
+func startDemoEchoServer() (*demoEchoServer, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start the echo server on 127.0.0.1: %w", err)
 	}
-	s := &echoServer{lis: lis, conns: map[net.Conn]struct{}{}}
+	s := &demoEchoServer{lis: lis, conns: map[net.Conn]struct{}{}}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -668,9 +668,9 @@ func startEchoServer() (*echoServer, error) {
 	return s, nil
 }
 
-func (s *echoServer) port() int { return s.lis.Addr().(*net.TCPAddr).Port }
+func (s *demoEchoServer) port() int { return s.lis.Addr().(*net.TCPAddr).Port }
 
-func (s *echoServer) close() {
+func (s *demoEchoServer) close() {
 	s.lis.Close()
 	s.mu.Lock()
 	for c := range s.conns {
@@ -680,9 +680,9 @@ func (s *echoServer) close() {
 	s.wg.Wait()
 }
 
-// roundTripTCP sends payload to addr and reads as many bytes back, within
+// demoRoundTrip sends payload to addr and reads as many bytes back, within
 // ctx's deadline.
-func roundTripTCP(ctx context.Context, addr string, payload []byte) ([]byte, error) {
+func demoRoundTrip(ctx context.Context, addr string, payload []byte) ([]byte, error) {
 	var dialer net.Dialer
 	conn, err := dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -703,8 +703,8 @@ func roundTripTCP(ctx context.Context, addr string, payload []byte) ([]byte, err
 	return got[:n], err
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// demoShellQuote quotes s for a POSIX shell when it needs it.
+func demoShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
 		return s
 	}
