@@ -110,7 +110,7 @@ func (c *Client) callAt(ctx context.Context, endpoint, what string, call func(ct
 func (c *Client) describe(endpoint, what string, err error) error {
 	switch status.Code(err) {
 	case codes.Unavailable:
-		msg := status.Convert(err).Message()
+		msg := dialCause(status.Convert(err).Message())
 		hint := "is the runtime running? point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT"
 		switch {
 		case strings.Contains(msg, "permission denied"):
@@ -130,6 +130,18 @@ func (c *Client) describe(endpoint, what string, err error) error {
 		return fmt.Errorf("%s: %s (%s)", what, st.Message(), st.Code())
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// dialCause keeps the useful end of gRPC's dial failure text:
+// `connection error: desc = "transport: Error while dialing: dial unix
+// /x.sock: connect: no such file or directory"` becomes `dial unix /x.sock:
+// connect: no such file or directory`.
+func dialCause(msg string) string {
+	const marker = "Error while dialing: "
+	if i := strings.Index(msg, marker); i >= 0 {
+		return strings.TrimSuffix(msg[i+len(marker):], `"`)
+	}
+	return msg
 }
 
 // dialEndpoint accepts unix:// (or a bare path) and tcp:// endpoints.

@@ -23,6 +23,8 @@ func TestCallErrors(t *testing.T) {
 	}{
 		{name: "missing socket", err: status.Error(codes.Unavailable, "dial unix /run/r.sock: connect: no such file or directory"),
 			want: []string{"listing pods: runtime at unix:///run/r.sock is unreachable", "no such file", "is the runtime running?", "-r/--runtime-endpoint"}},
+		{name: "gRPC's wrapping is dropped", err: status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial unix /run/r.sock: connect: no such file or directory"`),
+			want: []string{"is unreachable: dial unix /run/r.sock: connect: no such file or directory; is the runtime running?"}},
 		{name: "no access", err: status.Error(codes.Unavailable, "dial unix /run/r.sock: connect: permission denied"),
 			want: []string{"unreachable", "permission denied", "run it as root"}},
 		{name: "image service", images: true, err: status.Error(codes.Unavailable, "connection refused"),
