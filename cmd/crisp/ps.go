@@ -22,6 +22,7 @@ type psOptions struct {
 	Name    string
 	State   string
 	Pod     string
+	Image   string
 	Labels  []string
 	All     bool
 	Quiet   bool
@@ -46,7 +47,8 @@ func psCommand(o *psOptions) *cobra.Command {
 only, unless -a/--all or --state says otherwise.
 
 --name is a regular expression; --pod takes a pod ID, unique ID prefix or
-unique name; --label may be repeated and every label must match. IDs are
+unique name; --image an image name, tag or ID; --label may be repeated and
+every label must match. IDs are
 truncated in the table unless --no-trunc; -q prints full IDs only; -o json and
 -o yaml print the runtime's full data.
 
@@ -58,6 +60,7 @@ EXIT STATUS
   crisp ps -a --pod web
   crisp ps --state exited --label app=web
   crisp ps -q --name '^nginx$'
+  crisp ps -a --image busybox
   crisp ps -a -o yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -75,6 +78,7 @@ EXIT STATUS
 	fl.StringVar(&o.Name, "name", "", "only containers whose name matches this regular expression")
 	fl.StringVarP(&o.State, "state", "s", "", "only containers in this state: created, running, exited or unknown")
 	fl.StringVarP(&o.Pod, "pod", "p", "", "only containers of this pod (ID, ID prefix or name)")
+	fl.StringVar(&o.Image, "image", "", "only containers created from this image (name, tag or ID)")
 	fl.StringArrayVar(&o.Labels, "label", nil, "only containers with this label, key=value (repeatable)")
 	fl.BoolVarP(&o.All, "all", "a", false, "containers in every state, not only running ones")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print container IDs only")
@@ -91,7 +95,7 @@ func (o *psOptions) Complete() error {
 	if o.Latest {
 		o.Last = 1
 	}
-	o.filter = client.ContainerFilter{ID: o.ID, State: o.State, All: o.All || o.Last > 0}
+	o.filter = client.ContainerFilter{ID: o.ID, State: o.State, Image: o.Image, All: o.All || o.Last > 0}
 	var err error
 	if o.filter.Name, err = compileFilter("--name", o.Name); err != nil {
 		return err

@@ -38,6 +38,9 @@ type ContainerFilter struct {
 	// PodID is a full pod sandbox ID (resolve names first with ResolvePod).
 	PodID  string
 	Labels map[string]string
+	// Image is an image name, tag or ID: containers created from it match,
+	// however they named it (the runtime is asked what image it means).
+	Image string
 	// All lists containers in every state.
 	All bool
 }
@@ -184,9 +187,19 @@ func (c *Client) ListContainers(ctx context.Context, f ContainerFilter) ([]*runt
 	if err != nil {
 		return nil, err
 	}
+	var imageID string
+	if f.Image != "" {
+		st, err := c.ImageStatus(ctx, f.Image, false)
+		if err != nil {
+			return nil, err
+		}
+		imageID = st.GetImage().GetId()
+	}
 	out := make([]*runtimeapi.Container, 0, len(resp.GetContainers()))
 	for _, ctr := range resp.GetContainers() {
 		switch {
+		case f.Image != "" && !usesImage(ctr, f.Image, imageID):
+			continue
 		case f.ID != "" && !strings.HasPrefix(ctr.GetId(), f.ID),
 			state != nil && ctr.GetState() != *state,
 			f.PodID != "" && ctr.GetPodSandboxId() != f.PodID,
@@ -228,6 +241,16 @@ func (c *Client) ListImages(ctx context.Context, ref string) ([]*runtimeapi.Imag
 		return out[i].GetId() < out[j].GetId()
 	})
 	return out, nil
+}
+
+// usesImage reports whether ctr was created from the image a user named
+// ref, which the image service knows as id ("" when it does not hold it).
+func usesImage(ctr *runtimeapi.Container, ref, id string) bool {
+	if id != "" && (ctr.GetImageRef() == id || ctr.GetImageId() == id || ctr.GetImage().GetImage() == id) {
+		return true
+	}
+	spec := ctr.GetImage()
+	return spec.GetImage() == ref || spec.GetUserSpecifiedImage() == ref
 }
 
 func firstTag(img *runtimeapi.Image) string {

@@ -35,8 +35,12 @@ func fixture(t *testing.T, ignoreFilters bool) (*Client, *clienttest.Fake) {
 	f.AddPod(&runtimeapi.PodSandbox{Id: "aaaa2222", State: runtimeapi.PodSandboxState_SANDBOX_NOTREADY, CreatedAt: 20,
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: "db", Namespace: "prod"}, Labels: map[string]string{"app": "db"}})
 	add := func(id, pod, name string, state runtimeapi.ContainerState, created int64, labels map[string]string) {
+		image, ref := "busybox", "sha256:1111"
+		if name == "sidecar" {
+			image, ref = "docker.io/library/alpine:3", "sha256:3333"
+		}
 		f.AddContainer(&runtimeapi.Container{Id: id, PodSandboxId: pod, State: state, CreatedAt: created, Labels: labels,
-			Metadata: &runtimeapi.ContainerMetadata{Name: name}, Image: &runtimeapi.ImageSpec{Image: "busybox"}})
+			Metadata: &runtimeapi.ContainerMetadata{Name: name}, Image: &runtimeapi.ImageSpec{Image: image}, ImageRef: ref})
 	}
 	add("bbbb1111", "aaaa1111", "nginx", runtimeapi.ContainerState_CONTAINER_RUNNING, 11, map[string]string{"tier": "front"})
 	add("bbbb2222", "aaaa1111", "sidecar", runtimeapi.ContainerState_CONTAINER_EXITED, 12, nil)
@@ -119,6 +123,9 @@ func TestListContainers(t *testing.T) {
 		{name: "name", filter: ContainerFilter{Name: regexp.MustCompile("^nginx$")}, want: []string{"bbbc3333", "bbbb1111"}},
 		{name: "label", filter: ContainerFilter{Labels: map[string]string{"tier": "front"}}, want: []string{"bbbb1111"}},
 		{name: "id prefix", filter: ContainerFilter{ID: "bbbb", All: true}, want: []string{"bbbb2222", "bbbb1111"}},
+		{name: "image by name", filter: ContainerFilter{Image: "busybox", All: true}, want: []string{"cccc4444", "bbbc3333", "bbbb1111"}},
+		{name: "image by ID", filter: ContainerFilter{Image: "sha256:3333", All: true}, want: []string{"bbbb2222"}},
+		{name: "image nobody uses", filter: ContainerFilter{Image: "nope", All: true}},
 	}
 	for _, ignore := range []bool{false, true} {
 		c, _ := fixture(t, ignore)
