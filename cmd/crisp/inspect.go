@@ -33,7 +33,8 @@ func newInspectCommand(f *factory) *cobra.Command {
 		Long: `Show what the runtime knows of one or more containers: its ContainerStatus with
 the runtime's verbose info (pid, spec, ...), as JSON by default, YAML with
 -o yaml, or a short summary with -o table. Each CONTAINER is a full ID, a
-unique ID prefix or a unique name; several give a JSON array.
+unique ID prefix or a unique name (a name shared with exited attempts means
+the running container); several give a JSON array.
 
 EXIT STATUS
   0  every container was found and shown

@@ -48,9 +48,8 @@ only, unless -a/--all or --state says otherwise.
 
 --name is a regular expression; --pod takes a pod ID, unique ID prefix or
 unique name; --image an image name, tag or ID; --label may be repeated and
-every label must match. IDs are
-truncated in the table unless --no-trunc; -q prints full IDs only; -o json and
--o yaml print the runtime's full data.
+every label must match. IDs are truncated in the table unless --no-trunc; -q
+prints full IDs only; -o json and -o yaml print the runtime's full data.
 
 EXIT STATUS
   0  the containers were listed (also when none matched)
