@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // The demo's pod and container, and the commands it runs in them.
@@ -136,6 +138,10 @@ type demoRun struct {
 	podID      string
 	ctrID      string
 	echoPort   int
+	// signalled is set when a command the demo ran caught SIGINT, SIGTERM
+	// or SIGHUP (exec's terminal guard catches them too), possibly a moment
+	// before ctx says so.
+	signalled atomic.Bool
 }
 
 // Run starts the mock, runs every step and tears everything down, whatever
@@ -162,11 +168,12 @@ func (o *demoOptions) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("demo: write %s: %w", d.configFile, err)
 	}
 
+	errOut := &demoWriter{w: o.f.Streams.ErrOut}
 	rt, err := mockruntime.Start(ctx, mockruntime.Config{
 		Listen:  "unix://" + filepath.Join(d.dir, "cri.sock"),
 		Profile: streamserver.Profile(o.Profile),
 		Logf: func(format string, args ...any) {
-			d.out.printf("crisp demo: mock runtime: "+format+"\n", args...)
+			errOut.printf("crisp demo: mock runtime: "+format+"\n", args...)
 		},
 	})
 	if err != nil {
@@ -226,9 +233,9 @@ func (o *demoOptions) Run(ctx context.Context) (err error) {
 		stepCtx, cancel := context.WithTimeout(ctx, s.timeout)
 		verdict, err := s.run(stepCtx)
 		cancel()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || d.signalled.Load() {
 			d.out.printf("\ncrisp demo: interrupted during step %d; tearing down\n", i+1)
-			return fmt.Errorf("demo: interrupted during step %d (%s): %w", i+1, s.title, ctx.Err())
+			return fmt.Errorf("demo: interrupted during step %d (%s): %w", i+1, s.title, context.Canceled)
 		}
 		var skip demoStepSkipped
 		if errors.As(err, &skip) {
@@ -529,6 +536,10 @@ func (d *demoRun) run(ctx context.Context, stdin io.Reader, capture *demoCapture
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK, capture.text()
+	}
+	var sig *tty.SignalError
+	if errors.As(err, &sig) {
+		d.signalled.Store(true)
 	}
 	passThrough := cmd != nil && cmd.Annotations[passThroughAnnotation] == "true"
 	if !errors.Is(err, errReported) {
