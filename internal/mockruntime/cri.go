@@ -2,6 +2,7 @@ package mockruntime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -91,6 +92,16 @@ func (r *Runtime) runningContainer(id string) (*container, error) {
 	return c, nil
 }
 
+// jsonString renders v for the verbose Info maps, which crictl parses as
+// JSON.
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%q", err.Error())
+	}
+	return string(b)
+}
+
 // Version reports the mock's identity.
 func (s *runtimeService) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
 	return &runtimeapi.VersionResponse{
@@ -110,7 +121,7 @@ func (s *runtimeService) Status(_ context.Context, req *runtimeapi.StatusRequest
 	if req.GetVerbose() {
 		addr := s.r.stream.Addr()
 		resp.Info = map[string]string{
-			"config": fmt.Sprintf(`{"profile":%q,"streamServerAddress":%q}`, s.r.cfg.Profile, addr),
+			"config": jsonString(map[string]any{"profile": s.r.cfg.Profile, "streamServerAddress": addr}),
 		}
 	}
 	return resp, nil
@@ -237,7 +248,7 @@ func (s *runtimeService) PodSandboxStatus(_ context.Context, req *runtimeapi.Pod
 		RuntimeHandler: sb.RuntimeHandler,
 	}}
 	if req.GetVerbose() {
-		resp.Info = map[string]string{"info": fmt.Sprintf(`{"runtime":%q,"network":"host loopback"}`, RuntimeName)}
+		resp.Info = map[string]string{"info": jsonString(map[string]any{"runtime": RuntimeName, "network": "host loopback", "runtimeHandler": p.runtimeHandler})}
 	}
 	return resp, nil
 }
@@ -499,7 +510,7 @@ func (s *runtimeService) ContainerStatus(_ context.Context, req *runtimeapi.Cont
 		c.mu.Lock()
 		pid := c.pid
 		c.mu.Unlock()
-		resp.Info = map[string]string{"info": fmt.Sprintf(`{"pid":%d,"sandboxID":%q,"command":%q}`, pid, c.podID, c.spec.argv)}
+		resp.Info = map[string]string{"info": jsonString(map[string]any{"pid": pid, "sandboxID": c.podID, "command": c.spec.argv, "runtime": RuntimeName})}
 	}
 	return resp, nil
 }
