@@ -70,10 +70,13 @@ func CapabilitiesOf(p Protocol) Capabilities {
 			return Capabilities{ExitCode: true, StdinEOF: true, Resize: true}
 		case ProtoV4, ProtoV4Base64:
 			return Capabilities{ExitCode: true, Resize: true}
+		case ProtoBase64:
+			// Servers read sizes on channel 4 for every framing; probe's
+			// own base64 client sends them.
+			return Capabilities{Resize: true}
 		}
-		// channel.k8s.io and base64.channel.k8s.io: the server has a resize
-		// channel, but the protocol version (v1 semantics) defines no
-		// terminal sizes, so clients send none.
+		// channel.k8s.io: crisp speaks it through client-go's v1 handler,
+		// which sends no terminal sizes.
 		return Capabilities{}
 	}
 	return Capabilities{}

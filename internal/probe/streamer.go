@@ -2,16 +2,7 @@ package probe
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync"
-	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/crisp-cri/crisp/internal/transport"
 )
@@ -27,20 +18,12 @@ type TransportStreamer struct {
 	Config transport.Config
 }
 
-// Limit implements Limiter: client-go's WebSocket executor (under
-// internal/transport) reads binary frames only, so the base64 framings get
-// a handshake and no session.
-func (s TransportStreamer) Limit(p Protocol) string {
-	if p.Transport == WebSocket && (p.Name == ProtoBase64 || p.Name == ProtoV4Base64) {
-		return "handshake only: crisp's exec client reads binary WebSocket frames, not the base64 text framing of " + p.Name
-	}
-	return ""
-}
-
 // Stream implements Streamer.
 func (s TransportStreamer) Stream(ctx context.Context, url string, p Protocol, sess Session) (Handshake, error) {
-	if s.Limit(p) != "" {
-		return handshakeOnly(ctx, url, p, s.Config.TLS)
+	if p.Transport == WebSocket && (p.Name == ProtoBase64 || p.Name == ProtoV4Base64) {
+		// crisp's exec transport (client-go's executor) reads binary
+		// frames only; probe speaks the base64 framings itself.
+		return wsStream(ctx, url, p, sess, s.Config.TLS)
 	}
 	streams := transport.Streams{Stdin: sess.Stdin, Stdout: sess.Stdout, Stderr: sess.Stderr, TTY: sess.TTY}
 	var q *sizeQueue
@@ -129,44 +112,3 @@ func (q *sizeQueue) Next() *transport.TerminalSize {
 }
 
 func (q *sizeQueue) stop() { q.once.Do(func() { close(q.done) }) }
-
-// ErrHandshakeOnly is returned by Stream after an accepted upgrade that the
-// streamer cannot carry a session over (see Limiter).
-var ErrHandshakeOnly = errors.New("handshake only: no session over this protocol")
-
-// handshakeOnly offers p alone on a WebSocket upgrade of url, records the
-// answer and closes the connection.
-func handshakeOnly(ctx context.Context, rawURL string, p Protocol, tlsCfg *tls.Config) (Handshake, error) {
-	wsURL := rawURL
-	switch {
-	case strings.HasPrefix(rawURL, "http://"):
-		wsURL = "ws://" + strings.TrimPrefix(rawURL, "http://")
-	case strings.HasPrefix(rawURL, "https://"):
-		wsURL = "wss://" + strings.TrimPrefix(rawURL, "https://")
-	}
-	d := websocket.Dialer{TLSClientConfig: tlsCfg, Subprotocols: []string{p.Name}, HandshakeTimeout: 30 * time.Second}
-	start := time.Now()
-	conn, resp, err := d.DialContext(ctx, wsURL, nil)
-	hs := Handshake{Upgrade: time.Since(start)}
-	if resp != nil {
-		hs.Status = resp.StatusCode
-		if resp.StatusCode != http.StatusSwitchingProtocols {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			hs.Reason = strings.TrimSpace(http.StatusText(resp.StatusCode) + ": " + strings.TrimSpace(string(body)))
-		}
-		resp.Body.Close()
-	}
-	if err != nil {
-		if hs.Status != 0 {
-			return hs, fmt.Errorf("WebSocket %s refused %s (HTTP %d): %s", rawURL, p.Name, hs.Status, hs.Reason)
-		}
-		return hs, fmt.Errorf("WebSocket %s offering %s: %w", rawURL, p.Name, err)
-	}
-	defer conn.Close()
-	hs.Negotiated = conn.Subprotocol()
-	hs.Accepted = hs.Negotiated == p.Name
-	if !hs.Accepted {
-		return hs, fmt.Errorf("WebSocket %s upgraded but negotiated %q, not %s", rawURL, hs.Negotiated, p.Name)
-	}
-	return hs, ErrHandshakeOnly
-}
