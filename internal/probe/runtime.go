@@ -103,20 +103,6 @@ type Streamer interface {
 	Forward(ctx context.Context, url string, p Protocol, port int32) (Handshake, Conn, error)
 }
 
-// Limiter is implemented by Streamers that cannot carry a session over
-// every protocol they can offer: Limit returns why p gets a handshake only
-// (functional checks are then skipped with that reason), or "".
-type Limiter interface {
-	Limit(p Protocol) string
-}
-
-func limitOf(s Streamer, p Protocol) string {
-	if l, ok := s.(Limiter); ok {
-		return l.Limit(p)
-	}
-	return ""
-}
-
 // exitStatus extracts a remote exit code from a session error. ok is false
 // when err carries none.
 func exitStatus(err error) (code int, ok bool) {
