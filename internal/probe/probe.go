@@ -100,7 +100,8 @@ type Prober struct {
 	Timeout time.Duration
 	// Calls limits the matrix to these calls (all when empty).
 	Calls []Call
-	// Functional false tries the handshakes only.
+	// SkipChecks tries the handshakes only (smoke and bench use it to find
+	// what the runtime accepts).
 	SkipChecks bool
 }
 
