@@ -41,7 +41,8 @@ EXIT STATUS
   2  bad flags or arguments`,
 		Example: `  crisp bench web-1
   crisp bench web-1 --port 7777 --size 268435456 --runs 3 -o json`,
-		Args: exactArgs(1, "a CONTAINER"),
+		Args:              exactArgs(1, "a CONTAINER"),
+		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.target.Container = args[0]
 			if err := o.Validate(); err != nil {

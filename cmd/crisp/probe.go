@@ -120,7 +120,8 @@ EXIT STATUS
 		Example: `  crisp probe web-1
   crisp probe web-1 --port 8080 -o json
   crisp probe 3f2a --command 'ls /'`,
-		Args: exactArgs(1, "a CONTAINER"),
+		Args:              exactArgs(1, "a CONTAINER"),
+		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err

@@ -57,6 +57,7 @@ EXIT STATUS
 		Example: `  crisp smoke web-1
   crisp smoke web-1 --port 7777 --junit smoke.xml
   crisp smoke --image busybox --junit smoke.xml --strict`,
+		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err
