@@ -237,6 +237,10 @@ func runScript(env []string, name string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
+// commandTimeout bounds one crisp or crictl run of the helpers: generous, as
+// the machine may be busy (smoke takes ~15 s idle, a minute when loaded).
+const commandTimeout = 3 * time.Minute
+
 // Result is what a finished command did. ExitCode is -1 when the command
 // could not run or was killed; Err is then set.
 type Result struct {
@@ -285,7 +289,7 @@ func crispCmd(t testing.TB, ctx context.Context, args ...string) *exec.Cmd {
 }
 
 // crisp runs crisp with args against the harness and returns what it did
-// (a minute at most).
+// (commandTimeout at most).
 func crisp(t testing.TB, args ...string) Result {
 	t.Helper()
 	return crispStdin(t, nil, args...)
@@ -294,7 +298,7 @@ func crisp(t testing.TB, args ...string) Result {
 // crispStdin is crisp with stdin read from in (closed at its end).
 func crispStdin(t testing.TB, in io.Reader, args ...string) Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	return run(crispCmd(t, ctx, args...), in)
 }
@@ -312,7 +316,7 @@ func crictlCmd(t testing.TB, ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// crictl runs crictl with args against the harness (a minute at most).
+// crictl runs crictl with args against the harness (commandTimeout at most).
 func crictl(t testing.TB, args ...string) Result {
 	t.Helper()
 	return crictlStdin(t, nil, args...)
@@ -321,7 +325,7 @@ func crictl(t testing.TB, args ...string) Result {
 // crictlStdin is crictl with stdin read from in.
 func crictlStdin(t testing.TB, in io.Reader, args ...string) Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	return run(crictlCmd(t, ctx, args...), in)
 }
