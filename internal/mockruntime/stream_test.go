@@ -233,3 +233,35 @@ func TestStreamingPortForwardHalfClose(t *testing.T) {
 		t.Errorf("answer through port-forward = %q, %v; want %q", got, err, "got 100000 bytes")
 	}
 }
+
+func TestStreamingAttachTTY(t *testing.T) {
+	env := start(t)
+	podID := env.RunPod(t, "p")
+	id := env.RunContainer(t, podID, mocktest.ContainerSpec{Command: []string{"sh"}, TTY: true, Stdin: true})
+	ctx := ctxT(t)
+	resp, err := env.CRI.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: id, Stdin: true, Stdout: true, Tty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	sizes := &fixedSize{size: remotecommand.TerminalSize{Width: 91, Height: 17}}
+	go func() {
+		done <- spdyExecutor(t, resp.Url).StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: inR, Stdout: out, Tty: true, TerminalSizeQueue: sizes})
+	}()
+	// The size arrives with the stream; ask until the shell sees it.
+	waitFor(t, func() bool {
+		if _, err := io.WriteString(inW, "stty size\n"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		return strings.Contains(out.String(), "17 91")
+	}, "stty size 17 91 through the attached terminal, have %q", out)
+	// The end of a TTY client's input detaches it; the container runs on.
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("attach: %v", err)
+	}
+	waitState(t, env, id, runtimeapi.ContainerState_CONTAINER_RUNNING)
+}

@@ -1,12 +1,15 @@
 package mockruntime
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // webPage is what the built-in web server answers on every path.
@@ -28,7 +31,20 @@ type webServer struct {
 // goroutine its caller owns) until stop.
 func startWebServer(port int, emit func(stream string, p []byte)) (*webServer, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	lis, err := net.Listen("tcp", addr)
+	// On a real runtime every pod has its own port 80. Pods of the mock
+	// share the host loopback, so web servers of several pods (or of several
+	// mocks, as parallel tests start them) share the port with SO_REUSEPORT
+	// instead of failing; each answers the same page.
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	lis, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("the built-in web server cannot listen on %s (%w); another web-server container or a host process holds the port: stop it first", addr, err)
 	}
