@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Bad flags of mock-runtime are usage errors (exit 2), before anything
+// listens.
+func TestMockRuntimeUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mock-runtime"}, "--listen is required"},
+		{[]string{"mock-runtime", "--listen", "/tmp/x.sock"}, "--listen must be unix:///ABSOLUTE/PATH"},
+		{[]string{"mock-runtime", "--listen", "unix://rel.sock"}, "--listen must be unix:///ABSOLUTE/PATH"},
+		{[]string{"mock-runtime", "--listen", "unix:///tmp/x.sock", "--profile", "bogus"}, `--profile must be one of full, cri-streaming, conmon-rs, legacy; got "bogus"`},
+		{[]string{"mock-runtime", "--listen", "unix:///tmp/x.sock", "--stream-addr", "0.0.0.0:0"}, "--stream-addr must be a loopback address"},
+		{[]string{"mock-runtime", "--listen", "unix:///tmp/x.sock", "--stream-addr", "nope"}, "--stream-addr must be HOST:PORT"},
+		{[]string{"mock-runtime", "--listen", "unix:///tmp/x.sock", "--fault", "explode"}, "--fault"},
+		{[]string{"mock-runtime", "--listen", "unix:///tmp/x.sock", "extra"}, "takes no arguments"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := Main(tc.args, ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\nstderr: %s", code, exitUsage, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("stderr %q does not say %q", errOut.String(), tc.want)
+			}
+		})
+	}
+}
+
+// lockedBuffer collects stderr written by the runtime's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// mock-runtime serves until its context ends, says where on one line, and
+// removes its socket on the way out.
+func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
+	dir, err := os.MkdirTemp("", "crisp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "m.sock")
+	errOut := &lockedBuffer{}
+	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
+	o := &mockRuntimeOptions{f: f, Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+
+	line := regexp.MustCompile(`serving CRI on unix://` + regexp.QuoteMeta(sock) + `, profile legacy, streaming on 127\.0\.0\.1:\d+`)
+	deadline := time.Now().Add(30 * time.Second)
+	for !line.MatchString(errOut.String()) {
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("no start-up line on stderr: %q", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if fi, err := os.Stat(sock); err != nil {
+		t.Errorf("socket %s: %v", sock, err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket %s has mode %v, want 0600", sock, fi.Mode().Perm())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after cancel: %v", err)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket remains after shutdown: %v", err)
+	}
+}
