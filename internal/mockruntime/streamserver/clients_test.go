@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	clientportforward "k8s.io/client-go/tools/portforward"
+	clientportforward "k8s.io/client-go/tools/portforward" //nolint:depguard // test-only: the clients crictl and critest use, as independent checks of the server
 	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/streaming/pkg/httpstream/spdy"
 )

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
-	clientportforward "k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/tools/remotecommand"
-	clientspdy "k8s.io/client-go/transport/spdy"
+	"k8s.io/client-go/rest"                                //nolint:depguard // test-only: the clients crictl and critest use, as independent checks of the server
+	clientportforward "k8s.io/client-go/tools/portforward" //nolint:depguard // test-only: the clients crictl and critest use, as independent checks of the server
+	"k8s.io/client-go/tools/remotecommand"                 //nolint:depguard // test-only: the clients crictl and critest use, as independent checks of the server
+	clientspdy "k8s.io/client-go/transport/spdy"           //nolint:depguard // test-only: the clients crictl and critest use, as independent checks of the server
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	utilexec "k8s.io/utils/exec"
 )
