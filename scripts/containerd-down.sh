@@ -13,6 +13,11 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 2
 fi
 
+# Tasks and sandboxes of this harness: their shim sockets and CNI result
+# caches live outside the folder (/run/containerd/s, /var/lib/cni/results).
+ids=$(ls "$D/state/io.containerd.runtime.v2.task/k8s.io" "$D/root/io.containerd.grpc.v1.cri/sandboxes" 2>/dev/null |
+  grep -E '^[0-9a-f]{64}$' | sort -u)
+
 pid=$(cat "$PIDFILE" 2>/dev/null || true)
 if alive "$pid"; then
   # Let containerd tear pods down itself (CNI DEL, netns, shims) while it can.
@@ -70,6 +75,13 @@ if [[ -n "$D" && "$D" == /* ]]; then
     done
   done
 fi
+
+# What the killed shims and the skipped CNI DEL left outside the folder
+# (containerd 1.6 names a shim's socket by the SHA-256 of address/namespace/id).
+for id in $ids; do
+  sum=$(printf '%s' "$SOCK/k8s.io/$id" | sha256sum | cut -d' ' -f1)
+  rm -f "/run/containerd/s/$sum" /var/lib/cni/results/*-"$id"-*
+done
 
 ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE" 2>/dev/null
 
