@@ -84,7 +84,7 @@ func (r *Runtime) runExec(ctx context.Context, c *container, cmd []string, in io
 		// The copier may stay blocked reading the client's stream after the
 		// process is gone; the runtime owns it until the stream closes.
 		r.goTracked(func() {
-			_, _ = io.Copy(w, in)
+			_, _ = io.CopyBuffer(w, in, make([]byte, pumpBuffer))
 			if !tty {
 				// End of input is the end of the process's stdin. With a
 				// TTY it is not: the terminal stays, as on containerd.
