@@ -30,7 +30,7 @@ type executorKind struct {
 	ws       bool
 }
 
-func (k executorKind) executor(t *testing.T, cfg *rest.Config, u *url.URL) remotecommand.Executor {
+func (k executorKind) executor(t testing.TB, cfg *rest.Config, u *url.URL) remotecommand.Executor {
 	t.Helper()
 	if cfg == nil {
 		cfg = &rest.Config{}
@@ -244,7 +244,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func clientForward(t *testing.T, srv Server, tunnel bool, remote int32) *forwarder {
+func clientForward(t testing.TB, srv Server, tunnel bool, remote int32) *forwarder {
 	t.Helper()
 	u := portForwardURL(t, srv, &runtimeapi.PortForwardRequest{})
 	var pf *clientportforward.PortForwarder
@@ -296,7 +296,7 @@ func clientForward(t *testing.T, srv Server, tunnel bool, remote int32) *forward
 
 // roundTrip sends payload on a new local connection and reads the echo
 // after half-closing.
-func roundTrip(t *testing.T, local int, payload []byte) ([]byte, error) {
+func roundTrip(t testing.TB, local int, payload []byte) ([]byte, error) {
 	t.Helper()
 	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", local))
 	if err != nil {

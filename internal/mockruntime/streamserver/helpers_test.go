@@ -28,6 +28,7 @@ import (
 //	exit N           exits with code N
 //	fail             fails to start (a plain error)
 //	yes N            prints N bytes of 'y'
+//	zeros N          prints N zero bytes in 32 KiB writes
 //	size             prints the first terminal size as WxH
 //	sleep            waits for its context
 //
@@ -75,6 +76,17 @@ func (b *fakeBackend) Exec(ctx context.Context, containerID string, cmd []string
 		n, _ := strconv.Atoi(cmd[1])
 		_, err := out.Write(bytes.Repeat([]byte("y"), n))
 		return err
+	case "zeros":
+		n, _ := strconv.Atoi(cmd[1])
+		buf := make([]byte, 32<<10)
+		for n > 0 {
+			chunk := min(n, len(buf))
+			if _, err := out.Write(buf[:chunk]); err != nil {
+				return err
+			}
+			n -= chunk
+		}
+		return nil
 	case "size":
 		select {
 		case sz, ok := <-resize:
@@ -134,7 +146,7 @@ func (b *fakeBackend) PortForward(ctx context.Context, podID string, port int32,
 }
 
 // echoListener is a TCP echo server on loopback; it stops with the test.
-func echoListener(t *testing.T) int32 {
+func echoListener(t testing.TB) int32 {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -196,7 +208,7 @@ func startServer(t *testing.T, cfg Config) (*server, *fakeBackend) {
 	return srv.(*server), b
 }
 
-func execURL(t *testing.T, s Server, req *runtimeapi.ExecRequest) *url.URL {
+func execURL(t testing.TB, s Server, req *runtimeapi.ExecRequest) *url.URL {
 	t.Helper()
 	if req.ContainerId == "" {
 		req.ContainerId = "c1"
@@ -212,7 +224,7 @@ func execURL(t *testing.T, s Server, req *runtimeapi.ExecRequest) *url.URL {
 	return u
 }
 
-func attachURL(t *testing.T, s Server, req *runtimeapi.AttachRequest) *url.URL {
+func attachURL(t testing.TB, s Server, req *runtimeapi.AttachRequest) *url.URL {
 	t.Helper()
 	if req.ContainerId == "" {
 		req.ContainerId = "c1"
@@ -228,7 +240,7 @@ func attachURL(t *testing.T, s Server, req *runtimeapi.AttachRequest) *url.URL {
 	return u
 }
 
-func portForwardURL(t *testing.T, s Server, req *runtimeapi.PortForwardRequest) *url.URL {
+func portForwardURL(t testing.TB, s Server, req *runtimeapi.PortForwardRequest) *url.URL {
 	t.Helper()
 	if req.PodSandboxId == "" {
 		req.PodSandboxId = "p1"
