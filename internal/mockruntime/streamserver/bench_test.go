@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/client-go/tools/remotecommand" //nolint:depguard // test-only: the clients crictl and critest use, as independent checks of the server
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 type countingWriter struct{ n int64 }
