@@ -83,7 +83,11 @@ for id in $ids; do
   rm -f "/run/containerd/s/$sum" /var/lib/cni/results/*-"$id"-*
 done
 
-ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE" 2>/dev/null
+# The bridge only if this harness created it (another one may be using it).
+if [[ -f "$D/bridge" ]]; then
+  br=$(cat "$D/bridge")
+  ip link show "$br" >/dev/null 2>&1 && ip link del "$br" 2>/dev/null
+fi
 
 if [[ -n "$D" && "$D" == /* && -e "$D" ]]; then
   rm -rf "$D" 2>/dev/null || { sleep 0.5; rm -rf "$D"; } || log "could not remove $D"

@@ -63,13 +63,18 @@ trap cleanup EXIT
 # Created here, with the gateway address on it, so the CNI bridge plugin runs
 # with isGateway=false: it then leaves the host's ip_forward alone, and the host
 # still reaches the pods' addresses on the directly connected /24.
-if ip route show | grep -q "^$NET_PREFIX\.0/24 " && ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+# Two harnesses on one bridge would hand out the same addresses.
+if ip link show "$BRIDGE" >/dev/null 2>&1; then
+  log "the bridge $BRIDGE exists already (another harness? see ls -d /tmp/crisp*/env): give this one its own" \
+    "CRISP_CTRD_DIR, CRISP_CTRD_BRIDGE and CRISP_CTRD_NET_PREFIX, or remove it (ip link del $BRIDGE)"
+  exit 1
+fi
+if ip route show | grep -q "^$NET_PREFIX\.0/24 "; then
   log "$NET_PREFIX.0/24 is already routed on this host: set CRISP_CTRD_NET_PREFIX to a free private /24"
   exit 1
 fi
-if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
-  ip link add "$BRIDGE" type bridge
-fi
+ip link add "$BRIDGE" type bridge
+echo "$BRIDGE" >"$D/bridge" # ours: containerd-down.sh deletes it
 ip addr replace "$NET_PREFIX.1/24" dev "$BRIDGE"
 ip link set "$BRIDGE" up
 
