@@ -35,7 +35,12 @@ type attachOptions struct {
 }
 
 func newAttachCommand(f *factory) *cobra.Command {
-	o := &attachOptions{exitWait: time.Second}
+	return attachCommand(f, &attachOptions{exitWait: time.Second})
+}
+
+// attachCommand binds o to the command; o.deps, when set (tests), replaces
+// the factory's dependencies.
+func attachCommand(f *factory, o *attachOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
 		Short: "Attach to a running container's main process",
@@ -64,7 +69,9 @@ EXIT STATUS
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.deps = newStreamDeps(f)
+			if o.deps.Stream == nil {
+				o.deps = newStreamDeps(f)
+			}
 			o.Complete(args)
 			if err := o.Validate(); err != nil {
 				return err

@@ -126,8 +126,10 @@ func (d streamDeps) session(ctx context.Context, op string, src transport.URLSou
 	err := t.Safe(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // ends the size queue so client-go's resize goroutine returns
-		s := transport.Streams{Stdin: stdin, Stdout: d.Streams.Out, Stderr: d.Streams.ErrOut, TTY: withTTY}
-		if withTTY {
+		s := transport.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
+		if !withTTY {
+			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
+		} else {
 			if q := t.MonitorSize(ctx); q != nil {
 				s.Resize = sizeQueue{q}
 			}
@@ -228,7 +230,12 @@ type execOptions struct {
 }
 
 func newExecCommand(f *factory) *cobra.Command {
-	o := &execOptions{}
+	return execCommand(f, &execOptions{})
+}
+
+// execCommand binds o to the command; o.deps, when set (tests), replaces the
+// factory's dependencies.
+func execCommand(f *factory, o *execOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec [-i] [-t] [-s] [--timeout D] [--transport T] [--protocol P] CONTAINER -- CMD [ARG...]",
 		Short: "Run a command in a running container",
@@ -258,7 +265,9 @@ EXIT STATUS
   crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.deps = newStreamDeps(f)
+			if o.deps.Stream == nil {
+				o.deps = newStreamDeps(f)
+			}
 			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func runAttach(t *testing.T, deps streamDeps, args ...string) (int, error) {
+	t.Helper()
+	o := &attachOptions{deps: deps}
+	cmd := attachCommand(&factory{Streams: deps.Streams}, o)
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.ExecuteContext(context.Background())
+	return exitStatus(err, true), err
+}
+
+func TestAttachFlags(t *testing.T) {
+	for args, want := range map[string]string{
+		"":                         "exactly one CONTAINER",
+		"a b":                      "exactly one CONTAINER",
+		"--detach-keys ctrl-7 web": "--detach-keys",
+		"--transport x web":        "unknown transport",
+	} {
+		rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
+		deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
+		code, err := runAttach(t, deps, strings.Fields(args)...)
+		if err == nil || !strings.Contains(err.Error(), want) || code != exitCrispFailure {
+			t.Errorf("attach %s: exit %d err %v, want 125 and %q", args, code, err, want)
+		}
+		if len(rt.attaches) > 0 {
+			t.Errorf("attach %s reached the runtime", args)
+		}
+	}
+}
+
+func TestAttachDetachKeys(t *testing.T) {
+	rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
+	st := &fakeStreamer{read: true}
+	deps, out, _ := fakeDeps(rt, st, "hello\x10\x11after", false)
+	code, err := runAttach(t, deps, "-i", "web")
+	if code != 0 {
+		t.Fatalf("exit %d (%v), want 0 after detaching", code, err)
+	}
+	if out.String() != "remote output\n" {
+		t.Errorf("stdout %q", out)
+	}
+	want := &runtimeapi.AttachRequest{ContainerId: fakeContainer.Id, Stdin: true, Stdout: true, Stderr: true}
+	if len(rt.attaches) == 0 || rt.attaches[0].String() != want.String() {
+		t.Errorf("AttachRequests %v, want %v", rt.attaches, want)
+	}
+}
+
+func TestAttachPassesContainerExitStatus(t *testing.T) {
+	rt := &fakeRuntime{
+		containers: []*runtimeapi.Container{fakeContainer},
+		status:     &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 4},
+	}
+	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
+	if code, err := runAttach(t, deps, "web"); code != 4 {
+		t.Errorf("exit %d (%v), want the container's 4", code, err)
+	}
+}
+
+func TestAttachNotRunning(t *testing.T) {
+	exited := &runtimeapi.Container{Id: fakeContainer.Id, Metadata: fakeContainer.Metadata, State: runtimeapi.ContainerState_CONTAINER_EXITED}
+	rt := &fakeRuntime{containers: []*runtimeapi.Container{exited}}
+	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
+	code, err := runAttach(t, deps, "web")
+	if code != exitCrispFailure || err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("exit %d err %v, want 125 and 'not running'", code, err)
+	}
+}
