@@ -104,7 +104,9 @@ type Server interface {
 	// Start listens (again, on the same address after a Stop) and serves
 	// in the background. Start on a serving server does nothing.
 	Start() error
-	// Close stops the server for good and waits for its goroutines.
+	// Close stops the server for good and waits for its goroutines and
+	// for every backend call, which must return once its context ends or
+	// its streams fail.
 	Close() error
 }
 

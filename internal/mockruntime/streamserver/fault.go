@@ -9,11 +9,11 @@ import (
 
 // The fault kinds ParseFault knows.
 const (
-	FaultDropAfter      = "drop-after"
-	FaultDelay          = "delay"
-	FaultRefuseUpgrade  = "refuse-upgrade"
-	FaultKillAfter      = "kill-stream-server-after"
-	FaultResetForwardNo = "reset-forward-conn"
+	FaultDropAfter             = "drop-after"
+	FaultDelay                 = "delay"
+	FaultRefuseUpgrade         = "refuse-upgrade"
+	FaultKillStreamServerAfter = "kill-stream-server-after"
+	FaultResetForwardConn      = "reset-forward-conn"
 )
 
 // faultForms is what an error message shows a user who typed a bad fault.
@@ -24,9 +24,9 @@ func (f Fault) String() string {
 	switch f.Kind {
 	case FaultDropAfter:
 		return fmt.Sprintf("%s=%d", f.Kind, f.Bytes)
-	case FaultDelay, FaultKillAfter:
+	case FaultDelay, FaultKillStreamServerAfter:
 		return fmt.Sprintf("%s=%s", f.Kind, f.Duration)
-	case FaultResetForwardNo:
+	case FaultResetForwardConn:
 		return fmt.Sprintf("%s=%d", f.Kind, f.N)
 	default:
 		return f.Kind
@@ -54,7 +54,7 @@ func parseFault(s string) (Fault, error) {
 			return bad("BYTES must be a non-negative whole number, got %q", value)
 		}
 		return Fault{Kind: kind, Bytes: n}, nil
-	case FaultDelay, FaultKillAfter:
+	case FaultDelay, FaultKillStreamServerAfter:
 		if err := needValue(); err != nil {
 			return bad("%v", err)
 		}
@@ -71,7 +71,7 @@ func parseFault(s string) (Fault, error) {
 			return bad("%s takes no value", kind)
 		}
 		return Fault{Kind: kind}, nil
-	case FaultResetForwardNo:
+	case FaultResetForwardConn:
 		if err := needValue(); err != nil {
 			return bad("%v", err)
 		}
@@ -108,11 +108,11 @@ func (f Fault) validate() error {
 		if f.Bytes < 0 {
 			return fmt.Errorf("fault %s: negative byte count", f.Kind)
 		}
-	case FaultDelay, FaultKillAfter:
+	case FaultDelay, FaultKillStreamServerAfter:
 		if f.Duration < 0 {
 			return fmt.Errorf("fault %s: negative duration", f.Kind)
 		}
-	case FaultResetForwardNo:
+	case FaultResetForwardConn:
 		if f.N < 1 {
 			return fmt.Errorf("fault %s: N must be 1 or more", f.Kind)
 		}
@@ -150,9 +150,9 @@ func newFaultSet(faults []Fault) (faultSet, error) {
 			fs.delay = f.Duration
 		case FaultRefuseUpgrade:
 			fs.refuseUpgrade = true
-		case FaultKillAfter:
+		case FaultKillStreamServerAfter:
 			fs.killAfter = f.Duration
-		case FaultResetForwardNo:
+		case FaultResetForwardConn:
 			fs.resetForward = f.N
 		}
 	}

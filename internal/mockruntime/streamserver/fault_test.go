@@ -18,9 +18,9 @@ func TestParseFault(t *testing.T) {
 		{"delay=200ms", Fault{Kind: FaultDelay, Duration: 200 * time.Millisecond}},
 		{"delay=0s", Fault{Kind: FaultDelay}},
 		{"refuse-upgrade", Fault{Kind: FaultRefuseUpgrade}},
-		{"kill-stream-server-after=2s", Fault{Kind: FaultKillAfter, Duration: 2 * time.Second}},
-		{"kill-stream-server-after=1m30s", Fault{Kind: FaultKillAfter, Duration: 90 * time.Second}},
-		{"reset-forward-conn=3", Fault{Kind: FaultResetForwardNo, N: 3}},
+		{"kill-stream-server-after=2s", Fault{Kind: FaultKillStreamServerAfter, Duration: 2 * time.Second}},
+		{"kill-stream-server-after=1m30s", Fault{Kind: FaultKillStreamServerAfter, Duration: 90 * time.Second}},
+		{"reset-forward-conn=3", Fault{Kind: FaultResetForwardConn, N: 3}},
 	}
 	for _, c := range good {
 		got, err := ParseFault(c.in)

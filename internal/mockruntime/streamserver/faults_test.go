@@ -382,7 +382,7 @@ func TestNewRejects(t *testing.T) {
 		{Profile: "containerd"},
 		{Faults: []Fault{{Kind: "explode"}}},
 		{Faults: []Fault{{Kind: FaultDelay, Duration: time.Second}, {Kind: FaultDelay, Duration: 2 * time.Second}}},
-		{Faults: []Fault{{Kind: FaultResetForwardNo}}},
+		{Faults: []Fault{{Kind: FaultResetForwardConn}}},
 	} {
 		if _, err := New(cfg, b); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)

@@ -154,7 +154,7 @@ func (s *server) portForward(ctx context.Context, sess *session, podID string, p
 	n := s.forwarded.Add(1)
 	if s.faults.resetForward > 0 && n == int64(s.faults.resetForward) {
 		_ = stream.Close()
-		return fmt.Errorf("forwarded connection %d reset by the mock runtime's fault %s=%d", n, FaultResetForwardNo, s.faults.resetForward)
+		return fmt.Errorf("forwarded connection %d reset by the mock runtime's fault %s=%d", n, FaultResetForwardConn, s.faults.resetForward)
 	}
 	if ctx == nil {
 		ctx = s.lifeContext()
