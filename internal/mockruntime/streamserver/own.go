@@ -53,9 +53,11 @@ func offeredSPDY(r *http.Request) []string {
 }
 
 // offeredWebSocket is the client's Sec-WebSocket-Protocol list, or [""]
-// when it offers none (wsstream's convention).
+// when it offers none (wsstream's convention). Like x/net/websocket and
+// gorilla, it reads the first header line only, so that the choice made
+// here is the one the upgrader makes.
 func offeredWebSocket(r *http.Request) []string {
-	l := splitList(r.Header.Values(wsstream.WebSocketProtocolHeader))
+	l := splitList([]string{r.Header.Get(wsstream.WebSocketProtocolHeader)})
 	if len(l) == 0 {
 		return []string{noSubprot}
 	}
@@ -89,6 +91,14 @@ func refuse(w http.ResponseWriter, format string, args ...any) {
 	http.Error(w, "unable to upgrade: "+fmt.Sprintf(format, args...), http.StatusForbidden)
 }
 
+// offeredText shows a client's offer in a refusal.
+func offeredText(offered []string) string {
+	if len(offered) == 1 && offered[0] == noSubprot {
+		return "(none offered)"
+	}
+	return "[" + strings.Join(offered, ", ") + "]"
+}
+
 func quoteList(l []string) string {
 	if len(l) == 0 {
 		return "nothing"
@@ -105,8 +115,8 @@ func (h *ownHandler) serveRemoteCommand(w http.ResponseWriter, r *http.Request, 
 		accepted := h.protos.webSocketChoices(h.protos.RemoteCommandWebSocket)
 		chosen, ok := choose(offered, accepted)
 		if !ok {
-			refuse(w, "requested WebSocket protocol(s) %v are not supported for %s by the %s profile; it supports %s%s",
-				offered, sess.kind, h.profile, quoteList(h.protos.RemoteCommandWebSocket), spdyHint(h.protos.RemoteCommandSPDY))
+			refuse(w, "requested WebSocket protocol(s) %s are not supported for %s by the %s profile; it supports %s%s",
+				offeredText(offered), sess.kind, h.profile, quoteList(h.protos.RemoteCommandWebSocket), spdyHint(h.protos.RemoteCommandSPDY))
 			return
 		}
 		if chosen == protoV5 {
@@ -196,8 +206,8 @@ func (h *ownHandler) servePortForward(w http.ResponseWriter, r *http.Request, se
 		accepted := h.protos.webSocketChoices(h.protos.PortForwardWebSocket)
 		chosen, ok := choose(offered, accepted)
 		if !ok {
-			refuse(w, "requested WebSocket protocol(s) %v are not supported for port-forward by the %s profile; it supports %s%s",
-				offered, h.profile, quoteList(h.protos.PortForwardWebSocket), spdyHint(h.protos.PortForwardSPDY))
+			refuse(w, "requested WebSocket protocol(s) %s are not supported for port-forward by the %s profile; it supports %s%s",
+				offeredText(offered), h.profile, quoteList(h.protos.PortForwardWebSocket), spdyHint(h.protos.PortForwardSPDY))
 			return
 		}
 		if chosen == pfTunnel {
