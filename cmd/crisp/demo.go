@@ -482,7 +482,8 @@ func (d *demoRun) tryItYourself() {
 	const sock = "unix:///tmp/crisp.sock"
 	d.out.printf(`
 === Try it yourself
-Start a mock runtime in another shell (Ctrl-C stops it and removes its containers):
+Start a mock runtime in another shell (Ctrl-C stops it and removes its containers;
+crisp is bin/crisp after make build):
   crisp mock-runtime --listen %[1]s
 Then, in this one:
   crisp -r %[1]s version
@@ -490,7 +491,7 @@ Then, in this one:
 A pod and a container to exec into, made with crictl (crisp reads no pod specs):
   echo '{"metadata":{"name":"demo-pod","namespace":"default","uid":"demo-pod"}}' >pod.json
   echo '{"metadata":{"name":"demo"},"image":{"image":"busybox"},"command":["sh","-c","while :; do date; sleep 1; done"]}' >ctr.json
-  crictl -r %[1]s pull busybox && crictl -r %[1]s run ctr.json pod.json
+  crictl -r %[1]s run ctr.json pod.json
   crisp -r %[1]s exec -it demo sh
   crisp -r %[1]s attach demo
   crisp -r %[1]s probe demo
