@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,8 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/mockruntime"
+	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -273,5 +278,62 @@ func TestExecV1TextExitShown(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "command terminated: oops") {
 		t.Errorf("stderr %q: the v1-v3 error text must be shown", errOut)
+	}
+}
+
+// benchEnv starts a mock runtime with a long-running container for the
+// benchmarks and returns the crisp command to run and the container.
+func benchEnv(b *testing.B) (string, string, string) {
+	b.Helper()
+	crisp, err := exec.LookPath("crisp")
+	if err != nil {
+		b.Fatalf("the crisp command testscript.Main puts in $PATH is missing: %v", err)
+	}
+	env := mocktest.Start(b, mockruntime.Config{})
+	ctr := env.RunContainer(b, env.RunPod(b, "bench"), mocktest.ContainerSpec{Name: "bench", Command: []string{"sleep", "3600"}})
+	return crisp, env.Endpoint, ctr
+}
+
+// BenchmarkExecTrue is `crisp exec C true` end to end: process start, CRI
+// calls, negotiation, the remote command, exit.
+func BenchmarkExecTrue(b *testing.B) {
+	crisp, ep, ctr := benchEnv(b)
+	for _, transport := range []string{"auto", "spdy", "websocket"} {
+		b.Run(transport, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command(crisp, "-r", ep, "exec", "--transport", transport, ctr, "true")
+				cmd.Env = append(os.Environ(), "CRI_CONFIG_FILE=/dev/null")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkExecStdout is exec stdout throughput: 64 MiB from the remote
+// process to crisp's stdout (/dev/null).
+func BenchmarkExecStdout(b *testing.B) {
+	crisp, ep, ctr := benchEnv(b)
+	const size = 64 << 20
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
+	for _, transport := range []string{"auto", "spdy"} {
+		b.Run(transport, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				cmd := exec.Command(crisp, "-r", ep, "exec", "--transport", transport, ctr, "head", "-c", strconv.Itoa(size), "/dev/zero")
+				cmd.Env = append(os.Environ(), "CRI_CONFIG_FILE=/dev/null")
+				cmd.Stdout = devNull
+				var errOut bytes.Buffer
+				cmd.Stderr = &errOut
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("%v: %s", err, errOut.Bytes())
+				}
+			}
+		})
 	}
 }
