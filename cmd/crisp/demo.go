@@ -46,9 +46,6 @@ const (
 	demoPayload = "hello through the port-forward\n"
 )
 
-// demoSteps counts the checked steps (the closing "try it yourself" is not one).
-const demoSteps = 6
-
 // demoOptions are `crisp demo`'s flags.
 type demoOptions struct {
 	f       *factory
@@ -128,7 +125,6 @@ func (o *demoOptions) Validate() error {
 // demoRun is one run of the demo: the mock, the pod and container in it,
 // and the transcript every step writes to.
 type demoRun struct {
-	o   *demoOptions
 	out *demoWriter
 
 	dir        string // temporary folder: socket and an empty crictl config
@@ -147,7 +143,7 @@ type demoRun struct {
 // Run starts the mock, runs every step and tears everything down, whatever
 // happens (Main cancels ctx on SIGINT, SIGTERM and SIGHUP).
 func (o *demoOptions) Run(ctx context.Context) (err error) {
-	d := &demoRun{o: o, out: &demoWriter{w: o.f.Streams.Out}}
+	d := &demoRun{out: &demoWriter{w: o.f.Streams.Out}}
 	start := time.Now()
 
 	// A short folder: unix socket paths are limited to 108 bytes.
