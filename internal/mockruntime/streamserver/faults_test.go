@@ -402,6 +402,7 @@ func TestNewRejects(t *testing.T) {
 // TLS (SPDY and WebSocket).
 func TestTLS(t *testing.T) {
 	cert, caPEM := selfSigned(t)
+	remote := echoListener(t)
 	for _, p := range []Profile{ProfileFull, ProfileCRIStreaming} {
 		srv, _ := startServer(t, Config{Profile: p, TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
 		cfg := &rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}
@@ -413,6 +414,16 @@ func TestTLS(t *testing.T) {
 				t.Fatalf("%s %s: %v", p, k.name, err)
 			}
 			mustEqual(t, "stdout", out.String(), "secure\n")
+		}
+		for _, tunnel := range []bool{false, true} {
+			if tunnel && p != ProfileFull {
+				continue
+			}
+			f := clientForwardWith(t, cfg, srv, tunnel, remote)
+			if got, err := roundTrip(t, f.local, []byte("over tls")); err != nil || string(got) != "over tls" {
+				t.Fatalf("%s tunnel=%v: %q %v", p, tunnel, got, err)
+			}
+			f.cancel()
 		}
 	}
 }

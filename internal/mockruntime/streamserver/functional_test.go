@@ -246,6 +246,11 @@ func (s *syncBuffer) String() string {
 
 func clientForward(t testing.TB, srv Server, tunnel bool, remote int32) *forwarder {
 	t.Helper()
+	return clientForwardWith(t, &rest.Config{}, srv, tunnel, remote)
+}
+
+func clientForwardWith(t testing.TB, cfg *rest.Config, srv Server, tunnel bool, remote int32) *forwarder {
+	t.Helper()
 	u := portForwardURL(t, srv, &runtimeapi.PortForwardRequest{})
 	var pf *clientportforward.PortForwarder
 	ready := make(chan struct{})
@@ -253,13 +258,13 @@ func clientForward(t testing.TB, srv Server, tunnel bool, remote int32) *forward
 	errOut := &syncBuffer{}
 	var err error
 	if tunnel {
-		d, derr := clientportforward.NewSPDYOverWebsocketDialer(u, &rest.Config{})
+		d, derr := clientportforward.NewSPDYOverWebsocketDialer(u, cfg)
 		if derr != nil {
 			t.Fatal(derr)
 		}
 		pf, err = clientportforward.NewOnAddresses(d, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", remote)}, stop, ready, io.Discard, errOut)
 	} else {
-		transport, upgrader, rerr := clientspdy.RoundTripperFor(&rest.Config{})
+		transport, upgrader, rerr := clientspdy.RoundTripperFor(cfg)
 		if rerr != nil {
 			t.Fatal(rerr)
 		}
