@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,7 +98,7 @@ func TestDemoCommand(t *testing.T) {
 		t.Logf("transcript:\n%s\nstderr:\n%s", transcript, stderr)
 	}
 	dir := demoSocketDir(t, transcript)
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the demo's folder %s is still there (stat: %v)", dir, err)
 	}
 }
@@ -149,10 +150,10 @@ func TestDemoInterrupted(t *testing.T) {
 		t.Errorf("the transcript does not say it was interrupted:\n%s", transcript)
 	}
 	dir := demoSocketDir(t, transcript)
-	if _, err := os.Stat(filepath.Join(dir, "cri.sock")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, "cri.sock")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the socket is still there after an interrupted demo (stat: %v)", err)
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the demo's folder %s is still there (stat: %v)", dir, err)
 	}
 }
