@@ -28,8 +28,9 @@ func newBenchCommand(f *factory) *cobra.Command {
 SPDY/3.1+portforward.k8s.io tunnel, direct WebSocket v4):
 
   exec-true-latency  CRI Exec call, upgrade and ` + "`true`" + `, median of 20 (ms)
-  exec-stdout        ` + "`head -c SIZE /dev/zero`" + ` read through exec (MB/s)
-  exec-stdin         SIZE bytes written to ` + "`head -c SIZE >/dev/null`" + ` (MB/s)
+  exec-stdout        SIZE zero bytes from ` + "`dd if=/dev/zero bs=1M`" + ` read through exec (MB/s)
+  exec-stdin         SIZE bytes written to ` + "`dd bs=1M iflag=fullblock | wc -c`" + `, which
+                     must count them all (MB/s)
   port-forward-echo  SIZE bytes through --port and back (MB/s; the port must
                      reach a TCP echo server, e.g. ` + "`socat TCP-LISTEN:N,fork EXEC:cat`" + `)
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,7 +206,7 @@ func (b *Bencher) stdout(ctx context.Context, t Target, p Protocol) (float64, er
 	cw := &countWriter{w: io.Discard}
 	var errOut bytes.Buffer
 	start := time.Now()
-	err := b.execOnce(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"head", "-c", fmt.Sprint(b.Size), "/dev/zero"}, Stdout: true, Stderr: true},
+	err := b.execOnce(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", zeroSource(b.Size)}, Stdout: true, Stderr: true},
 		Session{Stdout: cw, Stderr: &errOut})
 	d := time.Since(start)
 	if err != nil {
@@ -218,16 +219,19 @@ func (b *Bencher) stdout(ctx context.Context, t Target, p Protocol) (float64, er
 }
 
 func (b *Bencher) stdin(ctx context.Context, t Target, p Protocol) (float64, error) {
-	var errOut bytes.Buffer
-	// head ends after SIZE bytes, so protocols that cannot close stdin
-	// are measured too.
-	cmd := []string{"sh", "-c", fmt.Sprintf("head -c %d >/dev/null", b.Size)}
+	var out, errOut bytes.Buffer
+	// The reader ends after SIZE bytes, so protocols that cannot close
+	// stdin are measured too; wc says how many bytes really arrived.
+	cmd := []string{"sh", "-c", zeroSink(b.Size)}
 	start := time.Now()
 	err := b.execOnce(ctx, t, p, &runtimeapi.ExecRequest{Cmd: cmd, Stdin: true, Stdout: true, Stderr: true},
-		Session{Stdin: io.LimitReader(zeros{}, b.Size), Stdout: io.Discard, Stderr: &errOut, CloseStdin: CapabilitiesOf(p).StdinEOF})
+		Session{Stdin: io.LimitReader(zeros{}, b.Size), Stdout: &out, Stderr: &errOut, CloseStdin: CapabilitiesOf(p).StdinEOF})
 	d := time.Since(start)
 	if err != nil {
 		return 0, fmt.Errorf("%v (stderr %q)", err, clip(errOut.String()))
+	}
+	if got := strings.TrimSpace(out.String()); got != fmt.Sprint(b.Size) {
+		return 0, fmt.Errorf("sent %d bytes to stdin, the command counted %q (stderr %q)", b.Size, clip(got), clip(errOut.String()))
 	}
 	return mbps(b.Size, d), nil
 }
@@ -299,6 +303,34 @@ func echoThrough(ctx context.Context, conn Conn, size int64) (int64, error) {
 		return n, fmt.Errorf("writing: %v", werr)
 	}
 	return n, nil
+}
+
+// benchBlock is the block size of the remote dd: busybox head writes in
+// small blocks and would measure itself rather than the stream.
+const benchBlock = 1 << 20
+
+// zeroSource is a shell command writing size zero bytes to stdout.
+func zeroSource(size int64) string {
+	cmd := ""
+	if n := size / benchBlock; n > 0 {
+		cmd = fmt.Sprintf("dd if=/dev/zero bs=%d count=%d 2>/dev/null", benchBlock, n)
+	}
+	if r := size % benchBlock; r > 0 {
+		if cmd != "" {
+			cmd += "; "
+		}
+		cmd += fmt.Sprintf("head -c %d /dev/zero", r)
+	}
+	return cmd
+}
+
+// zeroSink is a shell command reading exactly size bytes of stdin and
+// printing how many it read.
+func zeroSink(size int64) string {
+	if size%benchBlock == 0 {
+		return fmt.Sprintf("dd bs=%d count=%d iflag=fullblock 2>/dev/null | wc -c", benchBlock, size/benchBlock)
+	}
+	return fmt.Sprintf("head -c %d | wc -c", size)
 }
 
 // zeros reads as endless zero bytes.

@@ -56,3 +56,22 @@ func TestBenchFigures(t *testing.T) {
 }
 
 func got(r BenchResult) string { return string(r.Call) + " " + r.Protocol.String() }
+
+func TestZeroCommands(t *testing.T) {
+	tests := []struct {
+		size         int64
+		source, sink string
+	}{
+		{3 << 20, "dd if=/dev/zero bs=1048576 count=3 2>/dev/null", "dd bs=1048576 count=3 iflag=fullblock 2>/dev/null | wc -c"},
+		{1<<20 + 5, "dd if=/dev/zero bs=1048576 count=1 2>/dev/null; head -c 5 /dev/zero", "head -c 1048581 | wc -c"},
+		{100, "head -c 100 /dev/zero", "head -c 100 | wc -c"},
+	}
+	for _, tt := range tests {
+		if got := zeroSource(tt.size); got != tt.source {
+			t.Errorf("zeroSource(%d) = %q, want %q", tt.size, got, tt.source)
+		}
+		if got := zeroSink(tt.size); got != tt.sink {
+			t.Errorf("zeroSink(%d) = %q, want %q", tt.size, got, tt.sink)
+		}
+	}
+}

@@ -138,9 +138,15 @@ func runFake(ctx context.Context, cmd []string, s Session, caps Capabilities) er
 		}
 		_, err := io.CopyN(out, src, n)
 		return ctxErr(ctx, err)
-	case strings.HasPrefix(line, "sh -c head -c "):
-		n, _ := strconv.ParseInt(strings.Fields(line)[4], 10, 64)
-		_, err := io.CopyN(io.Discard, stdin, n)
+	case strings.HasPrefix(line, "sh -c ") && strings.HasSuffix(line, "| wc -c"):
+		// zeroSink: count SIZE bytes of stdin.
+		n := sinkSize(line)
+		m, err := io.CopyN(io.Discard, stdin, n)
+		fmt.Fprintf(out, "%d\n", m)
+		return ctxErr(ctx, err)
+	case strings.HasPrefix(line, "sh -c ") && strings.Contains(line, "/dev/zero"):
+		// zeroSource: dd blocks and a head remainder.
+		_, err := io.CopyN(out, zeros{}, sourceSize(line))
 		return ctxErr(ctx, err)
 	case line == "sh -c exit 7":
 		return fakeExit(7)
@@ -201,3 +207,31 @@ func (f *fakeRuntime) Forward(ctx context.Context, u string, p Protocol, port in
 type pipeConn struct{ net.Conn }
 
 func (pipeConn) CloseWrite() error { return errors.New("no half-close on a pipe") }
+
+func sinkSize(line string) int64 {
+	f := strings.Fields(line)
+	for i, w := range f {
+		if w == "-c" && i+1 < len(f) && f[i-1] == "head" {
+			n, _ := strconv.ParseInt(f[i+1], 10, 64)
+			return n
+		}
+	}
+	var bs, count int64
+	for _, w := range f {
+		if v, ok := strings.CutPrefix(w, "bs="); ok {
+			bs, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if v, ok := strings.CutPrefix(w, "count="); ok {
+			count, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return bs * count
+}
+
+func sourceSize(line string) int64 {
+	var total int64
+	for _, part := range strings.Split(strings.TrimPrefix(line, "sh -c "), ";") {
+		total += sinkSize(part)
+	}
+	return total
+}
