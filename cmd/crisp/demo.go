@@ -402,11 +402,17 @@ func (d *demoRun) stepAttach(ctx context.Context) (string, error) {
 		done <- result{code, out}
 	}()
 	line, waitErr := capture.waitFor(ctx, regexp.MustCompile(`tick \d+\n`))
-	// The detach keys; the write returns once attach has read them (or
-	// fails once attach is gone and the pipe closed).
-	_, _ = stdinW.Write([]byte{0x10, 0x11})
-	stdinW.Close()
+	// The detach keys, typed even when no line came, so attach ends either
+	// way. The write returns once attach has read them; if attach ended
+	// first, closing the read side below makes it return.
+	typed := make(chan struct{})
+	go func() {
+		defer close(typed)
+		_, _ = stdinW.Write([]byte{0x10, 0x11})
+	}()
 	r := <-done
+	stdinR.Close()
+	<-typed
 	d.out.printf("[exit status %d]\n", r.code)
 	if waitErr != nil {
 		return "", fmt.Errorf("no line of output from the container: %w", waitErr)
