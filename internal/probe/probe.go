@@ -313,6 +313,10 @@ func (p *Prober) resizeCheck(ctx context.Context, t Target, proto Protocol, caps
 		c.Outcome, c.Detail = Pass, "`stty size` saw 37 101 as sent"
 		return c
 	}
+	if got == "" && err == nil {
+		c.Outcome, c.Detail = Fail, "`stty size` exited 0 but its output never arrived: the runtime lost the terminal's output"+lostTTYHint(proto)
+		return c
+	}
 	c.Outcome, c.Detail = Fail, fmt.Sprintf("`stty size` printed %q, want \"37 101\" (error %v)", clip(got), err)
 	return c
 }

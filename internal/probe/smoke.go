@@ -361,7 +361,10 @@ func (s *Smoker) tty(ctx context.Context, t Target, p Protocol, caps Capabilitie
 	if bad != nil {
 		return *bad
 	}
-	if got := strings.TrimSpace(out.String()); got != "37 101" {
+	switch got := strings.TrimSpace(out.String()); {
+	case got == "" && err == nil:
+		return Check{Outcome: Fail, Detail: "on a TTY sized 37x101, `stty size` exited 0 but its output never arrived: the runtime lost the terminal's output" + lostTTYHint(p)}
+	case got != "37 101":
 		return Check{Outcome: Fail, Detail: fmt.Sprintf("on a TTY sized 37x101, `stty size` printed %q (error %v)", clip(got), err)}
 	}
 	return Check{Outcome: Pass, Detail: "a TTY, and `stty size` saw 37 101 as sent"}
@@ -425,4 +428,12 @@ type countWriter struct {
 func (c *countWriter) Write(b []byte) (int, error) {
 	c.n += int64(len(b))
 	return c.w.Write(b)
+}
+
+// lostTTYHint names the known case of a lost TTY output.
+func lostTTYHint(p Protocol) string {
+	if p.Transport == WebSocket {
+		return " (containerd 1.6 is known to drop the output of a TTY exec without stdin over WebSocket)"
+	}
+	return ""
 }
