@@ -80,6 +80,19 @@ func TestCrispExecStdinEOF(t *testing.T) {
 	}
 }
 
+// WebSocket v4 (containerd has no v5) cannot carry the end of stdin: crisp
+// says so, and a command that ends by itself still returns normally.
+func TestCrispExecStdinEOFWebSocketV4(t *testing.T) {
+	h := suiteHarness(t)
+	r := crispStdin(t, strings.NewReader("a\nb\n"), "exec", "-i", "--transport", "websocket", h.Ctr, "--", "head", "-n", "2")
+	if r.ExitCode != 0 || r.Stdout != "a\nb\n" {
+		t.Fatalf("crisp exec -i --transport websocket head -n 2: want a, b and exit 0; got %v", r)
+	}
+	if !strings.Contains(r.Stderr, "v4.channel.k8s.io") || !strings.Contains(r.Stderr, "stdin") {
+		t.Errorf("crisp exec -i --transport websocket: no warning that v4.channel.k8s.io cannot end stdin; stderr %q", r.Stderr)
+	}
+}
+
 // 64 MiB through crisp exec: out on every transport, in where stdin can end.
 func TestCrispExecIntegrity64MiB(t *testing.T) {
 	h := suiteHarness(t)
