@@ -236,6 +236,8 @@ func (b *backend) Attach(ctx context.Context, containerID string, in io.Reader, 
 			return nil
 		case <-a.gone:
 			return nil
+		case <-b.r.done:
+			return errors.New("the mock runtime is shutting down")
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-inputEnded:

@@ -173,6 +173,9 @@ func (c *container) start() error {
 			})
 		}
 		p.wait()
+		// The container ends with its main process, as a pid namespace
+		// does: what it left running is killed (its output still drains).
+		p.kill()
 		p.drain(&pumps)
 		c.finish(p.exitCode)
 	})
@@ -249,6 +252,16 @@ func (c *container) stop(timeout int64) {
 	}
 	t.signal(syscall.SIGKILL)
 	<-exited
+}
+
+// kill sends SIGKILL to a running container without waiting for it.
+func (c *container) kill() {
+	c.mu.Lock()
+	t, running := c.task, c.state == runtimeapi.ContainerState_CONTAINER_RUNNING
+	c.mu.Unlock()
+	if running {
+		t.signal(syscall.SIGKILL)
+	}
 }
 
 // closeLog closes the log of a container that never finished (Close).

@@ -1,12 +1,14 @@
 package mockruntime
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +69,7 @@ func (p *hostProc) setSize(ws *pty.Winsize) {
 	p.ptyMu.Lock()
 	defer p.ptyMu.Unlock()
 	if p.pty != nil && !p.ptyClosed {
-		_ = pty.Setsize(p.pty, ws)
+		_ = setTerminalSize(p.pty, ws.Rows, ws.Cols)
 	}
 }
 
@@ -82,7 +84,12 @@ func startProc(spec procSpec) (*hostProc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start %q with a terminal: %w", spec.argv[0], err)
 		}
-		p.pty = master
+		p.pty, err = pollable(master)
+		if err != nil {
+			p.kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("start %q with a terminal: %w", spec.argv[0], err)
+		}
 		return p, nil
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -127,6 +134,40 @@ func startProc(spec procSpec) (*hostProc, error) {
 	return p, nil
 }
 
+// pollable returns the terminal master f as a non-blocking, poller-backed
+// file. creack/pty leaves it blocking (its ioctls go through Fd), and a
+// blocked read of a blocking file is not ended by Close, which drain needs
+// when a process that left the session holds the terminal.
+func pollable(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("duplicate the terminal: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("make the terminal non-blocking: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
+}
+
+// setTerminalSize sets the size of the terminal f without making it
+// blocking (pty.Setsize would, through Fd).
+func setTerminalSize(f *os.File, rows, cols uint16) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		serr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
 // growPipe enlarges a pipe so that a fast writer runs ahead of the stream:
 // fewer wake-ups, larger reads (the default 64 KiB halves exec throughput).
 // Failing (a lowered fs.pipe-max-size) only costs speed. It goes through
@@ -161,7 +202,47 @@ func (p *hostProc) wait() {
 
 // signal sends sig to the process's group; a group already gone is fine.
 func (p *hostProc) signal(sig syscall.Signal) {
-	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	pid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pid, sig)
+	if p.pty != nil {
+		// A shell on a terminal puts each job in a process group of its
+		// own, within the session the process leads: reach those too.
+		for _, member := range sessionMembers(pid) {
+			_ = syscall.Kill(member, sig)
+		}
+	}
+}
+
+// sessionMembers lists the processes of session sid, from /proc.
+func sessionMembers(sid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == sid {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp session ...; comm may hold anything,
+		// so fields are counted after its closing parenthesis.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) > 3 {
+			if s, _ := strconv.Atoi(fields[3]); s == sid {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
 }
 
 // kill ends the whole process group at once.

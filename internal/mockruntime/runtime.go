@@ -71,6 +71,9 @@ type Runtime struct {
 	// monitors, output pumps, stdin copiers); Close waits for it.
 	wg sync.WaitGroup
 
+	// done is closed when Close begins: attach sessions end.
+	done chan struct{}
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -101,6 +104,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		pods:       map[string]*pod{},
 		containers: map[string]*container{},
 		execs:      map[*hostProc]struct{}{},
+		done:       make(chan struct{}),
 	}
 	r.tmpDir, err = os.MkdirTemp("", "crisp-mock-")
 	if err != nil {
@@ -218,15 +222,22 @@ func (r *Runtime) close() error {
 	r.mu.Unlock()
 
 	// Processes first: a handler waiting in ExecSync or a stream waiting on
-	// a process returns once the process is gone.
+	// a process returns once the process is gone. Attach sessions end on
+	// r.done. Then the streaming server cuts its connections, which also
+	// frees output pumps blocked on a client that stopped reading; only
+	// then can every container's output be drained.
 	for _, p := range execs {
 		p.kill()
 	}
 	for _, c := range ctrs {
-		c.stop(0)
+		c.kill()
 	}
+	close(r.done)
 	if err := r.stream.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close the streaming server: %w", err))
+	}
+	for _, c := range ctrs {
+		c.stop(0)
 	}
 	r.grpc.Stop()
 	r.wg.Wait()
