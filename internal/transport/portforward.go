@@ -110,10 +110,16 @@ var errSessionLost = errors.New("connection to the streaming server was lost")
 
 // ForwardConn is one forwarded connection to a port of the pod: bytes
 // written reach the remote port, bytes read come from it. Read returns
-// io.EOF when the remote side closed cleanly, or a *RemoteError when the
-// runtime reported a failure for this connection.
+// io.EOF when the remote side closed, or a *RemoteError when the runtime
+// reported a failure for this connection before the end was read.
 type ForwardConn interface {
 	io.ReadWriteCloser
+	// RemoteError, once Read has returned, waits briefly for the runtime's
+	// verdict on the connection: a *RemoteError when it reported a failure
+	// (over SPDY the message travels on its own stream and can trail the
+	// data's end), an error when the connection to the runtime was lost,
+	// nil otherwise.
+	RemoteError() error
 	// CloseWrite half-closes: the remote port sees end of input and its
 	// reply can still be read. With the direct WebSocket protocol, which
 	// cannot carry a half-close, it does nothing and returns

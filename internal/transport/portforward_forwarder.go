@@ -407,9 +407,12 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	f.bufs.Put(bp)
 	close(downDone)
 	if err == nil {
+		// The local client gets its EOF now; the runtime's verdict (an
+		// error message trailing the data) is waited for after.
 		if cw, ok := local.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
 		}
+		err = fc.RemoteError()
 	}
 	closeBoth()
 	<-upDone

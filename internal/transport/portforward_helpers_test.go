@@ -150,7 +150,7 @@ func roundTrip(rw io.ReadWriter, seed uint64, n int64) error {
 }
 
 // dialBackend forwards to 127.0.0.1:port like the mock runtime's pods,
-// which share the host loopback, with containerd's half-close handling.
+// which share the host loopback, with the mock's half-close handling.
 type dialBackend struct{}
 
 func (dialBackend) Exec(context.Context, string, []string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
@@ -177,7 +177,9 @@ func (dialBackend) PortForward(ctx context.Context, _ string, port int32, stream
 		c.(*net.TCPConn).CloseWrite()
 	}()
 	_, err = io.Copy(stream, c)
-	c.Close()
+	// The app's end becomes the client's EOF (SPDY streams half-close on
+	// Close), as the mock runtime's backend does; then wait for the client.
+	stream.Close()
 	<-up
 	return err
 }

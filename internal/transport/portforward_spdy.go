@@ -278,7 +278,7 @@ func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error
 	if err != nil {
 		// The runtime may have failed this connection at once (nothing
 		// listening) and reset the stream: its message says why.
-		rerr := c.remoteError()
+		rerr := c.RemoteError()
 		c.Close()
 		var re *RemoteError
 		if errors.As(rerr, &re) {
@@ -320,26 +320,40 @@ func (c *spdyForwardConn) readErrors() {
 
 func (c *spdyForwardConn) RemotePort() uint16 { return c.port }
 
+// Read returns the remote port's bytes; at their end, the runtime's error
+// message when it has already arrived (it travels on its own stream, so it
+// may come later: see RemoteError).
 func (c *spdyForwardConn) Read(p []byte) (int, error) {
 	n, err := c.data.Read(p)
 	if err == nil {
 		return n, nil
 	}
-	if rerr := c.remoteError(); rerr != nil {
-		return n, rerr
+	select {
+	case <-c.errDone:
+		if rerr := c.verdict(); rerr != nil {
+			return n, rerr
+		}
+	default:
 	}
 	return n, err
 }
 
-// remoteError waits (bounded) for the error stream to end and turns its
+func (c *spdyForwardConn) verdict() error {
+	if msg := strings.TrimSpace(string(c.errMsg)); msg != "" {
+		return &RemoteError{Port: c.port, Message: msg}
+	}
+	return nil
+}
+
+// RemoteError waits (bounded) for the error stream to end and turns its
 // message, or the loss of the whole connection, into an error.
-func (c *spdyForwardConn) remoteError() error {
+func (c *spdyForwardConn) RemoteError() error {
 	t := time.NewTimer(pfErrorGrace)
 	defer t.Stop()
 	select {
 	case <-c.errDone:
-		if msg := strings.TrimSpace(string(c.errMsg)); msg != "" {
-			return &RemoteError{Port: c.port, Message: msg}
+		if err := c.verdict(); err != nil {
+			return err
 		}
 	case <-c.closed:
 	case <-t.C:

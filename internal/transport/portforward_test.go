@@ -9,7 +9,9 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
@@ -217,7 +219,9 @@ func TestPortForwardNothingListening(t *testing.T) {
 			// how fast the runtime gives up.
 			fc, err := f.Dial(ctx, deadPort)
 			if err == nil {
-				_, err = io.ReadAll(fc)
+				if _, err = io.ReadAll(fc); err == nil {
+					err = fc.RemoteError()
+				}
 				fc.Close()
 			}
 			var re *RemoteError
@@ -476,4 +480,87 @@ func TestListenLocal(t *testing.T) {
 	if _, err := ListenLocal([]string{"not-an-ip"}, []PortMapping{{Remote: 80}}); err == nil {
 		t.Error("a host name other than localhost was accepted")
 	}
+}
+
+// TestPortForwardServeDrain: when Serve's context ends, the listener closes
+// at once, an open connection may finish its exchange, and Serve returns
+// once it has; a connection that outlives the drain timeout is cut.
+func TestPortForwardServeDrain(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	start := func(t *testing.T, drain time.Duration) (string, context.CancelFunc, chan error) {
+		f, err := NewForwarder(ForwarderOptions{Source: src, DrainTimeout: drain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+		return ls[0].Addr().String(), cancel, served
+	}
+	t.Run("open connection finishes", func(t *testing.T) {
+		addr, cancel, served := start(t, time.Hour)
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// Make sure the connection is forwarded before stopping.
+		if err := roundTrip(c, 1, 10); err != nil {
+			t.Fatal(err)
+		}
+		c2, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2.Close()
+		c2.Write([]byte("x")) // forwarded, and the app waits for the rest
+		cancel()
+		// The listener is closed: new connections are refused.
+		for {
+			c3, err := net.Dial("tcp", addr)
+			if err != nil {
+				break
+			}
+			c3.Close()
+		}
+		select {
+		case err := <-served:
+			t.Fatalf("Serve returned (%v) while a connection was open", err)
+		default:
+		}
+		c2.Close()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	t.Run("drain timeout cuts", func(t *testing.T) {
+		addr, cancel, served := start(t, time.Millisecond)
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := roundTrip(c, 1, 10); err != nil {
+			t.Fatal(err)
+		}
+		c2, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2.Close()
+		c2.Write([]byte("x"))
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		if n, err := io.Copy(io.Discard, c2); err != nil && !errors.Is(err, syscall.ECONNRESET) || n != 0 {
+			t.Errorf("the cut connection delivered %d bytes, %v", n, err)
+		}
+	})
 }

@@ -241,6 +241,20 @@ func (p *wsPort) Read(b []byte) (int, error) {
 	return 0, io.EOF
 }
 
+// RemoteError is the runtime's message for this port once the WebSocket has
+// ended (it arrives before the end on the same connection), else nil.
+func (p *wsPort) RemoteError() error {
+	select {
+	case <-p.session.done:
+	default:
+		return nil
+	}
+	if msg := strings.TrimSpace(string(p.errMsg)); msg != "" {
+		return &RemoteError{Port: p.port, Message: msg}
+	}
+	return nil
+}
+
 // pfCleanClose tells a WebSocket that ended normally from one that broke.
 func pfCleanClose(err error) bool {
 	if websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived) {
