@@ -33,6 +33,7 @@ check:
 
 test-go:
 	$(GO) test $(GOTEST_FLAGS) ./...
+	@cat .work/e2e-containerd.txt 2>/dev/null || true
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
