@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/tools/remotecommand"
-	"k8s.io/client-go/transport/spdy"
+	"k8s.io/client-go/rest"                //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
+	"k8s.io/client-go/tools/portforward"   //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
+	"k8s.io/client-go/tools/remotecommand" //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
+	"k8s.io/client-go/transport/spdy"      //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	utilexec "k8s.io/utils/exec"
 
