@@ -7,6 +7,7 @@ package mockruntime
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
@@ -40,7 +43,10 @@ type Config struct {
 	Profile streamserver.Profile
 	// StreamAddr is the streaming server's loopback address (default 127.0.0.1:0).
 	StreamAddr string
-	Faults     []streamserver.Fault
+	// StreamTLS, when set, makes the streaming server speak https/wss (the
+	// URLs Exec, Attach and PortForward return are then https).
+	StreamTLS *tls.Config
+	Faults    []streamserver.Fault
 	// Logf receives the mock's own diagnostics; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -116,6 +122,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		Addr:    cfg.StreamAddr,
 		Profile: cfg.Profile,
 		Faults:  cfg.Faults,
+		TLS:     cfg.StreamTLS,
 	}, &backend{r: r})
 	if err == nil {
 		if err = r.stream.Start(); err != nil {
@@ -137,7 +144,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	r.lis = lis
 	// WaitForHandlers makes Stop wait for running handlers, so no handler
 	// goroutine outlives Close.
-	r.grpc = grpc.NewServer(grpc.WaitForHandlers(true))
+	r.grpc = grpc.NewServer(grpc.WaitForHandlers(true), grpc.ChainUnaryInterceptor(r.logUnimplemented))
 	runtimeapi.RegisterRuntimeServiceServer(r.grpc, &runtimeService{r: r})
 	runtimeapi.RegisterImageServiceServer(r.grpc, &imageService{r: r})
 	r.wg.Add(1)
@@ -254,6 +261,16 @@ func (r *Runtime) close() error {
 		return fmt.Errorf("mock runtime: close: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// logUnimplemented reports calls the mock does not serve, so that a client
+// failing on one (a newer crictl, a kubelet) is easy to diagnose.
+func (r *Runtime) logUnimplemented(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if status.Code(err) == codes.Unimplemented {
+		r.cfg.Logf("%s is not implemented by the mock runtime", info.FullMethod)
+	}
+	return resp, err
 }
 
 // goTracked runs f on a goroutine that Close waits for.

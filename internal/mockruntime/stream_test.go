@@ -3,9 +3,16 @@ package mockruntime_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,6 +28,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 )
 
@@ -264,4 +272,50 @@ func TestStreamingAttachTTY(t *testing.T) {
 		t.Errorf("attach: %v", err)
 	}
 	waitState(t, env, id, runtimeapi.ContainerState_CONTAINER_RUNNING)
+}
+
+// selfSignedTLS makes a server configuration for 127.0.0.1.
+func selfSignedTLS(t *testing.T) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "crisp-mock test"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+}
+
+func TestStreamingOverTLS(t *testing.T) {
+	noChildren(t)
+	env := mocktest.Start(t, mockruntime.Config{StreamTLS: selfSignedTLS(t)})
+	podID := env.RunPod(t, "p")
+	id := env.RunContainer(t, podID, mocktest.ContainerSpec{Command: []string{"sleep", "1000"}})
+	u := execURL(t, env, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"echo", "secure"}, Stdout: true})
+	if !strings.HasPrefix(u, "https://127.0.0.1:") {
+		t.Fatalf("exec URL %q is not https on loopback", u)
+	}
+	parsed, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := remotecommand.NewSPDYExecutor(&rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, http.MethodPost, parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := e.StreamWithContext(ctxT(t), remotecommand.StreamOptions{Stdout: &out}); err != nil || out.String() != "secure\n" {
+		t.Errorf("exec over TLS = %q, %v; want secure", out.String(), err)
+	}
 }
