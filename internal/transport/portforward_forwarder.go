@@ -245,7 +245,32 @@ func (f *Forwarder) Dial(ctx context.Context, port uint16) (ForwardConn, error) 
 			f.dropSession(sess)
 			continue
 		}
+		var re *RemoteError
+		if errors.As(err, &re) {
+			f.retire(sess)
+		}
 		return fc, err
+	}
+}
+
+// sessionOwner is a forwarded connection that knows its shared session.
+type sessionOwner interface{ forwardSession() ForwardSession }
+
+// retire takes a SPDY session out of use after one of its connections
+// failed; it closes when its open connections end, and the next connection
+// gets a fresh session (see spdySession.retire for why).
+func (f *Forwarder) retire(s ForwardSession) {
+	f.mu.Lock()
+	current := f.session == s
+	if current {
+		f.session = nil
+	}
+	f.mu.Unlock()
+	if r, ok := s.(interface{ retire() }); ok {
+		if current {
+			f.opts.Config.logf("port-forward: a connection failed; its %s connection takes no new ones (the next gets a fresh one)", s.Protocol())
+		}
+		r.retire()
 	}
 }
 
@@ -260,13 +285,15 @@ func (f *Forwarder) sharedSession(ctx context.Context) (ForwardSession, error) {
 	if f.session != nil {
 		select {
 		case <-f.session.Done():
+			f.opts.Config.logf("port-forward: the connection to the streaming server was lost; re-establishing it with a fresh URL")
 			f.session.Close()
 			f.session = nil
 		default:
 			return f.session, nil
 		}
+	} else {
+		f.opts.Config.logf("port-forward: opening a fresh %s connection with a fresh URL", pfOfferName(*f.chosen))
 	}
-	f.opts.Config.logf("port-forward: the connection to the streaming server was lost; re-establishing it with a fresh URL")
 	sess, att, err := f.connect(ctx, *f.chosen, nil)
 	if err != nil {
 		return nil, fmt.Errorf("re-establishing the connection to the streaming server: %w", err)
@@ -356,6 +383,10 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id}
 	}
 	err = f.pipe(ctx, local, fc)
+	var re *RemoteError
+	if so, ok := fc.(sessionOwner); ok && errors.As(err, &re) {
+		f.retire(so.forwardSession())
+	}
 	if err != nil && ctx.Err() == nil {
 		f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
 	}
@@ -462,6 +493,13 @@ type pfTraceConn struct {
 	ForwardConn
 	cfg Config
 	id  int64
+}
+
+func (c *pfTraceConn) forwardSession() ForwardSession {
+	if so, ok := c.ForwardConn.(sessionOwner); ok {
+		return so.forwardSession()
+	}
+	return nil
 }
 
 func (c *pfTraceConn) Read(p []byte) (int, error) {

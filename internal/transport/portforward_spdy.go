@@ -209,6 +209,39 @@ type spdySession struct {
 	watch    sync.WaitGroup
 	closing  chan struct{}
 	closeOne sync.Once
+
+	// active counts open forwarded connections; a retired session takes
+	// no new ones and closes when the last one ends.
+	mu      sync.Mutex
+	active  int
+	retired bool
+}
+
+// retire stops the session from being used for new connections and closes
+// it once its open connections have ended. After a failed connection the
+// forwarder retires the SPDY connection it came on: containerd 1.6 stalls
+// every third later connection on such a connection (their streams are
+// never answered), so a fresh one is safer for what comes next.
+func (s *spdySession) retire() {
+	s.mu.Lock()
+	s.retired = true
+	idle := s.active == 0
+	s.mu.Unlock()
+	if idle {
+		s.Close()
+	}
+}
+
+func (s *spdySession) acquire() { s.mu.Lock(); s.active++; s.mu.Unlock() }
+
+func (s *spdySession) release() {
+	s.mu.Lock()
+	s.active--
+	last := s.retired && s.active == 0
+	s.mu.Unlock()
+	if last {
+		s.Close()
+	}
 }
 
 func newSPDYSession(conn httpstream.Connection, raw net.Conn, protocol string, cfg Config) *spdySession {
@@ -258,6 +291,7 @@ func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s.acquire()
 	id := strconv.FormatInt(s.nextID.Add(1)-1, 10)
 	h := http.Header{}
 	h.Set(pfHeaderStreamType, pfStreamError)
@@ -265,6 +299,7 @@ func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error
 	h.Set(pfHeaderRequestID, id)
 	errStream, err := s.conn.CreateStream(h)
 	if err != nil {
+		s.release()
 		return nil, s.streamErr("error", port, err)
 	}
 	// crisp never writes on the error stream.
@@ -307,8 +342,9 @@ type spdyForwardConn struct {
 	errMsg    []byte
 	errDone   chan struct{}
 	closed    chan struct{}
-	closeOnce sync.Once
-	wg        sync.WaitGroup
+	closeOnce   sync.Once
+	releaseOnce sync.Once
+	wg          sync.WaitGroup
 }
 
 func (c *spdyForwardConn) readErrors() {
@@ -390,5 +426,8 @@ func (c *spdyForwardConn) Close() error {
 		}
 	})
 	c.wg.Wait()
+	c.releaseOnce.Do(c.session.release)
 	return nil
 }
+
+func (c *spdyForwardConn) forwardSession() ForwardSession { return c.session }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -163,8 +164,10 @@ func TestPortForwardResetFault(t *testing.T) {
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, src := startStreamServer(t, streamserver.ProfileFull, "reset-forward-conn=3")
+			var urls atomic.Int64
+			counted := func(ctx context.Context, ports []uint16) (string, error) { urls.Add(1); return src(ctx, ports) }
 			var report lockedBuffer
-			f := newTestForwarder(t, src, tc.offer, &report)
+			f := newTestForwarder(t, counted, tc.offer, &report)
 			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
 			if err != nil {
 				t.Fatal(err)
@@ -195,6 +198,16 @@ func TestPortForwardResetFault(t *testing.T) {
 			}
 			if n := strings.Count(out, "failed"); n != 1 {
 				t.Errorf("%d failures reported, want 1:\n%s", n, out)
+			}
+			// SPDY: the failed connection's session is retired, the 4th
+			// connection opens a fresh one (containerd 1.6 stalls later
+			// connections on the old one). WebSocket: one URL per connection.
+			wantURLs := int64(2)
+			if tc.offer.Protocols[0] == PortForwardWebSocket || tc.offer.Protocols[0] == PortForwardWebSocketBase64 {
+				wantURLs = 21 // the portless check at negotiation, then one per connection
+			}
+			if got := urls.Load(); got != wantURLs {
+				t.Errorf("used %d URLs, want %d", got, wantURLs)
 			}
 		})
 	}
