@@ -335,13 +335,13 @@ func (s *spdySession) streamErr(kind string, port uint16, err error) error {
 // spdyForwardConn is one forwarded connection: a data stream and the error
 // stream the runtime reports failures on.
 type spdyForwardConn struct {
-	session   *spdySession
-	port      uint16
-	data      httpstream.Stream
-	errStream httpstream.Stream
-	errMsg    []byte
-	errDone   chan struct{}
-	closed    chan struct{}
+	session     *spdySession
+	port        uint16
+	data        httpstream.Stream
+	errStream   httpstream.Stream
+	errMsg      []byte
+	errDone     chan struct{}
+	closed      chan struct{}
 	closeOnce   sync.Once
 	releaseOnce sync.Once
 	wg          sync.WaitGroup
