@@ -44,14 +44,6 @@ func TestCrispPortForwardSurvivesFailedConnection(t *testing.T) {
 	h := suiteHarness(t)
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			if tr != "websocket" {
-				// Found by this test (2026-11-30): after one failed connection
-				// on a SPDY session to containerd 1.6, every third later
-				// connection stalls (crisp accepts it, its streams never reach
-				// containerd's forwarder; `crisp -vv` shows no frame). Remove
-				// this skip once internal/transport's SPDY forwarder is fixed.
-				t.Skip("known defect: over SPDY, every third connection after a failed one stalls against containerd 1.6")
-			}
 			good, bad := freePort(t), freePort(t)
 			pf := startBackground(t, crispCmd(t, t.Context(), "port-forward", "--transport", tr, h.Pod,
 				fmt.Sprintf("%d:%d", good, h.HTTPDPort), fmt.Sprintf("%d:1", bad)))
