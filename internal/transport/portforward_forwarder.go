@@ -505,20 +505,22 @@ func (c *pfTraceConn) forwardSession() ForwardSession {
 func (c *pfTraceConn) Read(p []byte) (int, error) {
 	n, err := c.ForwardConn.Read(p)
 	if n > 0 {
-		pfTracef(c.cfg, "<- connection %d remote port %d %d bytes", c.id, c.RemotePort(), n)
+		pfTracef(c.cfg, "<- conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
 	}
 	return n, err
 }
 
 func (c *pfTraceConn) Write(p []byte) (int, error) {
 	n, err := c.ForwardConn.Write(p)
-	pfTracef(c.cfg, "-> connection %d remote port %d %d bytes", c.id, c.RemotePort(), n)
+	pfTracef(c.cfg, "-> conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
 	return n, err
 }
 
 func pfTracef(cfg Config, format string, args ...any) {
 	if cfg.Trace != nil {
-		fmt.Fprintf(cfg.Trace, time.Now().Format("15:04:05.000000")+" "+format+"\n", args...)
+		// One write per line: many connections trace at once.
+		line := fmt.Sprintf("crisp: frame "+format, args...) + " " + time.Now().Format("15:04:05.000000") + "\n"
+		io.WriteString(cfg.Trace, line)
 	}
 }
 

@@ -216,7 +216,11 @@ func (s *wsSession) traceFrame(dir string, ch, size int) {
 	if s.cfg.Trace == nil {
 		return
 	}
-	pfTracef(s.cfg, "%s websocket channel %d %d bytes", dir, ch, size)
+	kind := "data"
+	if ch%2 == 1 {
+		kind = "error"
+	}
+	pfTracef(s.cfg, "%s ch%d %s %d B (WebSocket)", dir, ch, kind, size)
 }
 
 func (p *wsPort) RemotePort() uint16 { return p.port }
