@@ -54,8 +54,10 @@ type PortForwardURLSource func(ctx context.Context, ports []uint16) (string, err
 
 // Forwarder forwards connections to ports of one pod. It owns every
 // forwarded connection's stream pair, so a failure closes that connection
-// only; when the runtime drops the SPDY connection, the next forwarded
-// connection re-establishes it with a fresh URL.
+// only (and retires the SPDY connection it came on: later connections get a
+// fresh one); when the runtime drops the SPDY connection, the next forwarded
+// connection re-establishes it with a fresh URL. Over the direct WebSocket
+// protocol every connection has its own WebSocket and URL.
 type Forwarder struct {
 	opts    ForwarderOptions
 	offers  []Offer
@@ -102,9 +104,9 @@ func (f *Forwarder) report(format string, args ...any) {
 
 // Negotiate picks the protocol in the transport's order, one fresh URL per
 // handshake, and keeps the SPDY (or tunnel) session for the connections to
-// come. The direct WebSocket protocol opens a remote connection with every
-// handshake, so choosing it makes no handshake: the first forwarded
-// connection is its test. It returns the chosen offer; the error is a
+// come. The direct WebSocket protocol opens remote connections with its
+// handshake, so it is checked with a handshake naming no port (see
+// checkWebSocket). It returns the chosen offer; the error is a
 // *NegotiationError when every handshake was refused.
 func (f *Forwarder) Negotiate(ctx context.Context) (Offer, error) {
 	f.mu.Lock()
@@ -337,15 +339,31 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 
 	var wg sync.WaitGroup
 	var acceptErr error
+	var backoff time.Duration
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			if ctx.Err() == nil {
-				acceptErr = fmt.Errorf("port-forward: accepting on %s: %w", l.Addr(), err)
-				l.Close()
+			if ctx.Err() != nil {
+				break
 			}
+			if pfAcceptRetryable(err) {
+				// Out of file descriptors and the like: wait, as net/http
+				// does, instead of giving up on every port.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				f.report("port-forward: accepting on %s: %v; retrying in %s", l.Addr(), err, backoff)
+				t := time.NewTimer(backoff)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+				}
+				continue
+			}
+			acceptErr = fmt.Errorf("port-forward: accepting on %s: %w", l.Addr(), err)
+			l.Close()
 			break
 		}
+		backoff = 0
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -364,6 +382,16 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 		<-drained
 	}
 	return acceptErr
+}
+
+// pfAcceptRetryable tells passing accept failures from a broken listener.
+func pfAcceptRetryable(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
 }
 
 // handle forwards one accepted connection.
