@@ -202,3 +202,17 @@ func TestSmokeImageInterruptedCleansUp(t *testing.T) {
 		t.Errorf("interrupted smoke --image left pods %q and containers %q behind\nstderr:\n%s", pods, ctrs, stderr.String())
 	}
 }
+
+func TestSmokeImageTimeoutCleansUp(t *testing.T) {
+	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileFull})
+	stdout, stderr, code := crispRun(t, env.Endpoint, "smoke", "--image", "busybox", "--timeout", "1500ms")
+	if !strings.Contains(stderr, "created pod") {
+		t.Fatalf("the timeout struck before smoke created anything; nothing to check\nstderr:\n%s", stderr)
+	}
+	if code != 1 || !strings.Contains(stderr, "did not finish within --timeout 1.5s") {
+		t.Errorf("smoke past its --timeout exited %d, want 1 with a message naming the timeout\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if pods, ctrs := leftovers(t, env); len(pods)+len(ctrs) > 0 {
+		t.Errorf("smoke --image past its --timeout left pods %q and containers %q behind\nstderr:\n%s", pods, ctrs, stderr)
+	}
+}
