@@ -205,11 +205,11 @@ func TestSmokeImageInterruptedCleansUp(t *testing.T) {
 
 func TestSmokeImageTimeoutCleansUp(t *testing.T) {
 	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileFull})
-	stdout, stderr, code := crispRun(t, env.Endpoint, "smoke", "--image", "busybox", "--timeout", "1500ms")
+	stdout, stderr, code := crispRun(t, env.Endpoint, "smoke", "--image", "busybox", "--timeout", "3s")
 	if !strings.Contains(stderr, "created pod") {
 		t.Fatalf("the timeout struck before smoke created anything; nothing to check\nstderr:\n%s", stderr)
 	}
-	if code != 1 || !strings.Contains(stderr, "did not finish within --timeout 1.5s") {
+	if code != 1 || !strings.Contains(stderr, "did not finish within --timeout 3s") {
 		t.Errorf("smoke past its --timeout exited %d, want 1 with a message naming the timeout\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if pods, ctrs := leftovers(t, env); len(pods)+len(ctrs) > 0 {
