@@ -70,6 +70,9 @@ func (r *Runtime) runExec(ctx context.Context, c *container, cmd []string, in io
 	if tty && envValue(spec.env, "TERM") == "" {
 		spec.env = append(append([]string(nil), spec.env...), "TERM=xterm")
 	}
+	if tty && resize != nil {
+		spec.size = firstSize(ctx, resize)
+	}
 	p, err := r.startExec(c, spec)
 	if err != nil {
 		return 0, fmt.Errorf("exec in container %s: %w", c.id, err)
@@ -154,6 +157,27 @@ func (r *Runtime) forgetExec(c *container, p *hostProc) {
 	c.mu.Lock()
 	delete(c.execs, p)
 	c.mu.Unlock()
+}
+
+// firstSizeWait is how long a TTY exec waits for the client's first
+// terminal size before it starts the process without one.
+const firstSizeWait = 100 * time.Millisecond
+
+// firstSize waits briefly for the client's first terminal size, so that the
+// process starts with it: a command that reads its size at once (stty size)
+// then sees it, instead of racing the resize as it does on containerd.
+func firstSize(ctx context.Context, resize <-chan remotecommandserver.TerminalSize) *pty.Winsize {
+	timer := time.NewTimer(firstSizeWait)
+	defer timer.Stop()
+	select {
+	case size, ok := <-resize:
+		if ok && size.Width > 0 && size.Height > 0 {
+			return &pty.Winsize{Rows: size.Height, Cols: size.Width}
+		}
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // applyResizes sets the terminal's size for every size the client sends,

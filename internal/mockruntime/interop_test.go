@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
@@ -160,6 +162,33 @@ func TestCrictl(t *testing.T) {
 		ps := cc.out("ps", "-a", "--name", "shell")
 		if !strings.Contains(ps, "Exited") {
 			t.Errorf("the shell is not exited after its stdin closed:\n%s", ps)
+		}
+	})
+
+	t.Run("exec -it", func(t *testing.T) {
+		// crictl needs a terminal for -t: give it one of 40 rows, 120
+		// columns; the size must reach the process's terminal.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := cc.command(ctx, "exec", "-it", ctrID, "sh", "-c", "stty size; exit 3")
+		tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			_, _ = io.Copy(&out, tty) // ends with EIO when crictl exits
+		}()
+		waitErr := cmd.Wait()
+		<-copied
+		tty.Close()
+		if !strings.Contains(out.String(), "40 120") {
+			t.Errorf("exec -it stty size printed %q, want 40 120", out.String())
+		}
+		if waitErr == nil {
+			t.Errorf("exec -it of exit 3 succeeded; want crictl to fail")
 		}
 	})
 

@@ -40,6 +40,9 @@ type procSpec struct {
 	dir   string
 	tty   bool
 	stdin bool
+	// size is the terminal's initial size (TTY only); nil leaves the
+	// default.
+	size *pty.Winsize
 }
 
 // hostProc is a host process in its own process group (a new session when it
@@ -80,7 +83,7 @@ func startProc(spec procSpec) (*hostProc, error) {
 	p.lastRead.Store(time.Now().UnixNano())
 	if spec.tty {
 		// Pdeathsig: if the mock dies without Close, its processes die too.
-		master, err := pty.StartWithAttrs(cmd, nil, &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL})
+		master, err := pty.StartWithAttrs(cmd, spec.size, &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL})
 		if err != nil {
 			return nil, fmt.Errorf("start %q with a terminal: %w", spec.argv[0], err)
 		}
