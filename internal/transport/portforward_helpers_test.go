@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -190,7 +191,11 @@ func startStreamServer(t testing.TB, profile streamserver.Profile, faults ...str
 	t.Helper()
 	quietKlogOnce.Do(func() {
 		// The streaming server logs every refused connection through klog.
-		klog.LogToStderr(false)
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("logtostderr", "false")
+		_ = fs.Set("alsologtostderr", "false")
+		_ = fs.Set("stderrthreshold", "FATAL")
 		klog.SetOutput(io.Discard)
 	})
 	cfg := streamserver.Config{Addr: "127.0.0.1:0", Profile: profile}

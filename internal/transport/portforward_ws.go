@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -19,6 +20,10 @@ import (
 // underneath k8s.io/streaming's wsstream) read one frame per message and
 // would misroute continuation frames.
 const pfWebSocketBuffer = 64<<10 + 1024
+
+// pfMaxBase64Message bounds a base64 message from the server (crisp decodes
+// them whole); servers send at most a copy buffer's worth, 32 KiB or so.
+const pfMaxBase64Message = 8 << 20
 
 // pfWebSocketChunk is the largest payload crisp puts in one frame.
 const pfWebSocketChunk = 32 << 10
@@ -44,6 +49,10 @@ func connectWebSocket(ctx context.Context, att *Attempt, u *url.URL, ports []uin
 		cfg:      cfg,
 		done:     make(chan struct{}),
 	}
+	if s.base64 {
+		// Base64 messages are decoded whole: bound them.
+		ws.SetReadLimit(pfMaxBase64Message)
+	}
 	for i, p := range ports {
 		pr, pw := io.Pipe()
 		s.ports = append(s.ports, &wsPort{session: s, index: i, port: p, pr: pr, pw: pw, dataPrefix: 2, errPrefix: 2})
@@ -62,6 +71,10 @@ type wsSession struct {
 	base64   bool
 	cfg      Config
 	ports    []*wsPort
+
+	// Base64 decoding buffers, used by the read loop only.
+	b64in, b64out []byte
+	b64reader     bytes.Reader
 
 	writeMu sync.Mutex
 	// readErr is why the read loop ended, set before done is closed.
@@ -138,7 +151,9 @@ func (s *wsSession) readLoop() {
 		ch := int(hdr[0])
 		if s.base64 {
 			ch -= '0'
-			r = base64.NewDecoder(base64.StdEncoding, r)
+			if r, err = s.decodeBase64(r); err != nil {
+				break
+			}
 		}
 		if ch < 0 || ch/2 >= len(s.ports) {
 			continue // a channel crisp did not ask for
@@ -160,6 +175,35 @@ func (s *wsSession) readLoop() {
 	for _, p := range s.ports {
 		p.pw.Close()
 	}
+}
+
+// decodeBase64 reads the rest of a text message and decodes it in one go
+// (a streaming decoder is several times slower), in buffers the session
+// reuses; the read limit set at dial bounds them.
+func (s *wsSession) decodeBase64(r io.Reader) (io.Reader, error) {
+	s.b64in = s.b64in[:0]
+	for {
+		if len(s.b64in) == cap(s.b64in) {
+			s.b64in = append(s.b64in, 0)[:len(s.b64in)]
+		}
+		n, err := r.Read(s.b64in[len(s.b64in):cap(s.b64in)])
+		s.b64in = s.b64in[:len(s.b64in)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if need := base64.StdEncoding.DecodedLen(len(s.b64in)); cap(s.b64out) < need {
+		s.b64out = make([]byte, need)
+	}
+	n, err := base64.StdEncoding.Decode(s.b64out[:cap(s.b64out)], s.b64in)
+	if err != nil {
+		return nil, fmt.Errorf("a base64 frame from the streaming server does not decode: %w", err)
+	}
+	s.b64reader.Reset(s.b64out[:n])
+	return &s.b64reader, nil
 }
 
 func (p *wsPort) fromData(r io.Reader, buf []byte) (total int, _ error) {
