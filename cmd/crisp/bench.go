@@ -65,9 +65,6 @@ func (o *benchOptions) Validate() error {
 	if o.Runs <= 0 {
 		return usageErrorf("--runs must be positive, got %d", o.Runs)
 	}
-	if o.f.Global.Output == "yaml" {
-		return usageErrorf("bench prints -o table or -o json")
-	}
 	return o.target.validate()
 }
 

@@ -144,9 +144,6 @@ func (o *probeOptions) Complete(args []string) error {
 }
 
 func (o *probeOptions) Validate() error {
-	if o.f.Global.Output == "yaml" {
-		return usageErrorf("probe prints -o table or -o json")
-	}
 	if o.Command != "" && len(strings.Fields(o.Command)) == 0 {
 		return usageErrorf("--command is blank")
 	}

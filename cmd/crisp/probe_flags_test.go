@@ -16,7 +16,6 @@ func TestDiagnosticsUsageErrors(t *testing.T) {
 	}{
 		{[]string{"probe"}, "needs a CONTAINER"},
 		{[]string{"probe", "c", "--port", "70000"}, "--port"},
-		{[]string{"probe", "c", "-o", "yaml"}, "table or -o json"},
 		{[]string{"probe", "c", "--command", "  "}, "--command is blank"},
 		{[]string{"smoke"}, "needs a CONTAINER or --image"},
 		{[]string{"smoke", "c", "--image", "busybox"}, "not both"},

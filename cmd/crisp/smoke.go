@@ -115,9 +115,6 @@ func (o *smokeOptions) Validate() error {
 	case o.Timeout < 0:
 		return usageErrorf("--timeout must not be negative")
 	}
-	if o.f.Global.Output == "yaml" {
-		return usageErrorf("smoke prints -o table or -o json")
-	}
 	return o.target.validate()
 }
 
@@ -133,7 +130,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 	}
 	defer env.client.Close()
 	out := o.f.Streams.Out
-	table := o.f.Global.Output != "json"
+	table := o.f.Global.Output == "table"
 	smoker := &probe.Smoker{URLs: env.urls, Streamer: env.streamer, Strict: o.Strict}
 	if table {
 		smoker.Progress = func(c probe.SmokeCheck) { printSmokeCheck(out, c) }
@@ -171,7 +168,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		}
 	}
 	if !table {
-		if perr := printData(out, "json", rep, nil); perr != nil {
+		if perr := printData(out, o.f.Global.Output, rep, nil); perr != nil {
 			return perr
 		}
 	} else {
