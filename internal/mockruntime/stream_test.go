@@ -16,11 +16,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"k8s.io/client-go/rest"                //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
 	"k8s.io/client-go/tools/portforward"   //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
 	"k8s.io/client-go/tools/remotecommand" //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
@@ -317,5 +320,62 @@ func TestStreamingOverTLS(t *testing.T) {
 	var out bytes.Buffer
 	if err := e.StreamWithContext(ctxT(t), remotecommand.StreamOptions{Stdout: &out}); err != nil || out.String() != "secure\n" {
 		t.Errorf("exec over TLS = %q, %v; want secure", out.String(), err)
+	}
+}
+
+// Without stdin_once the container's stdin outlives an attached client's
+// end of input: a second client still reaches the same process.
+func TestStreamingAttachStdinStaysOpen(t *testing.T) {
+	env := start(t)
+	podID := env.RunPod(t, "p")
+	id := env.RunContainer(t, podID, mocktest.ContainerSpec{Command: []string{"sh"}, Stdin: true})
+	ctx := ctxT(t)
+	attach := func(input string, want string) {
+		t.Helper()
+		resp, err := env.CRI.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: id, Stdin: true, Stdout: true, Stderr: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inR, inW := io.Pipe()
+		out := &syncBuffer{}
+		actx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- spdyExecutor(t, resp.Url).StreamWithContext(actx, remotecommand.StreamOptions{Stdin: inR, Stdout: out, Stderr: io.Discard})
+		}()
+		if _, err := io.WriteString(inW, input); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { return out.String() == want }, "attach output %q", want)
+		inW.Close()
+		// The session goes on after the end of input: the client leaves.
+		cancel()
+		<-done
+	}
+	attach("echo one\n", "one\n")
+	attach("echo two\n", "two\n")
+	waitState(t, env, id, runtimeapi.ContainerState_CONTAINER_RUNNING)
+}
+
+// A container that ignores SIGTERM is killed when the stop timeout ends.
+func TestStopEscalatesToSIGKILL(t *testing.T) {
+	env := start(t)
+	podID := env.RunPod(t, "p")
+	mark := filepath.Join(t.TempDir(), "trapped")
+	id := env.RunContainer(t, podID, mocktest.ContainerSpec{
+		Command: []string{"sh", "-c", `trap "" TERM; touch "$MARK"; while :; do sleep 1; done`},
+		Env:     map[string]string{"MARK": mark},
+	})
+	waitFile(t, mark)
+	if _, err := env.CRI.StopContainer(ctxT(t), &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 1}); err != nil {
+		t.Fatal(err)
+	}
+	st := waitState(t, env, id, runtimeapi.ContainerState_CONTAINER_EXITED)
+	if st.ExitCode != 137 {
+		t.Errorf("exit code = %d, want 137 (SIGKILL)", st.ExitCode)
+	}
+	_, err := env.CRI.Exec(ctxT(t), &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"true"}, Stdout: true})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("Exec in a stopped container: %v, want FailedPrecondition", err)
 	}
 }
