@@ -16,7 +16,7 @@ import (
 
 // pfCopyBuffer is the size of each direction's copy buffer: memory stays
 // bounded by two of them per open connection, whatever is transferred.
-const pfCopyBuffer = 32 << 10
+const pfCopyBuffer = 64 << 10
 
 // pfDefaultDrain is how long open connections may finish after the forwarder
 // is told to stop.

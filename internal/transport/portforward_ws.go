@@ -25,8 +25,13 @@ const pfWebSocketBuffer = 64<<10 + 1024
 // them whole); servers send at most a copy buffer's worth, 32 KiB or so.
 const pfMaxBase64Message = 8 << 20
 
-// pfWebSocketChunk is the largest payload crisp puts in one frame.
-const pfWebSocketChunk = 32 << 10
+// pfWebSocketChunk is the largest payload crisp puts in one binary frame;
+// pfWebSocketChunkBase64 in one base64 frame (4/3 of it once encoded). Both
+// fit pfWebSocketBuffer with the channel byte.
+const (
+	pfWebSocketChunk       = 64 << 10
+	pfWebSocketChunkBase64 = 32 << 10
+)
 
 // connectWebSocket dials the direct WebSocket port-forward protocol with the
 // ports in the URL's query, one data/error channel pair per port.
@@ -314,9 +319,13 @@ func pfCleanClose(err error) bool {
 func (p *wsPort) Write(b []byte) (int, error) {
 	s := p.session
 	ch := byte(2 * p.index)
+	limit := pfWebSocketChunk
+	if s.base64 {
+		limit = pfWebSocketChunkBase64
+	}
 	written := 0
 	for len(b) > 0 {
-		chunk := b[:min(len(b), pfWebSocketChunk)]
+		chunk := b[:min(len(b), limit)]
 		if err := s.writeFrame(ch, chunk); err != nil {
 			return written, err
 		}
