@@ -1,13 +1,11 @@
 package probe
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,19 +193,31 @@ func (f *fakeRuntime) Forward(ctx context.Context, u string, p Protocol, port in
 	if port != f.echoPort {
 		return hs, nil, fmt.Errorf("nothing listens on port %d", port)
 	}
-	a, b := net.Pipe()
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
 	go func() {
-		defer b.Close()
-		r := bufio.NewReader(b)
-		io.Copy(b, r)
+		// An echo server that closes its side when the client half-closes.
+		_, err := io.Copy(fromServer, toServer)
+		fromServer.CloseWithError(err)
 	}()
-	return hs, pipeConn{a}, nil
+	return hs, &pipeConn{r: toClient, w: fromClient, rClose: toServer}, nil
 }
 
-type pipeConn struct{ net.Conn }
+// pipeConn is the client end of the fake echo connection.
+type pipeConn struct {
+	r      *io.PipeReader
+	w      *io.PipeWriter
+	rClose *io.PipeReader
+}
 
-func (pipeConn) CloseWrite() error { return errors.New("no half-close on a pipe") }
-
+func (c *pipeConn) Read(b []byte) (int, error)  { return c.r.Read(b) }
+func (c *pipeConn) Write(b []byte) (int, error) { return c.w.Write(b) }
+func (c *pipeConn) CloseWrite() error           { return c.w.Close() }
+func (c *pipeConn) Close() error {
+	c.w.Close()
+	c.rClose.Close()
+	return c.r.Close()
+}
 func sinkSize(line string) int64 {
 	f := strings.Fields(line)
 	for i, w := range f {

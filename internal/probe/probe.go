@@ -3,7 +3,9 @@ package probe
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -90,6 +92,7 @@ const (
 	CheckStdinEOF  = "stdin-eof"
 	CheckResize    = "resize"
 	CheckRoundTrip = "round-trip"
+	CheckHalfClose = "half-close"
 )
 
 // Prober runs probe. Zero Timeout means 10s per attempt.
@@ -397,8 +400,78 @@ func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Res
 	default:
 		c.Outcome, c.Detail = Fail, fmt.Sprintf("port %d sent nothing back: %v", t.Port, err)
 	}
-	res.Checks = append(res.Checks, c)
+	res.Checks = append(res.Checks, c, p.halfCloseCheck(ctx, t, proto))
 	return res
+}
+
+// halfCloseCheck sends a few bytes on a fresh connection, half-closes it,
+// and expects the remote's answer followed by its end: what a client
+// relying on shutdown(SHUT_WR) needs.
+func (p *Prober) halfCloseCheck(ctx context.Context, t Target, proto Protocol) Check {
+	c := Check{Name: CheckHalfClose}
+	if proto.Transport == WebSocket && proto.Name != ProtoPFTunnel {
+		c.Outcome, c.Detail = Skip, proto.String()+" (direct WebSocket port-forward) cannot carry a half-close"
+		return c
+	}
+	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
+	defer cancel()
+	url, err := p.URLs.PortForward(ctx1, &runtimeapi.PortForwardRequest{PodSandboxId: t.PodID, Port: portList(t.Port)})
+	if err != nil {
+		c.Outcome, c.Detail = Fail, err.Error()
+		return c
+	}
+	hs, conn, err := p.Streamer.Forward(ctx1, url, proto, t.Port)
+	if !hs.Accepted || conn == nil {
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("a second connection to port %d failed: %v", t.Port, err)
+		return c
+	}
+	got, ended, err := halfCloseExchange(ctx1, conn, []byte(probePayload))
+	switch {
+	case len(got) > 0 && ended:
+		c.Outcome, c.Detail = Pass, fmt.Sprintf("after the half-close, port %d answered %d bytes and closed its side", t.Port, len(got))
+	case len(got) > 0:
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close, port %d answered %d bytes but the connection did not end within %s: %v", t.Port, len(got), p.timeout(), err)
+	case ended:
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close the connection ended without an answer from port %d: the runtime tore it down", t.Port)
+	default:
+		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close nothing came back from port %d within %s: %v", t.Port, p.timeout(), err)
+	}
+	return c
+}
+
+// halfCloseExchange writes payload, half-closes, and reads until the
+// remote ends the connection (ended) or ctx does. It closes conn.
+func halfCloseExchange(ctx context.Context, conn Conn, payload []byte) (got []byte, ended bool, err error) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	done := make(chan struct{})
+	defer close(done)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+		conn.Close()
+	}()
+	if _, err := conn.Write(payload); err != nil {
+		return nil, false, fmt.Errorf("writing: %w", err)
+	}
+	if err := conn.CloseWrite(); err != nil {
+		return nil, false, fmt.Errorf("half-closing: %w", err)
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := conn.Read(buf)
+		got = append(got, buf[:n]...)
+		if rerr != nil {
+			if ctx.Err() != nil {
+				return got, false, ctx.Err()
+			}
+			return got, errors.Is(rerr, io.EOF), rerr
+		}
+	}
 }
 
 func portList(port int32) []int32 {
