@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -262,6 +264,23 @@ func (c *container) kill() {
 	if running {
 		t.signal(syscall.SIGKILL)
 	}
+}
+
+// reopenLog closes the log file and opens its path again.
+func (c *container) reopenLog() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return status.Errorf(codes.FailedPrecondition, "container %s is %s; only a running container's log can be reopened", c.id, stateName(c.state))
+	}
+	c.log.close()
+	log, err := openCRILog(c.logPath)
+	if err != nil {
+		c.log = nil
+		return status.Errorf(codes.Internal, "reopen the log %s of container %s: %v", c.logPath, c.id, err)
+	}
+	c.log = log
+	return nil
 }
 
 // closeLog closes the log of a container that never finished (Close).

@@ -515,10 +515,73 @@ func (s *runtimeService) ContainerStatus(_ context.Context, req *runtimeapi.Cont
 	return resp, nil
 }
 
-// ListPodSandboxStats and the other stats calls are answered empty, so
-// that listings that ask for them still work.
-func (s *runtimeService) ListContainerStats(context.Context, *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
-	return &runtimeapi.ListContainerStatsResponse{}, nil
+// containerStats reports a container with no usage figures: the mock makes
+// no cgroups to measure.
+func containerStats(c *container) *runtimeapi.ContainerStats {
+	return &runtimeapi.ContainerStats{Attributes: &runtimeapi.ContainerAttributes{
+		Id:          c.id,
+		Metadata:    c.config.GetMetadata(),
+		Labels:      maps.Clone(c.config.GetLabels()),
+		Annotations: maps.Clone(c.config.GetAnnotations()),
+	}}
+}
+
+// ContainerStats reports one container (attributes only).
+func (s *runtimeService) ContainerStats(_ context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
+	c, err := s.r.findContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ContainerStatsResponse{Stats: containerStats(c)}, nil
+}
+
+// ListContainerStats reports the running containers (attributes only), so
+// that crictl stats works.
+func (s *runtimeService) ListContainerStats(ctx context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
+	f := req.GetFilter()
+	list, err := s.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
+		Id:            f.GetId(),
+		PodSandboxId:  f.GetPodSandboxId(),
+		LabelSelector: f.GetLabelSelector(),
+		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	resp := &runtimeapi.ListContainerStatsResponse{}
+	for _, ct := range list.Containers {
+		if c, err := s.r.findContainer(ct.Id); err == nil {
+			resp.Stats = append(resp.Stats, containerStats(c))
+		}
+	}
+	return resp, nil
+}
+
+// ListPodSandboxStats answers empty: there are no pod cgroups to measure.
+func (s *runtimeService) ListPodSandboxStats(context.Context, *runtimeapi.ListPodSandboxStatsRequest) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+	return &runtimeapi.ListPodSandboxStatsResponse{}, nil
+}
+
+// UpdateContainerResources accepts and ignores new limits: the mock makes
+// no cgroups.
+func (s *runtimeService) UpdateContainerResources(_ context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+	if _, err := s.r.findContainer(req.GetContainerId()); err != nil {
+		return nil, err
+	}
+	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
+}
+
+// ReopenContainerLog reopens a running container's log file, after log
+// rotation moved it away.
+func (s *runtimeService) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
+	c, err := s.r.findContainer(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.reopenLog(); err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ReopenContainerLogResponse{}, nil
 }
 
 // ExecSync runs cmd in the container and returns its output and exit code;
