@@ -307,7 +307,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 	case ctx.Err() != nil:
 		att.Err = ctx.Err()
 	default:
-		if tlsErr := describeTLSError(rawURL, err); tlsErr != err {
+		if tlsErr := describeTLSError(rawURL, err); tlsErr.Error() != err.Error() {
 			att.Err = fmt.Errorf("%s: %w", s.op, tlsErr)
 			break
 		}

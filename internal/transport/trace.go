@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -103,7 +104,7 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 	if n > 0 {
 		r.sess.tr.frame("->", "stdin", 0, n)
 	}
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		if r.holdOpen {
 			if n > 0 {
 				return n, nil
