@@ -131,10 +131,12 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 			continue
 		}
 		for _, proto := range row.Protocols {
+			pr := proto
 			if !matrix.Accepted(row.Call, proto) {
+				record(SmokeCheck{Call: row.Call, Protocol: &pr, Check: Check{Name: SmokeHandshake, Outcome: Skip,
+					Detail: "the runtime does not speak it (" + refusal(matrix, row.Call, proto) + "), so nothing to check"}})
 				continue
 			}
-			pr := proto
 			isAuto := proto == auto
 			for _, check := range s.battery(row.Call, t) {
 				if err := ctx.Err(); err != nil {
@@ -149,6 +151,31 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 	return rep, ctx.Err()
 }
 
+// refusal is the runtime's answer to one refused protocol.
+func refusal(rep *ProbeReport, call Call, p Protocol) string {
+	for _, r := range rep.Results {
+		if r.Call == call && r.Protocol == p {
+			return answer(r)
+		}
+	}
+	return "not tried"
+}
+
+// answer words a refused result's HTTP status and reason, or its error.
+func answer(r Result) string {
+	switch {
+	case r.Status != 0:
+		why := firstLine(r.Reason)
+		if strings.HasPrefix(why, fmt.Sprint(r.Status)) {
+			return "HTTP " + why
+		}
+		return strings.TrimSpace(fmt.Sprintf("HTTP %d %s", r.Status, why))
+	case r.Error != "":
+		return firstLine(r.Error)
+	}
+	return "accepted, but not a step of the auto order"
+}
+
 // refusals describes why nothing was accepted for call, grouping the
 // protocols that got the same answer.
 func refusals(rep *ProbeReport, call Call) string {
@@ -158,20 +185,7 @@ func refusals(rep *ProbeReport, call Call) string {
 		if r.Call != call {
 			continue
 		}
-		var why string
-		switch {
-		case r.Status != 0:
-			why = firstLine(r.Reason)
-			if !strings.HasPrefix(why, fmt.Sprint(r.Status)) {
-				why = fmt.Sprintf("HTTP %d %s", r.Status, why)
-			} else {
-				why = "HTTP " + why
-			}
-		case r.Error != "":
-			why = firstLine(r.Error)
-		default:
-			why = "accepted, but not a step of the auto order"
-		}
+		why := answer(r)
 		if _, ok := groups[why]; !ok {
 			order = append(order, why)
 		}
