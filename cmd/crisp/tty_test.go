@@ -23,6 +23,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
@@ -184,9 +185,9 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 
 // ptyContainer starts a mock runtime (closed by the caller or at cleanup)
 // with a long-running container.
-func ptyContainer(t *testing.T) (*mocktest.Env, string) {
+func ptyContainer(t *testing.T, profile streamserver.Profile) (*mocktest.Env, string) {
 	t.Helper()
-	env, err := mocktest.StartRuntime(context.Background(), mockruntime.Config{})
+	env, err := mocktest.StartRuntime(context.Background(), mockruntime.Config{Profile: profile})
 	if err != nil {
 		skipOrFail(t, "mock runtime: %v", err)
 	}
@@ -208,8 +209,17 @@ func ptyContainer(t *testing.T) (*mocktest.Env, string) {
 // terminal controls busybox ash sends after it.
 const prompt = `[$#>] (?:\x1b\[[0-9;]*[A-Za-z])*$`
 
+// TestExecTTYPromptResizeRestore runs on the full profile (WebSocket v5) and
+// on cri-streaming (SPDY v4, with containerd's "end of a TTY's stdin is a
+// detach").
 func TestExecTTYPromptResizeRestore(t *testing.T) {
-	env, ctr := ptyContainer(t)
+	for _, profile := range []streamserver.Profile{streamserver.ProfileFull, streamserver.ProfileCRIStreaming} {
+		t.Run(string(profile), func(t *testing.T) { testExecTTY(t, profile) })
+	}
+}
+
+func testExecTTY(t *testing.T, profile streamserver.Profile) {
+	env, ctr := ptyContainer(t, profile)
 	s := startPTY(t, 24, 80, "-r", env.Endpoint, "exec", "-it", ctr, "sh")
 	before := termios(t, s.tty)
 	s.run()
@@ -255,7 +265,7 @@ func TestExecTTYPromptResizeRestore(t *testing.T) {
 }
 
 func TestExecTTYRestoredWhenRuntimeDies(t *testing.T) {
-	env, ctr := ptyContainer(t)
+	env, ctr := ptyContainer(t, streamserver.ProfileFull)
 	s := startPTY(t, 24, 80, "-r", env.Endpoint, "exec", "-it", ctr, "sh")
 	before := termios(t, s.tty)
 	s.run()
@@ -276,7 +286,7 @@ func TestExecTTYRestoredWhenRuntimeDies(t *testing.T) {
 }
 
 func TestExecTTYWithoutTerminalWarns(t *testing.T) {
-	env, ctr := ptyContainer(t)
+	env, ctr := ptyContainer(t, streamserver.ProfileFull)
 	var out, errOut bytes.Buffer
 	code := Main([]string{"-r", env.Endpoint, "exec", "-it", ctr, "--", "sh", "-c", "test -t 0 && echo tty || echo notty"},
 		ioStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
