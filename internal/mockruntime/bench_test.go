@@ -166,3 +166,17 @@ func BenchmarkExecStdin(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStartClose is a runtime's start-up and shutdown (busybox applet
+// links, both servers, socket), what `crisp demo` and every test pay.
+func BenchmarkStartClose(b *testing.B) {
+	for b.Loop() {
+		env, err := mocktest.StartRuntime(context.Background(), mockruntime.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := env.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

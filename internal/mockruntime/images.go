@@ -3,12 +3,14 @@ package mockruntime
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -175,7 +177,7 @@ type processEnv struct {
 	applets    map[string]bool
 }
 
-func newProcessEnv(tmpDir string, logf func(string, ...any)) processEnv {
+func newProcessEnv(logf func(string, ...any)) processEnv {
 	// Where Debian's busybox-static (and others) put busybox.
 	busyboxCandidates := []string{"/bin/busybox", "/usr/bin/busybox", "/usr/local/bin/busybox"}
 	var bin string
@@ -194,21 +196,77 @@ func newProcessEnv(tmpDir string, logf func(string, ...any)) processEnv {
 		logf("warning: %s --list failed (%v); busybox images run the host's /bin/sh and tools", bin, err)
 		return processEnv{}
 	}
-	dir := filepath.Join(tmpDir, "busybox", "bin")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		logf("warning: cannot create %s (%v); busybox images run the host's /bin/sh and tools", dir, err)
+	var applets []string
+	for _, applet := range strings.Fields(string(out)) {
+		if !strings.Contains(applet, "/") {
+			applets = append(applets, applet)
+		}
+	}
+	dir, err := appletDir(bin, applets)
+	if err != nil {
+		logf("warning: %v; busybox images run the host's /bin/sh and tools", err)
 		return processEnv{}
 	}
 	env := processEnv{busyboxDir: dir, applets: map[string]bool{}}
-	for _, applet := range strings.Fields(string(out)) {
-		if strings.Contains(applet, "/") {
-			continue
-		}
-		if err := os.Symlink(bin, filepath.Join(dir, applet)); err == nil {
-			env.applets[applet] = true
-		}
+	for _, a := range applets {
+		env.applets[a] = true
 	}
 	return env
+}
+
+// appletDir returns a folder of links to bin, one per applet. Making ~300
+// links costs 50-200 ms on these machines, on every start, so the folder
+// is a cache shared by every mock of this user: named after the busybox
+// binary (path, size, time), built aside and renamed into place, and only
+// trusted when this user owns it and no one else can write to it.
+func appletDir(bin string, applets []string) (string, error) {
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d", bin, fi.Size(), fi.ModTime().UnixNano(), len(applets)))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("crisp-busybox-%d-%x", os.Geteuid(), sum[:6]))
+	if trustedAppletDir(dir) {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "crisp-busybox-build-")
+	if err != nil {
+		return "", fmt.Errorf("create a folder for busybox applet links: %w", err)
+	}
+	for _, a := range applets {
+		if err := os.Symlink(bin, filepath.Join(tmp, a)); err != nil {
+			os.RemoveAll(tmp)
+			return "", fmt.Errorf("link busybox applet %s: %w", a, err)
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another mock got there first: use its folder if it is sound.
+		os.RemoveAll(tmp)
+		if trustedAppletDir(dir) {
+			return dir, nil
+		}
+		return "", fmt.Errorf("put busybox applet links in %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// trustedAppletDir reports whether dir is a complete applet folder that
+// only this user can have written.
+func trustedAppletDir(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Geteuid() {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(dir, "sh"))
+	return err == nil
 }
 
 // pathFor is the default PATH of a container of the given kind.

@@ -55,8 +55,8 @@ type Config struct {
 type Runtime struct {
 	cfg        Config
 	socketPath string
-	// tmpDir holds what the runtime makes for itself (busybox applet links);
-	// removed by Close.
+	// tmpDir is the runtime's own folder (its "image filesystem"); removed
+	// by Close.
 	tmpDir string
 
 	images  *imageStore
@@ -116,7 +116,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mock runtime: create its temporary folder: %w", err)
 	}
-	r.procEnv = newProcessEnv(r.tmpDir, cfg.Logf)
+	r.procEnv = newProcessEnv(cfg.Logf)
 
 	r.stream, err = streamserver.New(streamserver.Config{
 		Addr:    cfg.StreamAddr,
