@@ -128,8 +128,9 @@ func (s *imageStore) find(ref string) *runtimeapi.Image {
 	if img, ok := s.byName[normalizeImage(ref)]; ok {
 		return img
 	}
+	// An ID or a prefix of one (at least 4 hex digits), as crictl shows them.
 	id := strings.TrimPrefix(ref, "sha256:")
-	if len(id) < 4 {
+	if len(id) < 4 || strings.Trim(id, "0123456789abcdef") != "" {
 		return nil
 	}
 	var found *runtimeapi.Image
