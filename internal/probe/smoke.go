@@ -31,8 +31,8 @@ const IntegritySize = 16 << 20
 
 // SmokeCheck is one check on one call and protocol.
 type SmokeCheck struct {
-	Call     Call      `json:"call"`
-	Protocol *Protocol `json:"protocol,omitempty"`
+	Call Call `json:"call"`
+	*Protocol
 	// Auto is true when this is the protocol --transport auto picks, so
 	// its failures fail the run.
 	Auto bool `json:"auto"`
