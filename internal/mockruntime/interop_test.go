@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -342,6 +343,17 @@ func runCritest(t *testing.T, bin string, env *mocktest.Env, focus string, flags
 // without a TTY, attach, port-forward, host-network port-forward).
 func TestCritestStreaming(t *testing.T) {
 	bin := tool(t, "CRITEST", "build it from the module cache with `go test -c ./cmd/critest` in a copy of sigs.k8s.io/cri-tools@v1.37.0 (scripts/deps.sh does)")
+	// critest's web server image serves on port 80, which needs root (or
+	// CAP_NET_BIND_SERVICE) here.
+	if lis, err := net.Listen("tcp", "127.0.0.1:80"); err != nil && errors.Is(err, syscall.EACCES) {
+		msg := fmt.Sprintf("critest's nginx container needs 127.0.0.1:80: %v; run as root", err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	} else if err == nil {
+		lis.Close()
+	}
 	wsFlags := []string{"-websocket-exec", "-websocket-attach", "-websocket-portforward"}
 	startEnv := func(t *testing.T, profile streamserver.Profile) *mocktest.Env {
 		noChildren(t)
