@@ -40,7 +40,7 @@ type Env struct {
 
 // ContainerSpec describes a container to create and start.
 type ContainerSpec struct {
-	Name    string
+	Name    string   // default: c1, c2, ...
 	Image   string   // default: a busybox-like image that runs sh
 	Command []string // overrides the image's command
 	Args    []string
@@ -139,7 +139,11 @@ func (e *Env) CreateContainer(ctx context.Context, podID string, spec ContainerS
 		spec.Image = mockruntime.DefaultImage
 	}
 	if spec.Name == "" {
-		spec.Name = "c"
+		// Names are unique in a pod: number the unnamed ones.
+		e.mu.Lock()
+		e.seq++
+		spec.Name = fmt.Sprintf("c%d", e.seq)
+		e.mu.Unlock()
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
