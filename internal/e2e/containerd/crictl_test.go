@@ -192,8 +192,13 @@ func TestCrictlAttach(t *testing.T) {
 	}
 }
 
-// critest's streaming specs (exec, exec-sync, attach, port-forward, host-network
-// port-forward) over SPDY, offline with the harness's images.
+// critest's streaming specs for exec (with and without a TTY) and attach
+// over SPDY, offline with the harness's images. Its two port-forward specs are
+// left out: they listen on the host's fixed ports 12001 and 12002 and serve on
+// 12003, as the mock runtime's critest test (another package, run at the same
+// time by `go test ./...`) does too. TestCrictlPortForward,
+// TestPortForwardHostNetwork and TestCrispPortForward cover those paths on
+// free ports.
 func TestCritestStreaming(t *testing.T) {
 	h := suiteHarness(t)
 	if _, err := os.Stat(suite.critest); err != nil {
@@ -204,10 +209,10 @@ func TestCritestStreaming(t *testing.T) {
 	}
 	holdLock(t, critestLock)
 	cmd := cmdWithTimeout(t, 5*time.Minute, suite.critest, "--runtime-endpoint", h.Endpoint,
-		"--ginkgo.focus=Streaming", "--ginkgo.no-color")
+		"--ginkgo.focus=Streaming", "--ginkgo.skip=portforward", "--ginkgo.no-color")
 	cmd.Dir = t.TempDir()
 	r := run(cmd, nil)
-	if r.ExitCode != 0 || !strings.Contains(r.Stdout, "5 Passed") {
+	if r.ExitCode != 0 || !strings.Contains(r.Stdout, "3 Passed") {
 		t.Fatalf("critest --ginkgo.focus=Streaming: %v", r)
 	}
 }

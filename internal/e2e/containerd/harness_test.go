@@ -332,12 +332,14 @@ type Result struct {
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("exit %d (err %v)\nstdout: %q\nstderr: %q", r.ExitCode, r.Err, truncate(r.Stdout), truncate(r.Stderr))
+	return fmt.Sprintf("exit %d (err %v)\nstdout:\n%s\nstderr:\n%s", r.ExitCode, r.Err, truncate(r.Stdout), truncate(r.Stderr))
 }
 
+// truncate keeps the start and the end of long output (where tools print
+// what they were doing, and their verdict).
 func truncate(s string) string {
-	if len(s) > 2000 {
-		return s[:2000] + "..."
+	if len(s) > 6000 {
+		return s[:2000] + "\n...\n" + s[len(s)-4000:]
 	}
 	return s
 }
@@ -680,10 +682,10 @@ func cmdWithTimeout(t testing.TB, d time.Duration, name string, args ...string) 
 	return cmd
 }
 
-// CritestLock is the machine-wide lock around critest runs: critest's
-// port-forward specs listen on fixed host ports (12001, 12002), so two runs
-// at once (this suite and one against the mock runtime) would collide. Any
-// test package that runs critest should hold it.
+// critestLock is a machine-wide lock around critest runs: critest's
+// port-forward specs listen on fixed host ports (12001, 12002; 12003 served),
+// so two runs of them at once would collide. This suite leaves those specs
+// out but holds the lock too, so that a package running them can take it.
 const critestLock = "/tmp/crisp-critest.lock"
 
 // holdLock takes path's exclusive flock until the end of the test.

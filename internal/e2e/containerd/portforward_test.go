@@ -85,3 +85,36 @@ func TestCrispPortForwardIntegrity64MiB(t *testing.T) {
 		})
 	}
 }
+
+// Port-forward into the host-network pod reaches the host's loopback: a
+// busybox httpd of that pod on a free loopback port, through crictl and crisp.
+func TestPortForwardHostNetwork(t *testing.T) {
+	h := suiteHarness(t)
+	port := freePort(t)
+	newContainer(t, ContainerSpec{Name: "hostnet-httpd", HostNetwork: true,
+		Command: []string{"httpd", "-f", "-p", fmt.Sprintf("127.0.0.1:%d", port), "-h", "/var/www"}})
+	if body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/", port), 20*time.Second); err != nil || !strings.Contains(body, "crisp busybox httpd") {
+		t.Fatalf("the host-network httpd on 127.0.0.1:%d: %v, body %q", port, err, body)
+	}
+	clients := map[string]func(local int) *Background{
+		"crictl": func(local int) *Background {
+			return startBackground(t, crictlCmd(t, t.Context(), "port-forward", h.HostnetPod, fmt.Sprintf("%d:%d", local, port)))
+		},
+	}
+	for _, tr := range transports {
+		clients["crisp-"+tr] = func(local int) *Background {
+			return startBackground(t, crispCmd(t, t.Context(), "port-forward", "--transport", tr, h.HostnetPod, fmt.Sprintf("%d:%d", local, port)))
+		}
+	}
+	for name, start := range clients {
+		t.Run(name, func(t *testing.T) {
+			local := freePort(t)
+			pf := start(local)
+			pf.WaitFor(t, regexp.MustCompile(fmt.Sprintf(`Forwarding from 127\.0\.0\.1:%d -> %d`, local, port)), 30*time.Second)
+			body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/", local), 10*time.Second)
+			if err != nil || !strings.Contains(body, "crisp busybox httpd") {
+				t.Fatalf("GET through %s port-forward to the host-network pod: %v, body %q", name, err, body)
+			}
+		})
+	}
+}
