@@ -82,7 +82,7 @@ func refusalReason(resp *http.Response) string {
 			reason += ": " + msg
 		}
 	}
-	return reason
+	return reason + redirectNote(resp) // redirect.go
 }
 
 // oneLine squeezes a server's message into one short line.
@@ -105,7 +105,9 @@ type spdyUpgrader struct {
 
 func (u *spdyUpgrader) RoundTrip(req *http.Request) (*http.Response, error) {
 	u.rec.dialing()
-	return u.rt.RoundTrip(req)
+	resp, err := u.rt.RoundTrip(req)
+	hideRedirect(resp) // redirect.go: net/http must not follow it
+	return resp, err
 }
 
 func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection, error) {

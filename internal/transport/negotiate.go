@@ -136,6 +136,9 @@ type Attempt struct {
 	RPC time.Duration
 	// Upgrade is the time from dialing to the upgraded connection.
 	Upgrade time.Duration
+	// TLS is what the TLS handshake showed (version, server certificate);
+	// nil for a plaintext URL or when no handshake completed.
+	TLS *TLSInfo
 	// Err is why the attempt failed; nil when the upgrade succeeded (the
 	// session's own outcome is returned separately).
 	Err error
@@ -264,12 +267,14 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		return att, att.Err
 	}
 	rec := &recorder{offer: offer, url: rawURL}
+	cfg, tw := watchTLS(s.cfg, rawURL) // tlsinfo.go
 	rec.onAccept = func(status int, protocol string, upgrade time.Duration) {
-		att.Status, att.Protocol, att.Upgrade = status, protocol, upgrade
+		att.Status, att.Protocol, att.Upgrade, att.TLS = status, protocol, upgrade, tw.result()
 		s.mu.Lock()
 		s.accepted = att
 		s.mu.Unlock()
 		s.cfg.logf("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, transportName(offer.Transport), protocol, rawURL, status, upgrade.Round(time.Microsecond))
+		reportTLS(s.cfg, s.op, rawURL, att.TLS)
 	}
 	opts := remotecommand.StreamOptions{
 		Stdin: s.s.Stdin, Stdout: s.s.Stdout, Stderr: s.s.Stderr, Tty: s.s.TTY, TerminalSizeQueue: s.s.Resize,
@@ -277,9 +282,9 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 	var exec remotecommand.Executor
 	switch offer.Transport {
 	case SPDY:
-		exec, err = newSPDYExecutor(s.cfg, u, offer.Protocols, rec)
+		exec, err = newSPDYExecutor(cfg, u, offer.Protocols, rec)
 	case WebSocket:
-		exec, err = newWebSocketExecutor(s.cfg, rawURL, offer.Protocols, rec)
+		exec, err = newWebSocketExecutor(cfg, rawURL, offer.Protocols, rec)
 	default:
 		err = fmt.Errorf("unknown transport %q", offer.Transport)
 	}
@@ -307,7 +312,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 	case ctx.Err() != nil:
 		att.Err = ctx.Err()
 	default:
-		if tlsErr := describeTLSError(rawURL, err); tlsErr.Error() != err.Error() {
+		if tlsErr := tw.describe(err); tlsErr.Error() != err.Error() {
 			att.Err = fmt.Errorf("%s: %w", s.op, tlsErr)
 			break
 		}

@@ -165,6 +165,7 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		att.Err = fmt.Errorf("port-forward: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", rawURL)
 		return nil, att, att.Err
 	}
+	cfg, tw := watchTLS(cfg, rawURL) // tlsinfo.go
 	var sess ForwardSession
 	switch kind {
 	case pfKindSPDY:
@@ -185,7 +186,7 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		case ctx.Err() != nil:
 			err = ctx.Err()
 		default:
-			if tlsErr := describeTLSError(att.URL, err); tlsErr != err {
+			if tlsErr := tw.describe(err); tlsErr != err {
 				err = fmt.Errorf("port-forward: %w", tlsErr)
 			} else {
 				err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
@@ -195,5 +196,6 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		att.Err = err
 		return nil, att, err
 	}
+	att.TLS = tw.result()
 	return sess, att, nil
 }

@@ -144,6 +144,7 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (Offer, error) {
 			f.opts.Config.logf("port-forward: negotiated WebSocket %s at %s (HTTP %d, upgrade %s): one WebSocket (and one PortForward call) per connection; "+
 				"this protocol cannot forward a half-close, so a connection stays open until the remote side closes it",
 				strings.Join(offer.Protocols, " or "), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
+			reportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
 			return offer, nil
 		}
 		sess, att, err := f.connect(ctx, offer, nil)
@@ -160,6 +161,7 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (Offer, error) {
 		f.chosen, f.session = &chosen, sess
 		f.opts.Config.logf("port-forward: negotiated %s at %s (HTTP %d, upgrade %s)",
 			pfOfferName(chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
+		reportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
 		return chosen, nil
 	}
 	return Offer{}, &NegotiationError{Op: "port-forward", Attempts: append([]Attempt(nil), f.attempts...)}
@@ -178,7 +180,9 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer Offer) (Attempt, e
 		return Attempt{Offer: offer, Err: err}, err
 	}
 	att := Attempt{Offer: offer, URL: u, RPC: time.Since(start)}
-	ws, err := pfDialWebSocket(ctx, &att, u, f.opts.Config, 4096)
+	cfg, tw := watchTLS(f.opts.Config, u) // tlsinfo.go
+	ws, err := pfDialWebSocket(ctx, &att, u, cfg, 4096)
+	att.TLS = tw.result()
 	if err == nil {
 		ws.Close()
 		return att, nil
@@ -192,7 +196,7 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer Offer) (Attempt, e
 			err = ctx.Err()
 		} else {
 			err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
-				u, pfOfferName(offer), describeTLSError(u, err))
+				u, pfOfferName(offer), tw.describe(err))
 		}
 	}
 	att.Err = err
