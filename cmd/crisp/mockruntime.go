@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
+	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
 
@@ -22,6 +23,11 @@ type mockRuntimeOptions struct {
 	Profile    string
 	StreamAddr string
 	Faults     []string
+	// TLSDir, when set, makes the streaming server speak https with a CA,
+	// server and client certificate generated into it; TLSClientAuth
+	// requires the client certificate (mTLS).
+	TLSDir        string
+	TLSClientAuth bool
 
 	// Set by Complete.
 	config mockruntime.Config
@@ -55,6 +61,13 @@ protocols of a profile:
 --fault (repeatable) injects failures: drop-after=BYTES, delay=DURATION,
 refuse-upgrade, kill-stream-server-after=DURATION, reset-forward-conn=N.
 
+--tls-dir DIR serves the streaming URLs over https: a fresh CA (ca.crt), a
+server certificate for 127.0.0.1, ::1, localhost and crisp-mock.localhost, and
+a client certificate (client.crt, client.key) are written into DIR. Point
+crisp at them with --tls-ca DIR/ca.crt (and, with --tls-client-auth, which
+requires the client certificate, --tls-cert DIR/client.crt --tls-key
+DIR/client.key).
+
 On the way out every container and exec process is ended and the socket removed.
 
 EXIT STATUS
@@ -64,6 +77,7 @@ EXIT STATUS
 		Example: `  crisp mock-runtime --listen unix:///tmp/mock.sock
   crisp mock-runtime --listen unix:///tmp/mock.sock --profile cri-streaming --stream-addr 127.0.0.1:10010
   crisp mock-runtime --listen unix:///tmp/mock.sock --fault drop-after=4096 --fault delay=200ms
+  crisp mock-runtime --listen unix:///tmp/mock.sock --tls-dir /tmp/mock-tls --tls-client-auth
   crictl -r unix:///tmp/mock.sock runp pod.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -81,6 +95,8 @@ EXIT STATUS
 	fl.StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile: "+strings.Join(profiles, ", "))
 	fl.StringVar(&o.StreamAddr, "stream-addr", "127.0.0.1:0", "streaming server address (loopback only; port 0 picks a free one)")
 	fl.StringArrayVar(&o.Faults, "fault", nil, "inject a streaming fault (repeatable): drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, reset-forward-conn=N")
+	fl.StringVar(&o.TLSDir, "tls-dir", "", "serve streaming over https with a CA, server and client certificate generated into DIR")
+	fl.BoolVar(&o.TLSClientAuth, "tls-client-auth", false, "with --tls-dir: require the client certificate (mTLS)")
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -111,6 +127,9 @@ func (o *mockRuntimeOptions) Validate() error {
 	if !ok || !filepath.IsAbs(path) {
 		return usageErrorf("--listen must be unix:///ABSOLUTE/PATH, got %q", o.Listen)
 	}
+	if o.TLSClientAuth && o.TLSDir == "" {
+		return usageErrorf("--tls-client-auth needs --tls-dir DIR (where the CA and the client certificate are written)")
+	}
 	if !slices.Contains(streamserver.Profiles, o.config.Profile) {
 		return usageErrorf("--profile must be one of full, cri-streaming, conmon-rs, legacy; got %q", o.Profile)
 	}
@@ -134,11 +153,28 @@ func (o *mockRuntimeOptions) Run(ctx context.Context) error {
 		defer logMu.Unlock()
 		fmt.Fprintf(errOut, "crisp mock-runtime: "+format+"\n", args...)
 	}
+	if o.TLSDir != "" {
+		tlsCfg, err := certs.Generate(o.TLSDir, o.TLSClientAuth)
+		if err != nil {
+			return fmt.Errorf("mock-runtime --tls-dir %s: generating the TLS material: %w", o.TLSDir, err)
+		}
+		o.config.StreamTLS = tlsCfg
+	}
 	rt, err := mockruntime.Start(ctx, o.config)
 	if err != nil {
 		return err
 	}
 	o.config.Logf("serving CRI on %s, profile %s, streaming on %s", rt.Endpoint(), o.config.Profile, rt.StreamServer().Addr())
+	if o.TLSDir != "" {
+		o.config.Logf("streaming over https: CA %s (crisp --tls-ca)", filepath.Join(o.TLSDir, certs.CAFile))
+		if o.TLSClientAuth {
+			o.config.Logf("client certificate required (mTLS): --tls-cert %s --tls-key %s",
+				filepath.Join(o.TLSDir, certs.ClientCertFile), filepath.Join(o.TLSDir, certs.ClientKeyFile))
+		} else {
+			o.config.Logf("client certificate (optional): %s, key %s",
+				filepath.Join(o.TLSDir, certs.ClientCertFile), filepath.Join(o.TLSDir, certs.ClientKeyFile))
+		}
+	}
 	<-ctx.Done()
 	if err := rt.Close(); err != nil {
 		return err

@@ -8,6 +8,7 @@ package main
 // cmp, env, wait, kill, ...):
 //
 //	mock start [--profile P] [--fault F]... [--stream-addr A]
+//	    [--tls-dir DIR [--tls-client-auth]]
 //	    an in-process mock runtime on a short socket; sets
 //	    CONTAINER_RUNTIME_ENDPOINT, MOCK_ENDPOINT, STREAM_ADDR; log in
 //	    $WORK/mock.log; closed when the script ends
@@ -180,9 +181,10 @@ func (l *lockedFile) Close() {
 }
 
 const mockUsage = `usage:
-  mock start [--profile P] [--fault F]... [--stream-addr A]
+  mock start [--profile P] [--fault F]... [--stream-addr A] [--tls-dir DIR [--tls-client-auth]]
       start a mock runtime on a short temporary socket; sets CONTAINER_RUNTIME_ENDPOINT,
-      MOCK_ENDPOINT and STREAM_ADDR; its log goes to $WORK/mock.log; torn down with the script
+      MOCK_ENDPOINT and STREAM_ADDR; its log goes to $WORK/mock.log; torn down with the script;
+      --tls-dir serves https with ca.crt, client.crt and client.key written into DIR
   mock pod [--var V] [--namespace NS] [--label K=V]... NAME
       create a pod; prints its ID and sets $POD (or $V)
   mock container [--var V] [--pod ID] [--image I] [--tty] [--stdin] [--stdin-once]
@@ -290,6 +292,8 @@ func mockStart(ts *testscript.TestScript, st *scriptState, args []string) {
 	streamAddr := fs.String("stream-addr", "", "streaming server address")
 	var faults multiFlag
 	fs.Var(&faults, "fault", "fault to inject (repeatable)")
+	tlsDir := fs.String("tls-dir", "", "serve streaming over https with TLS material generated into this folder (tls_test.go)")
+	tlsClientAuth := fs.Bool("tls-client-auth", false, "with --tls-dir: require the client certificate")
 	if rest := parseFlags(ts, fs, args); len(rest) > 0 {
 		ts.Fatalf("mock start takes no arguments, got %q\n%s", rest, mockUsage)
 	}
@@ -304,6 +308,7 @@ func mockStart(ts *testscript.TestScript, st *scriptState, args []string) {
 		}
 		cfg.Faults = append(cfg.Faults, fault)
 	}
+	cfg.StreamTLS = mockTLS(ts, *tlsDir, *tlsClientAuth)
 	logFile, err := os.Create(ts.MkAbs("mock.log"))
 	ts.Check(err)
 	st.log = &lockedFile{f: logFile}

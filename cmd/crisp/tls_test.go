@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/pflag"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
+)
+
+// mockTLS generates the TLS material of `mock start --tls-dir DIR` (relative
+// to $WORK) and returns the streaming server's configuration; nil without a
+// folder.
+func mockTLS(ts *testscript.TestScript, dir string, clientAuth bool) *tls.Config {
+	if dir == "" {
+		if clientAuth {
+			ts.Fatalf("mock start: --tls-client-auth needs --tls-dir DIR")
+		}
+		return nil
+	}
+	cfg, err := certs.Generate(ts.MkAbs(dir), clientAuth)
+	if err != nil {
+		ts.Fatalf("mock start --tls-dir %s: %v", dir, err)
+	}
+	return cfg
+}
+
+// TestTLSFlagsEverywhere checks that every streaming command registers the
+// one TLS flag group.
+func TestTLSFlagsEverywhere(t *testing.T) {
+	f := &factory{Streams: ioStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	root := newRootCommand(f)
+	for _, name := range []string{"exec", "attach", "port-forward", "probe", "smoke", "bench"} {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil || cmd.Name() != name {
+			t.Fatalf("command %s not found: %v", name, err)
+		}
+		for _, flag := range []string{"tls-ca", "tls-cert", "tls-key", "tls-server-name", "insecure-skip-tls-verify"} {
+			if cmd.Flags().Lookup(flag) == nil {
+				t.Errorf("%s has no --%s", name, flag)
+			}
+		}
+	}
+}
+
+func TestTLSOptionsMergeAndValidate(t *testing.T) {
+	file := client.FileConfig{TLSCA: "/file/ca.crt", TLSCert: "/file/c.crt", TLSKey: "/file/c.key", TLSServerName: "file.example"}
+	tests := []struct {
+		name    string
+		args    []string
+		file    client.FileConfig
+		want    tlsOptions
+		wantErr bool
+	}{
+		{name: "flags only", args: []string{"--tls-ca", "ca", "--tls-server-name", "n"}, want: tlsOptions{CA: "ca", ServerName: "n"}},
+		{name: "file fills what flags leave unset", args: []string{"--tls-ca", "flag-ca"}, file: file,
+			want: tlsOptions{CA: "flag-ca", Cert: "/file/c.crt", Key: "/file/c.key", ServerName: "file.example"}},
+		{name: "file insecure", file: client.FileConfig{InsecureSkipTLSVerify: true}, want: tlsOptions{Insecure: true}},
+		{name: "cert without key", args: []string{"--tls-cert", "c"}, want: tlsOptions{Cert: "c"}, wantErr: true},
+		{name: "insecure and CA", args: []string{"--insecure-skip-tls-verify", "--tls-ca", "ca"}, want: tlsOptions{CA: "ca", Insecure: true}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o tlsOptions
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			got := o.merge(tt.file)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("merged options (-want +got):\n%s", diff)
+			}
+			if err := got.Validate(); (err != nil) != tt.wantErr {
+				t.Errorf("Validate() = %v, want error: %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestTLSOptionsConfig(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := certs.Generate(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	var warn testWriter
+	o := tlsOptions{
+		CA:   filepath.Join(dir, certs.CAFile),
+		Cert: filepath.Join(dir, certs.ClientCertFile), Key: filepath.Join(dir, certs.ClientKeyFile),
+		ServerName: certs.ServerName,
+	}
+	cfg, err := o.Config(client.FileConfig{}, &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RootCAs == nil || len(cfg.Certificates) != 1 || cfg.ServerName != certs.ServerName || cfg.InsecureSkipVerify {
+		t.Errorf("config from flags: %+v", cfg)
+	}
+	if warn.String() != "" {
+		t.Errorf("verified config warned: %q", warn.String())
+	}
+	cfg, err = tlsOptions{}.Config(client.FileConfig{InsecureSkipTLSVerify: true}, &warn)
+	if err != nil || !cfg.InsecureSkipVerify {
+		t.Fatalf("insecure from the config file: %+v, %v", cfg, err)
+	}
+	if warn.String() == "" {
+		t.Error("insecure config did not warn")
+	}
+	if _, err := (tlsOptions{CA: filepath.Join(dir, certs.ServerKeyFile)}).Config(client.FileConfig{}, &warn); err == nil {
+		t.Error("a key file as CA was accepted")
+	}
+}
+
+type testWriter struct{ b []byte }
+
+func (w *testWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+func (w *testWriter) String() string              { return string(w.b) }
