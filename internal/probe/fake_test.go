@@ -157,6 +157,15 @@ func runFake(ctx context.Context, cmd []string, s Session, caps Capabilities) er
 			return fakeExit(1)
 		}
 		fmt.Fprintf(out, "%d %d\r\n", s.Size.Height, s.Size.Width)
+		if strings.Contains(line, "while") {
+			// ttyCheck's command: print the size again once it changes.
+			select {
+			case ts := <-s.Resize:
+				fmt.Fprintf(out, "%d %d\r\n", ts.Height, ts.Width)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		return nil
 	}
 	fmt.Fprintf(errOut, "%s: not found\n", cmd[0])

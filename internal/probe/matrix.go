@@ -93,7 +93,7 @@ func (c Capabilities) missing(what string, p Protocol) string {
 		}
 		return p.String() + " cannot close stdin (SPDY v2 and later can)"
 	case "resize":
-		return p.String() + " cannot carry terminal sizes (SPDY v3 and later, WebSocket v4 and later can)"
+		return p.String() + " cannot carry terminal sizes (SPDY v3 and later and the other WebSocket framings can)"
 	}
 	return p.String() + " cannot carry " + what
 }

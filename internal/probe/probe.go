@@ -287,8 +287,7 @@ func (p *Prober) catChecks(ctx context.Context, t Target, proto Protocol, caps C
 	return []Check{output, eof}
 }
 
-// resizeCheck runs `stty size` on a terminal whose size was sent as the
-// stream opened.
+// resizeCheck runs the TTY exchange (see ttyCheck) on a fresh URL.
 func (p *Prober) resizeCheck(ctx context.Context, t Target, proto Protocol, caps Capabilities) Check {
 	c := Check{Name: CheckResize}
 	if !caps.Resize {
@@ -298,30 +297,64 @@ func (p *Prober) resizeCheck(ctx context.Context, t Target, proto Protocol, caps
 	res := Result{}
 	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
-	var out bytes.Buffer
-	// The sleep lets the size arrive: real runtimes may start the command
-	// before the first size is applied (REAL_RUNTIME.md).
-	cmd := []string{"sh", "-c", "sleep 0.3; stty size"}
+	tc := newTTYCheck()
 	rpc := func(ctx context.Context) (string, error) {
-		return p.URLs.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: t.ContainerID, Cmd: cmd, Tty: true, Stdout: true})
+		return p.URLs.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: t.ContainerID, Cmd: tc.command(), Tty: true, Stdout: true})
 	}
-	size := TermSize{Width: 101, Height: 37}
-	ok, err := p.attempt(ctx1, &res, rpc, proto, Session{Stdout: &out, TTY: true, Size: &size})
+	ok, err := p.attempt(ctx1, &res, rpc, proto, tc.session())
 	if !ok {
 		c.Outcome, c.Detail = Fail, "a URL for the TTY check was refused: "+errText(err, res)
 		return c
 	}
-	got := strings.TrimSpace(out.String())
-	if got == "37 101" {
-		c.Outcome, c.Detail = Pass, "`stty size` saw 37 101 as sent"
-		return c
-	}
-	if got == "" && err == nil {
-		c.Outcome, c.Detail = Fail, "`stty size` exited 0 but its output never arrived: the runtime lost the terminal's output"+lostTTYHint(proto)
-		return c
-	}
-	c.Outcome, c.Detail = Fail, fmt.Sprintf("`stty size` printed %q, want \"37 101\" (error %v)", clip(got), err)
+	c.Outcome, c.Detail = tc.verdict(proto, err)
 	return c
+}
+
+// ttyCheck is the terminal exchange probe and smoke run: a TTY whose size
+// (37x101) is sent as the stream opens; the command prints it, then waits
+// for the size to change; once the first size is seen, 40x120 is sent, and
+// the command must print that too.
+type ttyCheck struct {
+	out    *watchWriter
+	resize chan TermSize
+}
+
+func newTTYCheck() *ttyCheck {
+	tc := &ttyCheck{resize: make(chan TermSize, 1)}
+	tc.out = newWatchWriter("37 101", func() { tc.resize <- TermSize{Width: 120, Height: 40} })
+	tc.out.once = true
+	return tc
+}
+
+// command prints the size (after a pause: real runtimes may start the
+// command before the first size is applied, REAL_RUNTIME.md), polls up to
+// 5 s for a change, and prints the size again.
+func (tc *ttyCheck) command() []string {
+	return []string{"sh", "-c", `sleep 0.3; s=$(stty size); echo "$s"; i=0; while [ "$s" = "37 101" ] && [ $i -lt 50 ]; do sleep 0.1; s=$(stty size); i=$((i+1)); done; echo "$s"`}
+}
+
+func (tc *ttyCheck) session() Session {
+	return Session{Stdout: tc.out, TTY: true, Size: &TermSize{Width: 101, Height: 37}, Resize: tc.resize}
+}
+
+func (tc *ttyCheck) verdict(p Protocol, err error) (Outcome, string) {
+	var lines []string
+	for _, l := range strings.Split(tc.out.String(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	switch {
+	case len(lines) == 0 && err == nil:
+		return Fail, "on a TTY, the size command exited 0 but its output never arrived: the runtime lost the terminal's output" + lostTTYHint(p)
+	case len(lines) == 2 && lines[0] == "37 101" && lines[1] == "40 120":
+		return Pass, "a TTY; `stty size` saw 37 101 as sent at the start, then 40 120 after a resize"
+	case len(lines) >= 1 && lines[0] != "37 101":
+		return Fail, fmt.Sprintf("on a TTY sized 37x101 at the start, `stty size` printed %q (error %v)", clip(strings.Join(lines, "; ")), err)
+	case len(lines) == 2 && lines[1] == "37 101":
+		return Fail, "the initial size 37x101 arrived, but the resize to 40x120 never reached the terminal within 5s"
+	}
+	return Fail, fmt.Sprintf("on a TTY resized from 37x101 to 40x120, `stty size` printed %q (error %v)", clip(strings.Join(lines, "; ")), err)
 }
 
 func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol) Result {
@@ -553,11 +586,13 @@ type watchWriter struct {
 	mu        sync.Mutex
 	buf       bytes.Buffer
 	want      string
-	onWant    context.CancelFunc
+	onWant    func()
 	anyOutput context.CancelFunc
+	// once calls onWant the first time only.
+	once bool
 }
 
-func newWatchWriter(want string, onWant context.CancelFunc) *watchWriter {
+func newWatchWriter(want string, onWant func()) *watchWriter {
 	return &watchWriter{want: want, onWant: onWant}
 }
 
@@ -570,6 +605,9 @@ func (w *watchWriter) Write(b []byte) (int, error) {
 	}
 	if w.onWant != nil && w.want != "" && strings.Contains(w.buf.String(), w.want) {
 		w.onWant()
+		if w.once {
+			w.onWant = nil
+		}
 	}
 	return len(b), nil
 }

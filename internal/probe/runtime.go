@@ -64,6 +64,9 @@ type Session struct {
 	TTY            bool
 	// Size, when set, is sent the moment the stream opens.
 	Size *TermSize
+	// Resize carries later sizes (with TTY and Size); the streamer sends
+	// each as it arrives, until the session ends.
+	Resize <-chan TermSize
 	// CloseStdin: when Stdin ends, close the remote stdin (protocols that
 	// cannot do it keep it open until the command exits).
 	CloseStdin bool

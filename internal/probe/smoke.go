@@ -368,20 +368,13 @@ func (s *Smoker) tty(ctx context.Context, t Target, p Protocol, caps Capabilitie
 	if !caps.Resize {
 		return Check{Outcome: Skip, Detail: caps.missing("resize", p)}
 	}
-	var out bytes.Buffer
-	size := TermSize{Width: 101, Height: 37}
-	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "sleep 0.3; [ -t 0 ] && [ -t 1 ] && stty size"}, Tty: true, Stdout: true},
-		Session{Stdout: &out, TTY: true, Size: &size})
+	tc := newTTYCheck()
+	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: tc.command(), Tty: true, Stdout: true}, tc.session())
 	if bad != nil {
 		return *bad
 	}
-	switch got := strings.TrimSpace(out.String()); {
-	case got == "" && err == nil:
-		return Check{Outcome: Fail, Detail: "on a TTY sized 37x101, `stty size` exited 0 but its output never arrived: the runtime lost the terminal's output" + lostTTYHint(p)}
-	case got != "37 101":
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("on a TTY sized 37x101, `stty size` printed %q (error %v)", clip(got), err)}
-	}
-	return Check{Outcome: Pass, Detail: "a TTY, and `stty size` saw 37 101 as sent"}
+	outcome, detail := tc.verdict(p, err)
+	return Check{Outcome: outcome, Detail: detail}
 }
 
 func (s *Smoker) attach(ctx context.Context, t Target, p Protocol) Check {

@@ -28,7 +28,7 @@ func (s TransportStreamer) Stream(ctx context.Context, url string, p Protocol, s
 	streams := transport.Streams{Stdin: sess.Stdin, Stdout: sess.Stdout, Stderr: sess.Stderr, TTY: sess.TTY}
 	var q *sizeQueue
 	if sess.TTY && sess.Size != nil {
-		q = newSizeQueue(*sess.Size)
+		q = newSizeQueue(*sess.Size, sess.Resize)
 		defer q.stop()
 		streams.Resize = q
 	}
@@ -87,16 +87,17 @@ func (c *sessionConn) Close() error {
 	return err
 }
 
-// sizeQueue hands client-go the initial terminal size once, then nil when
-// the session ends (so its resize goroutine exits).
+// sizeQueue hands client-go the initial terminal size, then each later
+// one, then nil when the session ends (so its resize goroutine exits).
 type sizeQueue struct {
 	first chan transport.TerminalSize
+	later <-chan TermSize
 	done  chan struct{}
 	once  sync.Once
 }
 
-func newSizeQueue(size TermSize) *sizeQueue {
-	q := &sizeQueue{first: make(chan transport.TerminalSize, 1), done: make(chan struct{})}
+func newSizeQueue(size TermSize, later <-chan TermSize) *sizeQueue {
+	q := &sizeQueue{first: make(chan transport.TerminalSize, 1), later: later, done: make(chan struct{})}
 	q.first <- transport.TerminalSize{Width: size.Width, Height: size.Height}
 	return q
 }
@@ -106,6 +107,14 @@ func (q *sizeQueue) Next() *transport.TerminalSize {
 	select {
 	case s := <-q.first:
 		return &s
+	default:
+	}
+	select {
+	case s, ok := <-q.later:
+		if !ok {
+			return nil
+		}
+		return &transport.TerminalSize{Width: s.Width, Height: s.Height}
 	case <-q.done:
 		return nil
 	}

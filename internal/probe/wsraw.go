@@ -131,10 +131,29 @@ func wsStream(ctx context.Context, rawURL string, p Protocol, sess Session, tlsC
 		case <-done:
 		}
 	}()
+	sendSize := func(ts TermSize) error {
+		size, _ := json.Marshal(map[string]uint16{"Width": ts.Width, "Height": ts.Height})
+		return send(wsResize, size)
+	}
 	if sess.TTY && sess.Size != nil {
-		size, _ := json.Marshal(map[string]uint16{"Width": sess.Size.Width, "Height": sess.Size.Height})
-		if err := send(wsResize, size); err != nil {
+		if err := sendSize(*sess.Size); err != nil {
 			return hs, fmt.Errorf("sending the terminal size over %s: %w", p, err)
+		}
+		if sess.Resize != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case ts, ok := <-sess.Resize:
+						if !ok || sendSize(ts) != nil {
+							return
+						}
+					case <-done:
+						return
+					}
+				}
+			}()
 		}
 	}
 	if sess.Stdin != nil {

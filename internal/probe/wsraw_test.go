@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -55,11 +54,10 @@ func TestBase64FramingOnMock(t *testing.T) {
 				t.Errorf("exit 7: got %v", err)
 			}
 
-			out.Reset()
-			err = run(t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "sleep 0.3; stty size"}, Tty: true, Stdout: true},
-				Session{Stdout: &out, TTY: true, Size: &TermSize{Width: 90, Height: 33}})
-			if got := strings.TrimSpace(out.String()); got != "33 90" || err != nil {
-				t.Errorf("stty size on a 33x90 terminal: %q, %v", got, err)
+			tc := newTTYCheck()
+			err = run(t, p, &runtimeapi.ExecRequest{Cmd: tc.command(), Tty: true, Stdout: true}, tc.session())
+			if outcome, detail := tc.verdict(p, err); outcome != Pass {
+				t.Errorf("terminal size and resize: %s: %s", outcome, detail)
 			}
 		})
 	}
