@@ -1,8 +1,11 @@
 package transport
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,7 +35,9 @@ type recorder struct {
 	onAccept func(status int, protocol string, upgrade time.Duration)
 
 	mu       sync.Mutex
+	conn     net.Conn // the attempt's connection, closed on an upgrade timeout
 	ok       bool
+	late     bool // the upgrade timed out: an answer now is ignored
 	status   int
 	reason   string
 	upgrade  time.Duration
@@ -45,8 +50,50 @@ func (r *recorder) dialing() {
 	r.mu.Unlock()
 }
 
+// timeOut marks the upgrade as timed out unless it was accepted already;
+// it reports whether it did.
+func (r *recorder) timeOut() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ok {
+		return false
+	}
+	r.late = true
+	if r.conn != nil {
+		r.conn.Close() // unblocks a handshake that reads no matter the context
+	}
+	return true
+}
+
+// dial opens the attempt's TCP connection and keeps it for timeOut.
+func (r *recorder) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.late {
+		conn.Close()
+		return nil, fmt.Errorf("dialing %s: the upgrade timed out", addr)
+	}
+	r.conn = conn
+	return conn, nil
+}
+
+func (r *recorder) timedOut() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.late
+}
+
 func (r *recorder) accept(status int, protocol string) {
 	r.mu.Lock()
+	if r.late {
+		r.mu.Unlock()
+		return // the attempt's context is cancelled: the session is over
+	}
 	r.ok, r.status, r.upgrade = true, status, time.Since(r.dialedAt)
 	up := r.upgrade
 	r.mu.Unlock()
@@ -128,9 +175,22 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 
 // newSPDYExecutor is client-go's SPDY executor offering exactly protocols.
 func newSPDYExecutor(cfg Config, u *url.URL, protocols []string, rec *recorder) (remotecommand.Executor, error) {
+	// The upgrade transport is only a dialer (ours, so an upgrade timeout can
+	// close the connection) and a TLS configuration; without one,
+	// k8s.io/streaming would skip verification for https.
+	tlsCfg := cfg.TLS
+	if tlsCfg == nil {
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if tlsCfg.ServerName == "" && u.Scheme == "https" {
+		// Send SNI as the default dial path would (it fills the name in only
+		// when verifying itself; crisp's TLS watch verifies in its place).
+		tlsCfg = tlsCfg.Clone()
+		tlsCfg.ServerName = u.Hostname()
+	}
 	rt, err := streamspdy.NewRoundTripperWithConfig(streamspdy.RoundTripperConfig{
-		TLS:        cfg.TLS,
-		PingPeriod: spdyPingPeriod,
+		UpgradeTransport: &http.Transport{TLSClientConfig: tlsCfg, DialContext: rec.dial},
+		PingPeriod:       spdyPingPeriod,
 	})
 	if err != nil {
 		return nil, err

@@ -47,6 +47,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		Subprotocols:    protocols,
 		ReadBufferSize:  wsBufferSize,
 		WriteBufferSize: wsBufferSize,
+		NetDialContext:  d.rec.dial,
 	}
 	d.rec.dialing()
 	conn, resp, err := dialer.DialContext(req.Context(), u.String(), header)

@@ -292,7 +292,19 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		att.Err = fmt.Errorf("%s: setting up %s for %s: %w", s.op, offer, rawURL, err)
 		return att, att.Err
 	}
-	err = exec.StreamWithContext(ctx, opts)
+	// A server that takes the connection but never answers the upgrade
+	// would hold crisp forever: bound the handshake, not the session.
+	attemptCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if s.cfg.UpgradeTimeout > 0 {
+		timer := time.AfterFunc(s.cfg.UpgradeTimeout, func() {
+			if rec.timeOut() {
+				cancel()
+			}
+		})
+		defer timer.Stop()
+	}
+	err = exec.StreamWithContext(attemptCtx, opts)
 	if rec.accepted() {
 		if att.Protocol == "" {
 			// SPDY servers may answer without a version header: client-go then
@@ -311,6 +323,9 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		att.Err = refused
 	case ctx.Err() != nil:
 		att.Err = ctx.Err()
+	case rec.timedOut():
+		att.Err = fmt.Errorf("%s: the runtime's streaming server at %s took the connection but did not answer the %s upgrade within %s; is it overloaded or stuck? (raise --request-timeout to wait longer)",
+			s.op, rawURL, offer, s.cfg.UpgradeTimeout)
 	default:
 		if tlsErr := tw.describe(err); tlsErr.Error() != err.Error() {
 			att.Err = fmt.Errorf("%s: %w", s.op, tlsErr)

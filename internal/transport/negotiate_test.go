@@ -31,6 +31,7 @@ type fakeServer struct {
 	spdy []string // SPDY protocols spoken
 	ws   []string // WebSocket protocols spoken (v4.channel.k8s.io at most: cri-streaming has no v5)
 	run  func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error
+	hang chan struct{} // non-nil: requests get no answer until it closes
 
 	mu     sync.Mutex
 	tokens map[string]bool // issued, not yet used
@@ -101,6 +102,13 @@ func (f *fakeServer) serve(w http.ResponseWriter, req *http.Request) {
 		}
 	} else {
 		offered = req.Header.Values(headerProtocolVersion)
+	}
+	if f.hang != nil {
+		select { // take the connection, never answer
+		case <-f.hang:
+		case <-req.Context().Done():
+		}
+		return
 	}
 	f.mu.Lock()
 	valid := f.tokens[tok]
@@ -418,5 +426,23 @@ func TestTryReportsRefusal(t *testing.T) {
 	att, err = Try(context.Background(), "exec", u, Offer{SPDY, []string{ExecProtocolV3}}, Config{}, Streams{Stdout: &out})
 	if err != nil || !att.Accepted() || att.Protocol != ExecProtocolV3 || att.Upgrade <= 0 || out.String() != "x\n" {
 		t.Fatalf("att %+v err %v out %q", att, err, out.String())
+	}
+}
+
+func TestUpgradeTimeout(t *testing.T) {
+	for _, transport := range []Transport{SPDY, WebSocket} {
+		t.Run(string(transport), func(t *testing.T) {
+			f := newFakeServer(t, criSPDY, criWS)
+			f.hang = make(chan struct{})
+			t.Cleanup(func() { close(f.hang) })
+			offers, _ := ExecOffers(transport, "")
+			res, err := f.stream(offers, Config{UpgradeTimeout: 50 * time.Millisecond}, Streams{Stdout: io.Discard}, "echo")
+			if err == nil || !strings.Contains(err.Error(), "did not answer") || httpstream.IsUpgradeFailure(err) {
+				t.Fatalf("err = %v, want an upgrade timeout (no fallback)", err)
+			}
+			if len(res.Attempts) != 1 {
+				t.Errorf("%d attempts, want 1", len(res.Attempts))
+			}
+		})
 	}
 }

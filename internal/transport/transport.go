@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Transport is a family of streaming protocols.
@@ -53,6 +54,9 @@ type Config struct {
 	// example that stdin's end cannot reach the remote process on the
 	// negotiated protocol); nil discards it.
 	Warnf func(format string, args ...any)
+	// UpgradeTimeout bounds each attempt's dial and upgrade handshake (not
+	// the session that follows); zero means no bound but the context's.
+	UpgradeTimeout time.Duration
 }
 
 func (c Config) logf(format string, args ...any) {
