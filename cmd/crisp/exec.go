@@ -72,6 +72,9 @@ func (d streamDeps) transportConfig(tlsOpts tlsOptions, settings client.Settings
 	}
 	cfg := transport.Config{
 		TLS: tlsCfg,
+		// A streaming server that takes the connection and never answers
+		// gets as long as a gRPC call would.
+		UpgradeTimeout: settings.RequestTimeout,
 		Warnf: func(format string, args ...any) {
 			fmt.Fprintf(d.Streams.ErrOut, "crisp: warning: "+format+"\n", args...)
 		},
