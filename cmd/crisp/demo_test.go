@@ -61,7 +61,7 @@ func TestDemoCommand(t *testing.T) {
 	want := []string{
 		`(?m)^=== Step 1/6: probe: which streaming protocols the runtime speaks, and how well$`,
 		`(?m)^\$ crisp -r unix:///\S+/cri\.sock probe demo --pod demo-pod --port \d+$`,
-		`(?m)^port-forward\s+spdy\s+portforward\.k8s\.io\s+accepted .*round-trip:pass$`,
+		`(?m)^port-forward\s+spdy\s+portforward\.k8s\.io\s+accepted .*round-trip:pass\b.*$`,
 		`(?m)^ok: --transport auto picks exec over websocket v5\.channel\.k8s\.io, attach over websocket v5\.channel\.k8s\.io, port-forward over spdy portforward\.k8s\.io$`,
 
 		`(?m)^=== Step 2/6: exec: the remote command's exit code passes through$`,
