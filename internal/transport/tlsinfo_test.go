@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -136,6 +137,44 @@ func TestPlaintextWarning(t *testing.T) {
 		}
 		if strings.HasPrefix(c.url, "http:") && !strings.Contains(logs.String(), "exec: http: plaintext") {
 			t.Errorf("%s: -v does not show the scheme: %q", c.url, logs.String())
+		}
+	}
+}
+
+// TestPortForwardTLSFailures: every port-forward handshake (SPDY, the
+// tunnel, the direct WebSocket protocol) explains a certificate it cannot
+// verify and a client certificate the server requires.
+func TestPortForwardTLSFailures(t *testing.T) {
+	f, trusted := newTLSFakeServer(t, nil)
+	mtls, mtlsTrusted := newTLSFakeServer(t, func(c *tls.Config) { c.ClientAuth = tls.RequireAnyClientCert })
+	offers, err := PortForwardOffers(Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongName := trusted.Clone()
+	wrongName.ServerName = "wrong.example"
+	for _, offer := range offers {
+		for _, c := range []struct {
+			name string
+			url  string
+			cfg  *tls.Config
+			want []string
+		}{
+			{"no CA", f.srv.URL, nil, []string{f.srv.URL + "/portforward/tok", `unknown authority "O=Acme Co"`, "--tls-ca FILE", "--insecure-skip-tls-verify"}},
+			{"wrong name", f.srv.URL, wrongName, []string{`not valid for "wrong.example"`, "--tls-server-name"}},
+			{"no client certificate", mtls.srv.URL, mtlsTrusted, []string{"requires a client certificate", "--tls-cert FILE and --tls-key FILE"}},
+		} {
+			sess, _, err := ConnectPortForward(context.Background(), c.url+"/portforward/tok", offer, []uint16{80}, Config{TLS: c.cfg})
+			if sess != nil {
+				sess.Close()
+				t.Errorf("%s %s: connected", pfOfferName(offer), c.name)
+				continue
+			}
+			for _, w := range c.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("%s %s: %v does not mention %q", pfOfferName(offer), c.name, err, w)
+				}
+			}
 		}
 	}
 }
