@@ -38,7 +38,8 @@ Throughput figures are medians of --runs runs; MB is 10^6 bytes.
 
 EXIT STATUS
   0  every figure was measured
-  1  a figure could not be measured, or the runtime could not be reached
+  1  a figure could not be measured (the runtime accepted no protocol for a
+     call, or a run failed), or the runtime could not be reached
   2  bad flags or arguments`,
 		Example: `  crisp bench web-1
   crisp bench web-1 --port 7777 --size 268435456 --runs 3 -o json`,
@@ -89,7 +90,7 @@ func (o *benchOptions) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	var failed []string
+	failed := append([]string(nil), rep.Unusable...)
 	for _, r := range rep.Results {
 		for _, fig := range r.Figures {
 			if fig.Error != "" {

@@ -115,7 +115,9 @@ The summary says what --transport auto picks for each call and which gaps matter
 
 EXIT STATUS
   0  the probe ran (refusals and failed checks are in the report)
-  1  the runtime, the container or the pod could not be reached
+  1  the runtime, the container or the pod could not be reached, or no
+     streaming handshake got an answer (an unverifiable certificate, an
+     unreachable streaming server): the matrix is printed, then the reason
   2  bad flags or arguments`,
 		Example: `  crisp probe web-1
   crisp probe web-1 --port 8080 -o json

@@ -33,6 +33,9 @@ type BenchReport struct {
 	Size    int64         `json:"size"`
 	Runs    int           `json:"runs"`
 	Results []BenchResult `json:"results"`
+	// Unusable names the calls nothing could be measured for: the runtime
+	// accepted no step of the auto order (with its answers).
+	Unusable []string `json:"unusable,omitempty"`
 }
 
 // BenchResult is the figures of one call on one protocol.
@@ -126,7 +129,11 @@ func (b *Bencher) Run(ctx context.Context, t Target) (*BenchReport, error) {
 	}
 	rep := &BenchReport{Container: t.ContainerID, Pod: t.PodID, Port: t.Port, Size: b.Size, Runs: b.Runs}
 	for _, call := range []Call{CallExec, CallPortForward} {
-		auto, _ := matrix.Auto(call)
+		auto, ok := matrix.Auto(call)
+		if !ok {
+			rep.Unusable = append(rep.Unusable, refusals(matrix, call))
+			continue
+		}
 		for _, p := range benchProtocols(call, func(p Protocol) bool { return matrix.Accepted(call, p) }) {
 			res := BenchResult{Call: call, Protocol: p, Auto: p == auto}
 			if call == CallExec {
