@@ -62,9 +62,9 @@ EXIT STATUS
 func newGenDocsCommand(f *factory) *cobra.Command {
 	var manDir, completionDir string
 	cmd := &cobra.Command{
-		Use:    "gen-docs [--man DIR] [--completions DIR]",
-		Short:  "Generate man pages and completion scripts",
-		Hidden: true,
+		Use:     "gen-docs [--man DIR] [--completions DIR]",
+		Short:   "Generate man pages and completion scripts",
+		Hidden:  true,
 		Example: `  crisp gen-docs --man man/ --completions completions/`,
 		Long: `Generate man pages (section 1) and the shell completion scripts.
 
