@@ -122,7 +122,8 @@ func (d streamDeps) checkTTY(stdin, wantTTY bool) bool {
 // session runs a stream inside the terminal's guard: raw mode (with -t and
 // -i on a terminal) restored on every way out, SIGINT/SIGTERM/SIGHUP
 // handled, and the terminal size sent from the first moment and after every
-// SIGWINCH. in wraps stdin (detach keys), or nil.
+// SIGWINCH. stdin is the session's input (attach wraps it to watch for the
+// detach keys), or nil for none.
 func (d streamDeps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool) (transport.Result, error) {
 	t := d.terminal(stdin != nil && withTTY)
 	var res transport.Result
