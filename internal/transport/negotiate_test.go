@@ -26,7 +26,7 @@ import (
 // tokens (any request consumes one, even a refused upgrade), a chosen set of
 // SPDY and WebSocket protocols, and cri-streaming's own handlers behind them.
 type fakeServer struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *httptest.Server
 	spdy []string // SPDY protocols spoken
 	ws   []string // WebSocket protocols spoken (v4.channel.k8s.io at most: cri-streaming has no v5)
@@ -39,7 +39,7 @@ type fakeServer struct {
 	seen   []string // "WebSocket v5.channel.k8s.io" per request, in order
 }
 
-func newFakeServer(t *testing.T, spdy, ws []string) *fakeServer {
+func newFakeServer(t testing.TB, spdy, ws []string) *fakeServer {
 	f := &fakeServer{t: t, spdy: spdy, ws: ws, tokens: map[string]bool{}}
 	f.run = func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error {
 		switch cmd[0] {
@@ -54,6 +54,17 @@ func newFakeServer(t *testing.T, spdy, ws []string) *fakeServer {
 		case "cat":
 			_, err := io.Copy(out, in)
 			return err
+		case "zero": // zero N: N zero bytes on stdout, in 32 KiB writes
+			var n int
+			fmt.Sscan(cmd[1], &n)
+			buf := make([]byte, 32*1024)
+			for n > 0 {
+				w := min(n, len(buf))
+				if _, err := out.Write(buf[:w]); err != nil {
+					return err
+				}
+				n -= w
+			}
 		case "stderr":
 			fmt.Fprintln(errOut, "on stderr")
 		case "readline": // reads one line and exits, never waiting for EOF
