@@ -65,9 +65,10 @@ type Forwarder struct {
 	connSeq atomic.Int64
 
 	mu       sync.Mutex
-	chosen   *Offer         // the offer in use; nil until negotiated
-	attempts []Attempt      // what negotiation tried
-	session  ForwardSession // the shared SPDY or tunnel session
+	chosen   *Offer           // the offer in use; nil until negotiated
+	attempts []Attempt        // what negotiation tried
+	session  ForwardSession   // the shared SPDY or tunnel session
+	retired  []ForwardSession // sessions retired after a failure, closing
 	closed   bool
 }
 
@@ -270,6 +271,16 @@ func (f *Forwarder) retire(s ForwardSession) {
 	current := f.session == s
 	if current {
 		f.session = nil
+		// Keep it to close with the forwarder; forget those already gone.
+		kept := f.retired[:0]
+		for _, r := range f.retired {
+			select {
+			case <-r.Done():
+			default:
+				kept = append(kept, r)
+			}
+		}
+		f.retired = append(kept, s)
 	}
 	f.mu.Unlock()
 	if r, ok := s.(interface{ retire() }); ok {
@@ -319,7 +330,8 @@ func (f *Forwarder) dropSession(s ForwardSession) {
 	s.Close()
 }
 
-// Close closes the shared session; forwarded connections on it end.
+// Close closes the shared session and retired ones; forwarded connections
+// on them end.
 func (f *Forwarder) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -328,6 +340,10 @@ func (f *Forwarder) Close() error {
 		f.session.Close()
 		f.session = nil
 	}
+	for _, r := range f.retired {
+		r.Close()
+	}
+	f.retired = nil
 	return nil
 }
 

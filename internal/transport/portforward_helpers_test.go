@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -189,6 +190,13 @@ func (dialBackend) PortForward(ctx context.Context, _ string, port int32, stream
 // and faults, and returns it with a URL source for one pod.
 func startStreamServer(t testing.TB, profile streamserver.Profile, faults ...string) (streamserver.Server, PortForwardURLSource) {
 	t.Helper()
+	return startStreamServerTLS(t, nil, profile, faults...)
+}
+
+// startStreamServerTLS is startStreamServer speaking https/wss with tlsCfg
+// (plain http when nil).
+func startStreamServerTLS(t testing.TB, tlsCfg *tls.Config, profile streamserver.Profile, faults ...string) (streamserver.Server, PortForwardURLSource) {
+	t.Helper()
 	quietKlogOnce.Do(func() {
 		// The streaming server logs every refused connection through klog.
 		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -198,7 +206,7 @@ func startStreamServer(t testing.TB, profile streamserver.Profile, faults ...str
 		_ = fs.Set("stderrthreshold", "FATAL")
 		klog.SetOutput(io.Discard)
 	})
-	cfg := streamserver.Config{Addr: "127.0.0.1:0", Profile: profile}
+	cfg := streamserver.Config{Addr: "127.0.0.1:0", Profile: profile, TLS: tlsCfg}
 	for _, f := range faults {
 		fault, err := streamserver.ParseFault(f)
 		if err != nil {

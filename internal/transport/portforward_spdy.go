@@ -106,7 +106,7 @@ func connectTunnel(ctx context.Context, att *Attempt, cfg Config) (ForwardSessio
 	if err != nil {
 		return nil, err
 	}
-	tc := portforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)
+	tc := &pfOnceCloseConn{Conn: portforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)}
 	sc, err := spdy.NewClientConnectionWithPings(tc, portforward.PingPeriod)
 	if err != nil {
 		tc.Close()
@@ -184,17 +184,19 @@ type pfBufferedConn struct {
 func (c *pfBufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // pfOnceCloseConn makes Close idempotent and quiet: the session closes the
-// socket itself, and the SPDY library, closing it again later, would
-// otherwise hold a goroutine for a second to report the error to nobody.
+// socket itself, and the SPDY library, closing it again (or first, when the
+// server goes away), would otherwise hold a goroutine for a second to report
+// an error to nobody.
 type pfOnceCloseConn struct {
 	net.Conn
 	once sync.Once
-	err  error
 }
 
 func (c *pfOnceCloseConn) Close() error {
-	c.once.Do(func() { c.err = c.Conn.Close() })
-	return c.err
+	// Nobody acts on a close error here, and the SPDY library would hold a
+	// goroutine for a second to hand one to nobody.
+	c.once.Do(func() { _ = c.Conn.Close() })
+	return nil
 }
 
 // spdySession is one SPDY connection (direct or tunnelled) carrying any
@@ -212,23 +214,27 @@ type spdySession struct {
 
 	// active counts open forwarded connections; a retired session takes
 	// no new ones and closes when the last one ends.
-	mu      sync.Mutex
-	active  int
-	retired bool
+	mu          sync.Mutex
+	active      int
+	retired     bool
+	idleRetired chan struct{} // closed once retired and idle
+	idleOnce    sync.Once
 }
 
 // retire stops the session from being used for new connections and closes
-// it once its open connections have ended. After a failed connection the
-// forwarder retires the SPDY connection it came on: containerd 1.6 stalls
-// every third later connection on such a connection (their streams are
-// never answered), so a fresh one is safer for what comes next.
+// it a moment (pfRetireGrace) after its open connections have ended. After a
+// failed connection the forwarder retires the SPDY connection it came on:
+// containerd 1.6 stalls every third later connection on such a connection
+// (their streams are never answered), so a fresh one is safer for what comes
+// next. The grace spares servers a close racing their handling of the
+// failure (cri-streaming can leave a goroutine waiting forever then).
 func (s *spdySession) retire() {
 	s.mu.Lock()
 	s.retired = true
 	idle := s.active == 0
 	s.mu.Unlock()
 	if idle {
-		s.Close()
+		s.idleOnce.Do(func() { close(s.idleRetired) })
 	}
 }
 
@@ -240,18 +246,31 @@ func (s *spdySession) release() {
 	last := s.retired && s.active == 0
 	s.mu.Unlock()
 	if last {
-		s.Close()
+		s.idleOnce.Do(func() { close(s.idleRetired) })
 	}
 }
 
+// pfRetireGrace is how long an idle retired session stays open.
+const pfRetireGrace = 2 * time.Second
+
 func newSPDYSession(conn httpstream.Connection, raw net.Conn, protocol string, cfg Config) *spdySession {
-	s := &spdySession{conn: conn, raw: raw, protocol: protocol, cfg: cfg, done: make(chan struct{}), closing: make(chan struct{})}
+	s := &spdySession{conn: conn, raw: raw, protocol: protocol, cfg: cfg,
+		done: make(chan struct{}), closing: make(chan struct{}), idleRetired: make(chan struct{})}
 	s.watch.Add(1)
 	go func() {
 		defer s.watch.Done()
 		select {
 		case <-conn.CloseChan():
 		case <-s.closing:
+		case <-s.idleRetired:
+			t := time.NewTimer(pfRetireGrace)
+			select {
+			case <-t.C:
+				s.shutdown()
+			case <-conn.CloseChan():
+			case <-s.closing:
+			}
+			t.Stop()
 		}
 		close(s.done)
 	}()
@@ -262,15 +281,21 @@ func (s *spdySession) Protocol() string      { return s.protocol }
 func (s *spdySession) Done() <-chan struct{} { return s.done }
 
 func (s *spdySession) Close() error {
-	s.closeOne.Do(func() {
-		close(s.closing)
-		s.conn.Close()
-		// The SPDY library closes the socket only after a graceful
-		// shutdown; close it now so its goroutines end.
-		s.raw.Close()
-	})
+	s.shutdown()
 	s.watch.Wait()
 	return nil
+}
+
+// shutdown closes the connection without waiting for the watcher.
+func (s *spdySession) shutdown() {
+	s.closeOne.Do(func() {
+		close(s.closing)
+		// The socket first: the SPDY library would close it only after a
+		// graceful shutdown, and its own (second, quiet) close then has no
+		// error to hold a goroutine for.
+		s.raw.Close()
+		s.conn.Close()
+	})
 }
 
 func (s *spdySession) lost() bool {

@@ -3,10 +3,14 @@ package transport
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
 
@@ -574,6 +579,57 @@ func TestPortForwardServeDrain(t *testing.T) {
 		}
 		if n, err := io.Copy(io.Discard, c2); err != nil && !errors.Is(err, syscall.ECONNRESET) || n != 0 {
 			t.Errorf("the cut connection delivered %d bytes, %v", n, err)
+		}
+	})
+}
+
+// TestPortForwardTLS: every protocol over https/wss with the runtime's CA
+// and a client certificate (mTLS); without the CA the error says what to do.
+func TestPortForwardTLS(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	dir := t.TempDir()
+	serverTLS, err := certs.Generate(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, src := startStreamServerTLS(t, serverTLS, streamserver.ProfileFull)
+	caPEM, err := os.ReadFile(filepath.Join(dir, certs.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, certs.ClientCertFile), filepath.Join(dir, certs.ClientKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientTLS := &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	for _, tc := range pfCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := NewForwarder(ForwarderOptions{Source: src, Offers: []Offer{tc.offer}, Config: Config{TLS: clientTLS}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fc, err := f.Dial(context.Background(), app.port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fc.Close()
+			if err := roundTrip(fc, 11, 100<<10); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Run("unknown-authority", func(t *testing.T) {
+		f, err := NewForwarder(ForwarderOptions{Source: src, Transport: Auto, Config: Config{TLS: &tls.Config{MinVersion: tls.VersionTLS12}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		_, err = f.Negotiate(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "--tls-ca") {
+			t.Errorf("got %v, want an error that points at --tls-ca", err)
 		}
 	})
 }
