@@ -604,16 +604,28 @@ func ListenLocal(addresses []string, mappings []PortMapping) ([]LocalListener, e
 		optional bool // part of localhost: may be missing
 	}
 	var targets []target
+	seen := map[string]int{} // IP -> index in targets
+	add := func(t target) {
+		if i, dup := seen[t.ip]; dup {
+			// Named twice (localhost and 127.0.0.1): listen once, and
+			// only optionally if both say so.
+			targets[i].optional = targets[i].optional && t.optional
+			return
+		}
+		seen[t.ip] = len(targets)
+		targets = append(targets, t)
+	}
 	for _, a := range addresses {
 		if strings.EqualFold(a, "localhost") {
-			targets = append(targets, target{"127.0.0.1", true}, target{"::1", true})
+			add(target{"127.0.0.1", true})
+			add(target{"::1", true})
 			continue
 		}
 		ip := net.ParseIP(a)
 		if ip == nil {
 			return nil, fmt.Errorf("port-forward: address %q is neither an IP address nor localhost", a)
 		}
-		targets = append(targets, target{ip: ip.String()})
+		add(target{ip: ip.String()})
 	}
 	var out []LocalListener
 	fail := func(err error) ([]LocalListener, error) {

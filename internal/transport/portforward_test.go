@@ -495,6 +495,21 @@ func TestListenLocal(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "already in use") {
 		t.Errorf("busy port: got %v", err)
 	}
+	// An address named twice is listened on once.
+	dup, err := ListenLocal([]string{"localhost", "127.0.0.1", "127.0.0.1"}, []PortMapping{{Remote: 80}})
+	if err != nil {
+		t.Fatalf("localhost and 127.0.0.1 together: %v", err)
+	}
+	v4 := 0
+	for _, l := range dup {
+		if strings.HasPrefix(l.Addr().String(), "127.0.0.1:") {
+			v4++
+		}
+		l.Close()
+	}
+	if v4 != 1 {
+		t.Errorf("%d listeners on 127.0.0.1, want 1", v4)
+	}
 	if _, err := ListenLocal([]string{"not-an-ip"}, []PortMapping{{Remote: 80}}); err == nil {
 		t.Error("a host name other than localhost was accepted")
 	}
