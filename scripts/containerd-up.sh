@@ -8,6 +8,10 @@
 #     (sh with stdin open);
 #   - pod crisp-hostnet (host network): container sleep.
 # Writes CRISP_CTRD_* variables to $CRISP_CTRD_DIR/env for tests to source.
+# TLS mode: CRISP_CTRD_TLS_DIR=DIR holding server.crt, server.key (for 127.0.0.1)
+# and ca.crt turns on enable_tls_streaming with that key pair (https streaming
+# URLs); the env file then names the CA (CRISP_CTRD_TLS_CA). containerd/tls-up.sh
+# makes such a folder and starts a second harness with it.
 # Idempotent: when the harness is already up and answering, it only prints the
 # env file's path. Needs root, containerd, runc, the CNI plugins, busybox-static,
 # gcc and crictl (scripts/deps.sh installs them). Stop with containerd-down.sh.
@@ -137,7 +141,7 @@ disabled_plugins = [
   enable_selinux = false
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
-  enable_tls_streaming = false
+  enable_tls_streaming = $([[ -n ${CRISP_CTRD_TLS_DIR:-} ]] && echo true || echo false)
   max_container_log_line_size = 16384
 
   [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -154,6 +158,14 @@ disabled_plugins = [
     conf_dir = "$D/cni/net.d"
     max_conf_num = 1
 EOF
+if [[ -n ${CRISP_CTRD_TLS_DIR:-} ]]; then # TLS mode (see the top)
+  cat >>"$D/config.toml" <<EOF
+
+[plugins."io.containerd.grpc.v1.cri".x509_key_pair_streaming]
+  tls_cert_file = "$CRISP_CTRD_TLS_DIR/server.crt"
+  tls_key_file = "$CRISP_CTRD_TLS_DIR/server.key"
+EOF
+fi
 
 # --- start containerd ---------------------------------------------------------
 t=$(date +%s.%N)
@@ -235,6 +247,7 @@ CRISP_CTRD_HTTPD_IMAGE=$HTTPD_IMAGE
 CRISP_CTRD_POD_CONFIG=$pod_cfg
 CRISP_CTRD_HOSTNET_POD_CONFIG=$hpod_cfg
 EOF
+[[ -n ${CRISP_CTRD_TLS_DIR:-} ]] && echo "CRISP_CTRD_TLS_CA=$CRISP_CTRD_TLS_DIR/ca.crt" >>"$ENVFILE.tmp"
 mv "$ENVFILE.tmp" "$ENVFILE"
 ok=true
 log "up in $(elapsed "$t0") (containerd answering $t_start, images $t_images, pods $t_pods); pid $pid"
