@@ -1,0 +1,174 @@
+package containerd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
+)
+
+// The TLS harness: a second containerd (scripts/containerd/tls-up.sh) whose
+// streaming server speaks https (enable_tls_streaming with a key pair made
+// here with the mock's certs package), on its own folder, bridge and /24.
+// TestTLS starts it and stops it when it ends. CRISP_CTRD_TLS_ENV names the
+// env file of a TLS harness somebody else started and will stop (made with
+// the certs package, as the subjects checked here are its).
+const (
+	e2eTLSDir       = "/tmp/crisp-e2e-tls"
+	e2eTLSBridge    = "crispe2etls0"
+	e2eTLSNetPrefix = "10.213.80"
+)
+
+var tlsSuite struct {
+	once    sync.Once
+	harness *Harness
+	ca      string
+	err     error
+	stop    func()
+}
+
+// tlsHarness returns the TLS harness and its CA file, starting it on first
+// use; the test skips (fails under CI=true) as suiteHarness does.
+func tlsHarness(t *testing.T) (*Harness, string) {
+	t.Helper()
+	suiteHarness(t) // root, containerd, crictl: or skip/fail saying why
+	tlsSuite.once.Do(startTLSHarness)
+	if tlsSuite.err != nil {
+		t.Fatalf("TLS harness: %v", tlsSuite.err)
+	}
+	return tlsSuite.harness, tlsSuite.ca
+}
+
+func startTLSHarness() {
+	if envFile := os.Getenv("CRISP_CTRD_TLS_ENV"); envFile != "" {
+		tlsSuite.harness, tlsSuite.err = loadHarness(envFile)
+		tlsSuite.ca = tlsCAOf(envFile)
+		return
+	}
+	unlock, err := lockFile(e2eTLSDir + ".lock")
+	if err != nil {
+		tlsSuite.err = err
+		return
+	}
+	certDir, err := os.MkdirTemp("", "crisp-e2e-tls-certs-")
+	if err != nil {
+		unlock()
+		tlsSuite.err = err
+		return
+	}
+	if _, err := certs.Generate(certDir, false); err != nil {
+		unlock()
+		os.RemoveAll(certDir)
+		tlsSuite.err = fmt.Errorf("generating the streaming key pair: %w", err)
+		return
+	}
+	env := append(cleanEnv(), "CRISP_CTRD_DIR="+e2eTLSDir, "CRISP_CTRD_BRIDGE="+e2eTLSBridge,
+		"CRISP_CTRD_NET_PREFIX="+e2eTLSNetPrefix, "CRICTL="+suite.crictl, "CRISP_CTRD_TLS_DIR="+certDir)
+	down := func() {
+		if out, err := runScript(env, "containerd/tls-down.sh"); err != nil {
+			fmt.Fprintf(os.Stderr, "containerd e2e: scripts/containerd/tls-down.sh failed: %v\n%s", err, out)
+		}
+		os.RemoveAll(certDir)
+		unlock()
+	}
+	start := time.Now()
+	if out, err := runScript(env, "containerd/tls-up.sh"); err != nil {
+		down()
+		tlsSuite.err = fmt.Errorf("scripts/containerd/tls-up.sh failed: %v\n%s", err, out)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "containerd e2e: TLS harness up in %v under %s\n", time.Since(start).Round(10*time.Millisecond), e2eTLSDir)
+	envFile := filepath.Join(e2eTLSDir, "env")
+	tlsSuite.harness, tlsSuite.err = loadHarness(envFile)
+	tlsSuite.ca = tlsCAOf(envFile)
+	if tlsSuite.ca != filepath.Join(certDir, certs.CAFile) && tlsSuite.err == nil {
+		tlsSuite.err = fmt.Errorf("%s names the CA %q, not %q", envFile, tlsSuite.ca, filepath.Join(certDir, certs.CAFile))
+	}
+	tlsSuite.stop = down
+}
+
+func tlsCAOf(envFile string) string {
+	data, _ := os.ReadFile(envFile)
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "CRISP_CTRD_TLS_CA="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestTLS runs crisp exec and port-forward through containerd's https
+// streaming server with the harness's CA, on every transport, and checks
+// that without the CA crisp refuses the certificate saying what to do. One
+// top-level test, so the TLS harness lives exactly as long as it.
+func TestTLS(t *testing.T) {
+	h, ca := tlsHarness(t)
+	t.Cleanup(func() {
+		if tlsSuite.stop != nil {
+			tlsSuite.stop()
+			tlsSuite.stop = nil
+		}
+	})
+	r := []string{"-r", h.Endpoint}
+
+	t.Run("exec", func(t *testing.T) {
+		for _, tr := range transports {
+			res := crisp(t, append(r, "-v", "exec", "--transport", tr, "--tls-ca", ca, h.Ctr, "--", "echo", "over-tls")...)
+			if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "over-tls" {
+				t.Fatalf("crisp exec --transport %s --tls-ca over containerd's https streaming: %v", tr, res)
+			}
+			for _, want := range []string{" at https://127.0.0.1:", `https (TLS 1.3): server certificate "CN=crisp mock streaming server,O=crisp" issued by "CN=crisp mock CA,O=crisp", verified for "127.0.0.1"`} {
+				if !strings.Contains(res.Stderr, want) {
+					t.Errorf("crisp -v exec --transport %s does not say %q: %v", tr, want, res)
+				}
+			}
+			res = crisp(t, append(r, "exec", "--transport", tr, "--tls-ca", ca, h.Ctr, "--", "sh", "-c", "exit 7")...)
+			if res.ExitCode != 7 {
+				t.Errorf("crisp exec --transport %s over TLS: exit code %d, want 7: %v", tr, res.ExitCode, res)
+			}
+		}
+	})
+
+	t.Run("exec-without-CA", func(t *testing.T) {
+		for _, tr := range transports {
+			res := crisp(t, append(r, "exec", "--transport", tr, h.Ctr, "--", "echo", "never")...)
+			if res.ExitCode != 125 || res.Stdout != "" {
+				t.Fatalf("crisp exec --transport %s without the CA: want exit 125 and no output: %v", tr, res)
+			}
+			for _, want := range []string{"https://127.0.0.1:", `signed by an unknown authority "CN=crisp mock CA,O=crisp"`, "--tls-ca FILE", "--insecure-skip-tls-verify"} {
+				if !strings.Contains(res.Stderr, want) {
+					t.Errorf("crisp exec --transport %s without the CA does not say %q: %v", tr, want, res)
+				}
+			}
+		}
+		res := crisp(t, append(r, "exec", "--insecure-skip-tls-verify", h.Ctr, "--", "echo", "insecure")...)
+		if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "insecure" || !strings.Contains(res.Stderr, "warning: --insecure-skip-tls-verify") {
+			t.Errorf("crisp exec --insecure-skip-tls-verify: want output and a warning: %v", res)
+		}
+	})
+
+	t.Run("port-forward", func(t *testing.T) {
+		for _, tr := range transports {
+			pf := startBackground(t, crispCmd(t, t.Context(), append(r, "-v", "port-forward", "--transport", tr, "--tls-ca", ca, h.Pod, fmt.Sprintf(":%d", h.HTTPDPort))...))
+			m := pf.WaitFor(t, crispForwardRE, 30*time.Second)
+			for i := range 3 {
+				body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%s/", m[1]), 10*time.Second)
+				if err != nil || !strings.Contains(body, "crisp busybox httpd") {
+					t.Fatalf("GET %d through crisp port-forward --transport %s --tls-ca: %v, body %q", i, tr, err, body)
+				}
+			}
+			if !strings.Contains(pf.Output(), "port-forward: https (TLS 1.3): server certificate") {
+				t.Errorf("crisp -v port-forward --transport %s does not show the certificate:\n%s", tr, pf.Output())
+			}
+		}
+		res := crisp(t, append(r, "port-forward", h.Pod, fmt.Sprintf(":%d", h.HTTPDPort))...)
+		if res.ExitCode != 1 || !strings.Contains(res.Stderr, `unknown authority "CN=crisp mock CA,O=crisp"`) || !strings.Contains(res.Stderr, "--tls-ca FILE") {
+			t.Errorf("crisp port-forward without the CA: want exit 1 naming the issuer and --tls-ca: %v", res)
+		}
+	})
+}
