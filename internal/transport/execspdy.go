@@ -42,6 +42,8 @@ type recorder struct {
 	reason   string
 	upgrade  time.Duration
 	dialedAt time.Time
+	// status sees whether the server sent a final status (SPDY only).
+	final statusWatch
 }
 
 func (r *recorder) dialing() {
@@ -170,7 +172,7 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 		protocol = ExecProtocolV1 // what client-go speaks when the server names none
 	}
 	u.rec.accept(resp.StatusCode, protocol)
-	return conn, nil
+	return u.rec.final.wrap(conn), nil
 }
 
 // newSPDYExecutor is client-go's SPDY executor offering exactly protocols.

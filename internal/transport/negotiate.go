@@ -311,6 +311,9 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 			// speaks v1, and so do we in messages.
 			att.Protocol = ExecProtocolV1
 		}
+		if err == nil && offer.Transport == SPDY && statusCarryingProtocol(att.Protocol) && !rec.final.seen.Load() && ctx.Err() == nil {
+			err = fmt.Errorf("the connection ended without the command's exit status: the runtime dropped the stream, so output may be incomplete")
+		}
 		return att, s.outcome(ctx, att, err)
 	}
 	if err == nil {
