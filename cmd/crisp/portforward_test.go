@@ -6,14 +6,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/mockruntime"
+	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -161,4 +168,134 @@ func cmdVarFrom(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("varfrom: %s no longer matches %s", rest[0], rest[1])
 	}
 	ts.Setenv(*varName, string(m[1]))
+}
+
+// syncBuffer is an output stream written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// pfOptionsFor builds port-forward options against a mock runtime, with
+// buffers for streams.
+func pfOptionsFor(endpoint string, out, errOut io.Writer, args ...string) *portForwardOptions {
+	o := &portForwardOptions{
+		Addresses: []string{"127.0.0.1"},
+		Transport: "auto",
+		deps: portForwardDeps{
+			streamDeps: streamDeps{
+				Streams: ioStreams{Out: out, ErrOut: errOut},
+				Settings: func() (client.Settings, error) {
+					return client.Settings{RuntimeEndpoint: endpoint, RequestTimeout: 10 * time.Second}, nil
+				},
+				Dial:    client.Dial,
+				Verbose: 1,
+			},
+			Listen:       transport.ListenLocal,
+			NewForwarder: transport.NewForwarder,
+		},
+	}
+	if err := o.Complete(args); err != nil {
+		panic(err)
+	}
+	return o
+}
+
+// TestPortForwardRun runs the command's Run against the mock runtime: it
+// prints the free local port, forwards, and returns nil (exit 0) when its
+// context ends (SIGINT/SIGTERM in Main); a busy port and an unknown pod are
+// failures (exit 1).
+func TestPortForwardRun(t *testing.T) {
+	env := mocktest.Start(t, mockruntime.Config{})
+	env.RunPod(t, "web")
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer echo.Close()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	remote := echo.Addr().(*net.TCPAddr).Port
+
+	var out, errOut syncBuffer
+	o := pfOptionsFor(env.Endpoint, &out, &errOut, "web", fmt.Sprintf(":%d", remote))
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	re := regexp.MustCompile(fmt.Sprintf(`Forwarding from 127\.0\.0\.1:(\d+) -> %d\n`, remote))
+	var local string
+	for deadline := time.Now().Add(20 * time.Second); local == ""; {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			local = m[1]
+		} else if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no Forwarding line; stdout %q, stderr %q, Run: %v", out.String(), errOut.String(), <-done)
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	c, err := net.Dial("tcp", "127.0.0.1:"+local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(c, "ping"); err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).CloseWrite()
+	got, err := io.ReadAll(c)
+	c.Close()
+	if err != nil || string(got) != "ping" {
+		t.Errorf("echo through the forward: %q, %v", got, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after its context ended: %v, want nil (exit 0)", err)
+	}
+	if !strings.Contains(errOut.String(), "negotiated SPDY portforward.k8s.io") {
+		t.Errorf("-v did not name the protocol: %q", errOut.String())
+	}
+
+	t.Run("busy local port", func(t *testing.T) {
+		var out, errOut syncBuffer
+		o := pfOptionsFor(env.Endpoint, &out, &errOut, "web", fmt.Sprintf("%d:%d", remote, remote))
+		err := o.Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "already in use") || exitStatus(err, false) != exitFailure {
+			t.Errorf("got %v (exit %d), want a busy-port failure, exit 1", err, exitStatus(err, false))
+		}
+	})
+	t.Run("unknown pod", func(t *testing.T) {
+		var out, errOut syncBuffer
+		o := pfOptionsFor(env.Endpoint, &out, &errOut, "nope", "80")
+		err := o.Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "nope") || exitStatus(err, false) != exitFailure {
+			t.Errorf("got %v (exit %d), want a not-found failure, exit 1", err, exitStatus(err, false))
+		}
+	})
 }
