@@ -128,9 +128,9 @@ func (s *wsSession) Close() error {
 		for _, p := range s.ports {
 			p.pr.Close()
 		}
-		s.writeMu.Lock()
+		// WriteControl and Close may run beside a blocked writer (gorilla
+		// allows it); Close unblocks it.
 		_ = s.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), pfDeadlineSoon())
-		s.writeMu.Unlock()
 		s.ws.Close()
 	})
 	s.wg.Wait()
