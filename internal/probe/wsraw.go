@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // A minimal client for the WebSocket remote-command framings that crisp's
@@ -86,7 +88,7 @@ func wsDial(ctx context.Context, rawURL, protocol string, tlsCfg *tls.Config) (*
 		if hs.Status != 0 {
 			return nil, hs, fmt.Errorf("WebSocket %s refused %s (HTTP %d): %s", rawURL, protocol, hs.Status, hs.Reason)
 		}
-		return nil, hs, fmt.Errorf("WebSocket %s offering %s: %w", rawURL, protocol, err)
+		return nil, hs, fmt.Errorf("WebSocket %s offering %s: %w", rawURL, protocol, transport.DescribeTLSError(rawURL, err))
 	}
 	hs.Negotiated = conn.Subprotocol()
 	hs.Accepted = hs.Negotiated == protocol

@@ -79,3 +79,9 @@ func certNames(c *x509.Certificate) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// DescribeTLSError explains a failed TLS handshake with the streaming URL
+// url as crisp's own dialers do (the URL, the certificate's subject and
+// issuer, the ways out), for dialers outside this package (probe's raw
+// WebSocket client); other errors come back unchanged.
+func DescribeTLSError(url string, err error) error { return describeTLSError(url, err) }
