@@ -2,9 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -121,3 +126,86 @@ type testWriter struct{ b []byte }
 
 func (w *testWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
 func (w *testWriter) String() string              { return string(w.b) }
+
+// mock-runtime --tls-dir serves https with the material it writes, says
+// where the CA and the client certificate are, and with --tls-client-auth
+// wants the client certificate.
+func TestMockRuntimeTLSDir(t *testing.T) {
+	var usage bytes.Buffer
+	code := Main([]string{"mock-runtime", "--listen", "unix:///tmp/x.sock", "--tls-client-auth"},
+		ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &usage, IsTerminalIn: func() bool { return false }})
+	if code != exitUsage || !strings.Contains(usage.String(), "--tls-client-auth needs --tls-dir") {
+		t.Errorf("--tls-client-auth without --tls-dir: exit %d, %q", code, usage.String())
+	}
+
+	dir, err := os.MkdirTemp("", "crisp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	tlsDir := filepath.Join(dir, "tls")
+	errOut := &lockedBuffer{}
+	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
+	o := &mockRuntimeOptions{f: f, Listen: "unix://" + filepath.Join(dir, "m.sock"), Profile: "full", StreamAddr: "127.0.0.1:0", TLSDir: tlsDir, TLSClientAuth: true}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run after cancel: %v", err)
+		}
+	}()
+
+	addrRE := regexp.MustCompile(`streaming on (127\.0\.0\.1:\d+)`)
+	want := "client certificate required (mTLS): --tls-cert " + filepath.Join(tlsDir, certs.ClientCertFile)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errOut.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no TLS lines on stderr: %q", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(errOut.String(), "streaming over https: CA "+filepath.Join(tlsDir, certs.CAFile)) {
+		t.Errorf("stderr does not name the CA: %q", errOut.String())
+	}
+	m := addrRE.FindStringSubmatch(errOut.String())
+	if m == nil {
+		t.Fatalf("no streaming address on stderr: %q", errOut.String())
+	}
+	var to tlsOptions
+	to.CA = filepath.Join(tlsDir, certs.CAFile)
+	handshake := func(cfg *tls.Config) error {
+		conn, err := tls.Dial("tcp", m[1], cfg)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		// TLS 1.3 reports a missing client certificate on the first read.
+		_, err = conn.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+		if err == nil {
+			_, err = conn.Read(make([]byte, 1))
+		}
+		return err
+	}
+	cfg, err := to.Config(client.FileConfig{}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := handshake(cfg); err == nil || !strings.Contains(err.Error(), "certificate required") {
+		t.Errorf("without a client certificate: %v, want the server's certificate-required alert", err)
+	}
+	to.Cert, to.Key = filepath.Join(tlsDir, certs.ClientCertFile), filepath.Join(tlsDir, certs.ClientKeyFile)
+	if cfg, err = to.Config(client.FileConfig{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := handshake(cfg); err != nil {
+		t.Errorf("with the CA and the client certificate: %v", err)
+	}
+}
