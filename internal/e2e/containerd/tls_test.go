@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,57 +14,50 @@ import (
 // The TLS harness: a second containerd (scripts/containerd/tls-up.sh) whose
 // streaming server speaks https (enable_tls_streaming with a key pair made
 // here with the mock's certs package), on its own folder, bridge and /24.
-// TestTLS starts it and stops it when it ends. CRISP_CTRD_TLS_ENV names the
-// env file of a TLS harness somebody else started and will stop (made with
-// the certs package, as the subjects checked here are its).
+// TestTLS starts it and stops it when it ends (-count=N: N times).
+// CRISP_CTRD_TLS_ENV names the env file of a TLS harness somebody else
+// started and will stop (made with the certs package, as the subjects
+// checked here are its).
 const (
 	e2eTLSDir       = "/tmp/crisp-e2e-tls"
 	e2eTLSBridge    = "crispe2etls0"
 	e2eTLSNetPrefix = "10.213.80"
 )
 
-var tlsSuite struct {
-	once    sync.Once
-	harness *Harness
-	ca      string
-	err     error
-	stop    func()
-}
-
-// tlsHarness returns the TLS harness and its CA file, starting it on first
-// use; the test skips (fails under CI=true) as suiteHarness does.
+// tlsHarness starts the TLS harness for t and stops it when t ends,
+// returning it and its CA file; the test skips (fails under CI=true) as
+// suiteHarness does.
 func tlsHarness(t *testing.T) (*Harness, string) {
 	t.Helper()
 	suiteHarness(t) // root, containerd, crictl: or skip/fail saying why
-	tlsSuite.once.Do(startTLSHarness)
-	if tlsSuite.err != nil {
-		t.Fatalf("TLS harness: %v", tlsSuite.err)
+	h, ca, stop, err := startTLSHarness()
+	if stop != nil {
+		t.Cleanup(stop)
 	}
-	return tlsSuite.harness, tlsSuite.ca
+	if err != nil {
+		t.Fatalf("TLS harness: %v", err)
+	}
+	return h, ca
 }
 
-func startTLSHarness() {
+func startTLSHarness() (h *Harness, ca string, stop func(), err error) {
 	if envFile := os.Getenv("CRISP_CTRD_TLS_ENV"); envFile != "" {
-		tlsSuite.harness, tlsSuite.err = loadHarness(envFile)
-		tlsSuite.ca = tlsCAOf(envFile)
-		return
+		h, err = loadHarness(envFile)
+		return h, tlsCAOf(envFile), nil, err
 	}
 	unlock, err := lockFile(e2eTLSDir + ".lock")
 	if err != nil {
-		tlsSuite.err = err
-		return
+		return nil, "", nil, err
 	}
 	certDir, err := os.MkdirTemp("", "crisp-e2e-tls-certs-")
 	if err != nil {
 		unlock()
-		tlsSuite.err = err
-		return
+		return nil, "", nil, err
 	}
 	if _, err := certs.Generate(certDir, false); err != nil {
 		unlock()
 		os.RemoveAll(certDir)
-		tlsSuite.err = fmt.Errorf("generating the streaming key pair: %w", err)
-		return
+		return nil, "", nil, fmt.Errorf("generating the streaming key pair: %w", err)
 	}
 	env := append(cleanEnv(), "CRISP_CTRD_DIR="+e2eTLSDir, "CRISP_CTRD_BRIDGE="+e2eTLSBridge,
 		"CRISP_CTRD_NET_PREFIX="+e2eTLSNetPrefix, "CRICTL="+suite.crictl, "CRISP_CTRD_TLS_DIR="+certDir)
@@ -79,17 +71,16 @@ func startTLSHarness() {
 	start := time.Now()
 	if out, err := runScript(env, "containerd/tls-up.sh"); err != nil {
 		down()
-		tlsSuite.err = fmt.Errorf("scripts/containerd/tls-up.sh failed: %v\n%s", err, out)
-		return
+		return nil, "", nil, fmt.Errorf("scripts/containerd/tls-up.sh failed: %v\n%s", err, out)
 	}
 	fmt.Fprintf(os.Stderr, "containerd e2e: TLS harness up in %v under %s\n", time.Since(start).Round(10*time.Millisecond), e2eTLSDir)
 	envFile := filepath.Join(e2eTLSDir, "env")
-	tlsSuite.harness, tlsSuite.err = loadHarness(envFile)
-	tlsSuite.ca = tlsCAOf(envFile)
-	if tlsSuite.ca != filepath.Join(certDir, certs.CAFile) && tlsSuite.err == nil {
-		tlsSuite.err = fmt.Errorf("%s names the CA %q, not %q", envFile, tlsSuite.ca, filepath.Join(certDir, certs.CAFile))
+	h, err = loadHarness(envFile)
+	ca = tlsCAOf(envFile)
+	if want := filepath.Join(certDir, certs.CAFile); err == nil && ca != want {
+		err = fmt.Errorf("%s names the CA %q, not %q", envFile, ca, want)
 	}
-	tlsSuite.stop = down
+	return h, ca, down, err
 }
 
 func tlsCAOf(envFile string) string {
@@ -108,12 +99,6 @@ func tlsCAOf(envFile string) string {
 // top-level test, so the TLS harness lives exactly as long as it.
 func TestTLS(t *testing.T) {
 	h, ca := tlsHarness(t)
-	t.Cleanup(func() {
-		if tlsSuite.stop != nil {
-			tlsSuite.stop()
-			tlsSuite.stop = nil
-		}
-	})
 	r := []string{"-r", h.Endpoint}
 
 	t.Run("exec", func(t *testing.T) {
