@@ -8,7 +8,7 @@ export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
 GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
-.PHONY: all build demo test test-go check deps bench lint tidy-check completions man
+.PHONY: all build demo test test-go check deps bench lint tidy-check completions man interop
 
 all: build
 
@@ -57,3 +57,7 @@ containerd-up: deps
 
 containerd-down:
 	bash scripts/containerd-down.sh
+
+## interop: regenerate docs/interop.md from real runs (needs root: starts containerd).
+interop: deps
+	CRISP_UPDATE_INTEROP=1 $(GO) test -count=1 -run TestInteropMatrix -v ./internal/e2e/containerd/
