@@ -272,7 +272,6 @@ func stdinCell(r Result) string {
 	return fmt.Sprintf("fails (exit %d)", r.ExitCode)
 }
 
-
 // portForwardCell starts a forwarder (crisp or crictl), waits for its local
 // port and checks one round trip through it.
 func portForwardCell(t *testing.T, s *interopServer, bin string, args []string) string {
