@@ -70,15 +70,18 @@ func watchTLS(cfg Config, rawURL string) (Config, *tlsWatch) {
 	c.InsecureSkipVerify = true
 	c.VerifyPeerCertificate = nil
 	c.VerifyConnection = func(cs tls.ConnectionState) error {
-		if err := w.verify(base, cs); err != nil {
+		chains, err := w.verify(base, cs)
+		if err != nil {
 			return err
 		}
-		if base.VerifyPeerCertificate != nil && !base.InsecureSkipVerify {
+		// The caller's own checks, as crypto/tls would run them.
+		cs.VerifiedChains = chains
+		if base.VerifyPeerCertificate != nil {
 			var raw [][]byte
 			for _, cert := range cs.PeerCertificates {
 				raw = append(raw, cert.Raw)
 			}
-			if err := base.VerifyPeerCertificate(raw, cs.VerifiedChains); err != nil {
+			if err := base.VerifyPeerCertificate(raw, chains); err != nil {
 				return err
 			}
 		}
@@ -114,10 +117,10 @@ func clientCertificate(base *tls.Config, cri *tls.CertificateRequestInfo) (*tls.
 
 // verify checks the server's chain against base's roots (the system's when
 // nil) for w.serverName, unless base skips verification, and records the
-// outcome.
-func (w *tlsWatch) verify(base *tls.Config, cs tls.ConnectionState) error {
+// outcome and the verified chains.
+func (w *tlsWatch) verify(base *tls.Config, cs tls.ConnectionState) ([][]*x509.Certificate, error) {
 	if len(cs.PeerCertificates) == 0 {
-		return errors.New("tls: the streaming server sent no certificate")
+		return nil, errors.New("tls: the streaming server sent no certificate")
 	}
 	leaf := cs.PeerCertificates[0]
 	info := &TLSInfo{
@@ -126,6 +129,7 @@ func (w *tlsWatch) verify(base *tls.Config, cs tls.ConnectionState) error {
 		Issuer:     leaf.Issuer.String(),
 		ServerName: w.serverName,
 	}
+	var chains [][]*x509.Certificate
 	if !base.InsecureSkipVerify {
 		opts := x509.VerifyOptions{
 			Roots:         base.RootCAs,
@@ -138,19 +142,20 @@ func (w *tlsWatch) verify(base *tls.Config, cs tls.ConnectionState) error {
 		for _, cert := range cs.PeerCertificates[1:] {
 			opts.Intermediates.AddCert(cert)
 		}
-		if _, err := leaf.Verify(opts); err != nil {
+		var err error
+		if chains, err = leaf.Verify(opts); err != nil {
 			verr := &tls.CertificateVerificationError{UnverifiedCertificates: cs.PeerCertificates, Err: err}
 			w.mu.Lock()
 			w.verifyErr = verr
 			w.mu.Unlock()
-			return verr
+			return nil, verr
 		}
 		info.Verified = true
 	}
 	w.mu.Lock()
 	w.info = info
 	w.mu.Unlock()
-	return nil
+	return chains, nil
 }
 
 // result is what the watch saw: the handshake's record (nil for plaintext

@@ -178,3 +178,22 @@ func TestPortForwardTLSFailures(t *testing.T) {
 		}
 	}
 }
+
+// The caller's own certificate checks still run under crisp's watch, after
+// crisp's verification, with the verified chains.
+func TestWatchTLSKeepsCallerChecks(t *testing.T) {
+	f, trusted := newTLSFakeServer(t, nil)
+	pinned := trusted.Clone()
+	var chains int
+	pinned.VerifyConnection = func(cs tls.ConnectionState) error {
+		chains = len(cs.VerifiedChains)
+		return errors.New("certificate is not the pinned one")
+	}
+	_, err := f.stream([]Offer{{SPDY, criSPDY}}, Config{TLS: pinned}, Streams{Stdout: &bytes.Buffer{}}, "echo", "hi")
+	if err == nil || !strings.Contains(err.Error(), "not the pinned one") {
+		t.Errorf("caller's VerifyConnection ignored: %v", err)
+	}
+	if chains == 0 {
+		t.Error("caller's VerifyConnection saw no verified chains")
+	}
+}
