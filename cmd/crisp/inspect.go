@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -106,62 +107,86 @@ func oneOrMany(items []inspected) any {
 
 // Run resolves every container, then prints them.
 func (o *inspectOptions) Run(ctx context.Context) error {
-	c, err := o.f.Client()
+	return inspectEach(ctx, o.f, o.now, o.Refs, o.Output, containerStatus, containerSummary)
+}
+
+// inspectEach is what inspect and inspectp share: it resolves and fetches
+// every reference in turn (with the verbose info unless the output is a
+// table), then prints them as inspected objects, or with -o table each
+// through summary, a blank line between them.
+func inspectEach[S proto.Message](ctx context.Context, f *factory, now func() time.Time, refs []string, output string,
+	fetch func(ctx context.Context, c *client.Client, ref string, verbose bool) (S, map[string]string, error),
+	summary func(w io.Writer, now time.Time, st S)) error {
+	c, err := f.Client()
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	verbose := o.Output != "table"
+	verbose := output != "table"
 	var (
 		items    []inspected
-		statuses []*runtimeapi.ContainerStatus
+		statuses []S
 	)
-	for _, ref := range o.Refs {
-		ctr, err := c.ResolveContainer(ctx, ref)
+	for _, ref := range refs {
+		st, info, err := fetch(ctx, c, ref, verbose)
 		if err != nil {
 			return err
 		}
-		resp, err := c.ContainerStatus(ctx, ctr.GetId(), verbose)
+		data, err := protoData(st)
 		if err != nil {
 			return err
 		}
-		data, err := protoData(resp.GetStatus())
-		if err != nil {
-			return err
-		}
-		items = append(items, newInspected(data, resp.GetInfo()))
-		statuses = append(statuses, resp.GetStatus())
+		items = append(items, newInspected(data, info))
+		statuses = append(statuses, st)
 	}
-	now := o.now()
-	return printData(o.f.Streams.Out, o.Output, oneOrMany(items), func(w io.Writer) error {
+	at := now()
+	return printData(f.Streams.Out, output, oneOrMany(items), func(w io.Writer) error {
 		for i, st := range statuses {
 			if i > 0 {
 				row(w)
 			}
-			md := st.GetMetadata()
-			row(w, "ID:", st.GetId())
-			row(w, "Name:", md.GetName())
-			row(w, "Attempt:", md.GetAttempt())
-			row(w, "State:", client.ContainerStateName(st.GetState()))
-			row(w, "Created:", timestamp(now, st.GetCreatedAt()))
-			if st.GetStartedAt() != 0 {
-				row(w, "Started:", timestamp(now, st.GetStartedAt()))
-			}
-			if st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-				row(w, "Finished:", timestamp(now, st.GetFinishedAt()))
-				row(w, "Exit code:", st.GetExitCode())
-				if st.GetReason() != "" {
-					row(w, "Reason:", st.GetReason())
-				}
-			}
-			row(w, "Image:", st.GetImage().GetImage())
-			row(w, "Image ref:", st.GetImageRef())
-			if labels := formatLabels(st.GetLabels()); labels != "" {
-				row(w, "Labels:", labels)
-			}
+			summary(w, at, st)
 		}
 		return nil
 	})
+}
+
+// containerStatus resolves a container reference and fetches its status.
+func containerStatus(ctx context.Context, c *client.Client, ref string, verbose bool) (*runtimeapi.ContainerStatus, map[string]string, error) {
+	ctr, err := c.ResolveContainer(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.ContainerStatus(ctx, ctr.GetId(), verbose)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp.GetStatus(), resp.GetInfo(), nil
+}
+
+// containerSummary is one container in inspect -o table.
+func containerSummary(w io.Writer, now time.Time, st *runtimeapi.ContainerStatus) {
+	md := st.GetMetadata()
+	row(w, "ID:", st.GetId())
+	row(w, "Name:", md.GetName())
+	row(w, "Attempt:", md.GetAttempt())
+	row(w, "State:", client.ContainerStateName(st.GetState()))
+	row(w, "Created:", timestamp(now, st.GetCreatedAt()))
+	if st.GetStartedAt() != 0 {
+		row(w, "Started:", timestamp(now, st.GetStartedAt()))
+	}
+	if st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+		row(w, "Finished:", timestamp(now, st.GetFinishedAt()))
+		row(w, "Exit code:", st.GetExitCode())
+		if st.GetReason() != "" {
+			row(w, "Reason:", st.GetReason())
+		}
+	}
+	row(w, "Image:", st.GetImage().GetImage())
+	row(w, "Image ref:", st.GetImageRef())
+	if labels := formatLabels(st.GetLabels()); labels != "" {
+		row(w, "Labels:", labels)
+	}
 }
 
 // timestamp writes a CRI timestamp (Unix nanoseconds) in UTC with its age.

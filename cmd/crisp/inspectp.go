@@ -61,56 +61,39 @@ func (o *inspectPodOptions) Complete(cmd *cobra.Command, args []string) {
 
 // Run resolves every pod, then prints them.
 func (o *inspectPodOptions) Run(ctx context.Context) error {
-	c, err := o.f.Client()
+	return inspectEach(ctx, o.f, o.now, o.Refs, o.Output, podStatus, podSummary)
+}
+
+// podStatus resolves a pod reference and fetches its status.
+func podStatus(ctx context.Context, c *client.Client, ref string, verbose bool) (*runtimeapi.PodSandboxStatus, map[string]string, error) {
+	pod, err := c.ResolvePod(ctx, ref)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer c.Close()
-	verbose := o.Output != "table"
-	var (
-		items    []inspected
-		statuses []*runtimeapi.PodSandboxStatus
-	)
-	for _, ref := range o.Refs {
-		pod, err := c.ResolvePod(ctx, ref)
-		if err != nil {
-			return err
-		}
-		resp, err := c.PodStatus(ctx, pod.GetId(), verbose)
-		if err != nil {
-			return err
-		}
-		data, err := protoData(resp.GetStatus())
-		if err != nil {
-			return err
-		}
-		items = append(items, newInspected(data, resp.GetInfo()))
-		statuses = append(statuses, resp.GetStatus())
+	resp, err := c.PodStatus(ctx, pod.GetId(), verbose)
+	if err != nil {
+		return nil, nil, err
 	}
-	now := o.now()
-	return printData(o.f.Streams.Out, o.Output, oneOrMany(items), func(w io.Writer) error {
-		for i, st := range statuses {
-			if i > 0 {
-				row(w)
-			}
-			md := st.GetMetadata()
-			row(w, "ID:", st.GetId())
-			row(w, "Name:", md.GetName())
-			row(w, "Namespace:", md.GetNamespace())
-			row(w, "UID:", md.GetUid())
-			row(w, "Attempt:", md.GetAttempt())
-			row(w, "State:", client.PodStateName(st.GetState()))
-			row(w, "Created:", timestamp(now, st.GetCreatedAt()))
-			if ip := st.GetNetwork().GetIp(); ip != "" {
-				row(w, "IP:", ip)
-			}
-			if h := st.GetRuntimeHandler(); h != "" {
-				row(w, "Runtime handler:", h)
-			}
-			if labels := formatLabels(st.GetLabels()); labels != "" {
-				row(w, "Labels:", labels)
-			}
-		}
-		return nil
-	})
+	return resp.GetStatus(), resp.GetInfo(), nil
+}
+
+// podSummary is one pod in inspectp -o table.
+func podSummary(w io.Writer, now time.Time, st *runtimeapi.PodSandboxStatus) {
+	md := st.GetMetadata()
+	row(w, "ID:", st.GetId())
+	row(w, "Name:", md.GetName())
+	row(w, "Namespace:", md.GetNamespace())
+	row(w, "UID:", md.GetUid())
+	row(w, "Attempt:", md.GetAttempt())
+	row(w, "State:", client.PodStateName(st.GetState()))
+	row(w, "Created:", timestamp(now, st.GetCreatedAt()))
+	if ip := st.GetNetwork().GetIp(); ip != "" {
+		row(w, "IP:", ip)
+	}
+	if h := st.GetRuntimeHandler(); h != "" {
+		row(w, "Runtime handler:", h)
+	}
+	if labels := formatLabels(st.GetLabels()); labels != "" {
+		row(w, "Labels:", labels)
+	}
 }
