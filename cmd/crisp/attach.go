@@ -105,12 +105,8 @@ func (o *attachOptions) Validate() error {
 	if o.keys, err = tty.ParseDetachKeys(o.DetachKeys); err != nil {
 		return usageErrorf("--detach-keys: %v", err)
 	}
-	t, err := transport.ParseTransport(o.Transport)
-	if err != nil {
-		return usageError{err}
-	}
-	if o.offers, err = transport.ExecOffers(t, o.Protocol); err != nil {
-		return usageError{err}
+	if o.offers, err = parseOffers(o.Transport, o.Protocol); err != nil {
+		return err
 	}
 	return o.TLS.Validate()
 }

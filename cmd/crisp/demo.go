@@ -351,17 +351,7 @@ func (d *demoRun) stepTTYSize(ctx context.Context) (string, error) {
 	// Runtimes may start the command a moment before the first size reaches
 	// its terminal (REAL_RUNTIME.md): ask until it has (at most 40 times).
 	cmd := []string{"sh", "-c", `n=0; until [ "$(stty size 2>/dev/null)" = "` + want + `" ] || [ $n -ge 40 ]; do n=$((n+1)); sleep 0.05; done; stty size`}
-	src := func(ctx context.Context) (string, error) {
-		var resp *runtimeapi.ExecResponse
-		err := d.cli.Call(ctx, "exec: Exec call for container "+idPrefix13(d.ctrID), func(ctx context.Context) (err error) {
-			resp, err = d.cli.Runtime.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: d.ctrID, Cmd: cmd, Tty: true, Stdout: true})
-			return err
-		})
-		if err != nil {
-			return "", err
-		}
-		return resp.Url, nil
-	}
+	src := execSource(d.cli, &runtimeapi.ExecRequest{ContainerId: d.ctrID, Cmd: cmd, Tty: true, Stdout: true})
 	offers, err := transport.ExecOffers(transport.Auto, "")
 	if err != nil {
 		return "", err

@@ -326,14 +326,25 @@ func (o *execOptions) Validate() error {
 	if o.Timeout > 0 && !o.Sync {
 		return usageErrorf("--timeout bounds an ExecSync call: use it with -s")
 	}
-	t, err := transport.ParseTransport(o.Transport)
-	if err != nil {
-		return usageError{err}
-	}
-	if o.offers, err = transport.ExecOffers(t, o.Protocol); err != nil {
-		return usageError{err}
+	var err error
+	if o.offers, err = parseOffers(o.Transport, o.Protocol); err != nil {
+		return err
 	}
 	return o.TLS.Validate()
+}
+
+// parseOffers turns --transport and --protocol into what exec and attach
+// offer the runtime; either one wrong is a usage error.
+func parseOffers(transportFlag, protocol string) ([]transport.Offer, error) {
+	t, err := transport.ParseTransport(transportFlag)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	offers, err := transport.ExecOffers(t, protocol)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return offers, nil
 }
 
 // Run execs the command and returns its exit status as an error (nil for 0).
@@ -354,9 +365,19 @@ func (o *execOptions) Run(ctx context.Context) error {
 	req := &runtimeapi.ExecRequest{
 		ContainerId: ctr.Id, Cmd: o.Command, Tty: withTTY, Stdin: o.Stdin, Stdout: true, Stderr: !withTTY,
 	}
-	src := func(ctx context.Context) (string, error) {
+	var stdin io.Reader
+	if o.Stdin {
+		stdin = o.deps.Streams.In
+	}
+	_, err = o.deps.session(ctx, "exec", execSource(cli, req), o.offers, cfg, stdin, withTTY)
+	return o.deps.sessionOutcome(ctx, err)
+}
+
+// execSource makes one Exec RPC for each URL the transport asks for.
+func execSource(cli *client.Client, req *runtimeapi.ExecRequest) transport.URLSource {
+	return func(ctx context.Context) (string, error) {
 		var resp *runtimeapi.ExecResponse
-		err := cli.Call(ctx, "exec: Exec call for container "+idPrefix13(ctr.Id), func(ctx context.Context) (err error) {
+		err := cli.Call(ctx, "exec: Exec call for container "+idPrefix13(req.ContainerId), func(ctx context.Context) (err error) {
 			resp, err = cli.Runtime.Exec(ctx, req)
 			return err
 		})
@@ -365,12 +386,6 @@ func (o *execOptions) Run(ctx context.Context) error {
 		}
 		return resp.Url, nil
 	}
-	var stdin io.Reader
-	if o.Stdin {
-		stdin = o.deps.Streams.In
-	}
-	_, err = o.deps.session(ctx, "exec", src, o.offers, cfg, stdin, withTTY)
-	return o.deps.sessionOutcome(ctx, err)
 }
 
 // runSync runs the command with ExecSync: stdout and stderr go to crisp's
