@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -113,6 +114,14 @@ func echoServer(t *testing.T) int32 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(serveEcho(lis))
+	return int32(lis.Addr().(*net.TCPAddr).Port)
+}
+
+// serveEcho echoes every connection lis accepts until the client
+// half-closes or closes. stop closes the listener and the connections still
+// open, and waits for every goroutine serveEcho started.
+func serveEcho(lis net.Listener) (stop func()) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
@@ -130,23 +139,18 @@ func echoServer(t *testing.T) int32 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							break
-						}
-					}
-					if err != nil {
-						break
-					}
+				_, _ = io.Copy(c, c)
+				if tc, ok := c.(*net.TCPConn); ok {
+					_ = tc.CloseWrite()
 				}
+				mu.Lock()
+				delete(conns, c)
+				mu.Unlock()
 				c.Close()
 			}()
 		}
 	}()
-	t.Cleanup(func() {
+	return func() {
 		lis.Close()
 		mu.Lock()
 		for c := range conns {
@@ -154,8 +158,7 @@ func echoServer(t *testing.T) int32 {
 		}
 		mu.Unlock()
 		wg.Wait()
-	})
-	return int32(lis.Addr().(*net.TCPAddr).Port)
+	}
 }
 
 // tickerContainer starts a mock with profile and a container whose main

@@ -616,43 +616,7 @@ func cmdEchoServer(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	lis, err := net.Listen("tcp", *addr)
 	ts.Check(err)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, _ = io.Copy(c, c)
-				if tc, ok := c.(*net.TCPConn); ok {
-					_ = tc.CloseWrite()
-				}
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-				c.Close()
-			}()
-		}
-	}()
-	ts.Defer(func() {
-		lis.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
+	ts.Defer(serveEcho(lis))
 	ts.Setenv(*varName, strconv.Itoa(lis.Addr().(*net.TCPAddr).Port))
 }
 
