@@ -38,18 +38,8 @@ func runDemo(t *testing.T, args ...string) (stdout, stderr string, code int) {
 		t.Fatalf("no crisp on $PATH (testscript.Main puts this test binary there): %v", err)
 	}
 	cmd := exec.Command(bin, append([]string{"demo"}, args...)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &out, &errOut
-	err = cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("running crisp demo: %v", err)
-	}
-	return out.String(), errOut.String(), code
+	cmd.Stdin = strings.NewReader("")
+	return runCaptured(t, cmd, "crisp demo")
 }
 
 func TestDemoCommand(t *testing.T) {

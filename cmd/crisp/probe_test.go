@@ -91,7 +91,13 @@ func crispCmd(t *testing.T, endpoint string, args ...string) *exec.Cmd {
 // status.
 func crispRun(t *testing.T, endpoint string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := crispCmd(t, endpoint, args...)
+	return runCaptured(t, crispCmd(t, endpoint, args...), "crisp")
+}
+
+// runCaptured runs cmd and returns its output and exit status; only a
+// failure to run it at all (what names it) fails the test.
+func runCaptured(t *testing.T, cmd *exec.Cmd, what string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -101,7 +107,7 @@ func crispRun(t *testing.T, endpoint string, args ...string) (stdout, stderr str
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	default:
-		t.Fatalf("running crisp: %v", err)
+		t.Fatalf("running %s: %v", what, err)
 	}
 	return out.String(), errOut.String(), code
 }
