@@ -12,9 +12,7 @@ import (
 	"testing"
 
 	"k8s.io/client-go/rest"                //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
-	"k8s.io/client-go/tools/portforward"   //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
 	"k8s.io/client-go/tools/remotecommand" //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
-	"k8s.io/client-go/transport/spdy"      //nolint:depguard // test-only: the client crictl and critest use, as an independent check of the mock
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
@@ -100,31 +98,11 @@ func BenchmarkPortForwardDownload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	u, _ := url.Parse(resp.Url)
-	tr, upgrader, err := spdy.RoundTripperFor(&rest.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: tr}, http.MethodPost, u)
-	stop, ready := make(chan struct{}), make(chan struct{})
-	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", lis.Addr().(*net.TCPAddr).Port)}, stop, ready, io.Discard, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pfDone := make(chan error, 1)
-	go func() { pfDone <- pf.ForwardPorts() }()
-	defer func() {
-		close(stop)
-		<-pfDone
-	}()
-	<-ready
-	ports, err := pf.GetPorts()
-	if err != nil {
-		b.Fatal(err)
-	}
+	local, stop := spdyForward(b, resp.Url, lis.Addr().(*net.TCPAddr).Port)
+	defer stop()
 	b.SetBytes(size)
 	for b.Loop() {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", ports[0].Local))
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", local))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -203,32 +203,9 @@ func TestStreamingPortForwardHalfClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(resp.Url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, upgrader, err := spdy.RoundTripperFor(&rest.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: tr}, http.MethodPost, u)
-	stop, ready := make(chan struct{}), make(chan struct{})
-	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", remotePort)}, stop, ready, io.Discard, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pfDone := make(chan error, 1)
-	go func() { pfDone <- pf.ForwardPorts() }()
-	defer func() {
-		close(stop)
-		<-pfDone
-	}()
-	<-ready
-	ports, err := pf.GetPorts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", ports[0].Local))
+	local, stop := spdyForward(t, resp.Url, remotePort)
+	defer stop()
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", local))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +220,41 @@ func TestStreamingPortForwardHalfClose(t *testing.T) {
 	if err != nil || string(got) != "got 100000 bytes" {
 		t.Errorf("answer through port-forward = %q, %v; want %q", got, err, "got 100000 bytes")
 	}
+}
+
+// spdyForward forwards a free loopback port to remotePort through
+// client-go's SPDY port-forwarder on the URL a PortForward call returned.
+// It returns the local port, and stop, which ends the forwarder and waits
+// for it.
+func spdyForward(tb testing.TB, rawURL string, remotePort int) (local uint16, stop func()) {
+	tb.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr, upgrader, err := spdy.RoundTripperFor(&rest.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: tr}, http.MethodPost, u)
+	stopCh, ready := make(chan struct{}), make(chan struct{})
+	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", remotePort)}, stopCh, ready, io.Discard, io.Discard)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pfDone := make(chan error, 1)
+	go func() { pfDone <- pf.ForwardPorts() }()
+	stop = func() {
+		close(stopCh)
+		<-pfDone
+	}
+	<-ready
+	ports, err := pf.GetPorts()
+	if err != nil {
+		stop()
+		tb.Fatal(err)
+	}
+	return ports[0].Local, stop
 }
 
 func TestStreamingAttachTTY(t *testing.T) {
