@@ -27,14 +27,7 @@ func BenchmarkExecStdout(b *testing.B) {
 		k       executorKind
 	}{{ProfileCRIStreaming, spdyExecV4}, {ProfileFull, spdyExecV5}, {ProfileFull, wsExecV4}, {ProfileFull, wsExecV5}} {
 		b.Run(string(c.profile)+"/"+c.k.name, func(b *testing.B) {
-			srv, err := New(Config{Profile: c.profile}, &fakeBackend{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := srv.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Close()
+			srv, _ := startServer(b, Config{Profile: c.profile})
 			b.SetBytes(size)
 			for b.Loop() {
 				u := execURL(b, srv, &runtimeapi.ExecRequest{Cmd: []string{"zeros", strconv.Itoa(size)}, Stdout: true})
@@ -58,14 +51,7 @@ func BenchmarkExecTrue(b *testing.B) {
 		k       executorKind
 	}{{ProfileCRIStreaming, spdyExecV4}, {ProfileFull, spdyExecV5}, {ProfileFull, wsExecV5}} {
 		b.Run(string(c.profile)+"/"+c.k.name, func(b *testing.B) {
-			srv, err := New(Config{Profile: c.profile}, &fakeBackend{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := srv.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Close()
+			srv, _ := startServer(b, Config{Profile: c.profile})
 			for b.Loop() {
 				u := execURL(b, srv, &runtimeapi.ExecRequest{Cmd: []string{"zeros", "0"}, Stdout: true})
 				if err := c.k.executor(b, nil, u).StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: io.Discard}); err != nil {
@@ -92,14 +78,7 @@ func BenchmarkPortForwardEcho(b *testing.B) {
 			name = string(c.profile) + "/tunnel"
 		}
 		b.Run(name, func(b *testing.B) {
-			srv, err := New(Config{Profile: c.profile}, &fakeBackend{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := srv.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Close()
+			srv, _ := startServer(b, Config{Profile: c.profile})
 			f := clientForward(b, srv, c.tunnel, remote)
 			defer f.cancel()
 			b.SetBytes(size)

@@ -187,7 +187,7 @@ func echoListener(t testing.TB) int32 {
 }
 
 // startServer starts a server for the test and closes it at cleanup.
-func startServer(t *testing.T, cfg Config) (*server, *fakeBackend) {
+func startServer(t testing.TB, cfg Config) (*server, *fakeBackend) {
 	t.Helper()
 	b := &fakeBackend{sleepers: make(chan struct{}, 100)}
 	if cfg.StreamCreationTimeout == 0 {
@@ -208,20 +208,27 @@ func startServer(t *testing.T, cfg Config) (*server, *fakeBackend) {
 	return srv.(*server), b
 }
 
+// responseURL is the parsed URL of a streaming server's answer, which must
+// have come (err nil).
+func responseURL(t testing.TB, resp interface{ GetUrl() string }, err error) *url.URL {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(resp.GetUrl())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 func execURL(t testing.TB, s Server, req *runtimeapi.ExecRequest) *url.URL {
 	t.Helper()
 	if req.ContainerId == "" {
 		req.ContainerId = "c1"
 	}
 	resp, err := s.GetExec(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(resp.Url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return responseURL(t, resp, err)
 }
 
 func attachURL(t testing.TB, s Server, req *runtimeapi.AttachRequest) *url.URL {
@@ -230,14 +237,7 @@ func attachURL(t testing.TB, s Server, req *runtimeapi.AttachRequest) *url.URL {
 		req.ContainerId = "c1"
 	}
 	resp, err := s.GetAttach(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(resp.Url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return responseURL(t, resp, err)
 }
 
 func portForwardURL(t testing.TB, s Server, req *runtimeapi.PortForwardRequest) *url.URL {
@@ -246,12 +246,5 @@ func portForwardURL(t testing.TB, s Server, req *runtimeapi.PortForwardRequest) 
 		req.PodSandboxId = "p1"
 	}
 	resp, err := s.GetPortForward(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(resp.Url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return responseURL(t, resp, err)
 }
