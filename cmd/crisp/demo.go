@@ -93,15 +93,7 @@ EXIT STATUS
   crisp demo --profile cri-streaming
   make demo`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: completeValidateRun(o),
 	}
 	cmd.Flags().StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile of the mock: "+strings.Join(profiles, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))

@@ -80,15 +80,7 @@ EXIT STATUS
   crisp mock-runtime --listen unix:///tmp/mock.sock --tls-dir /tmp/mock-tls --tls-client-auth
   crictl -r unix:///tmp/mock.sock runp pod.json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: completeValidateRun(o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Listen, "listen", "", "CRI endpoint to serve, unix:///PATH (required)")

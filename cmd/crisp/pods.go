@@ -62,15 +62,7 @@ EXIT STATUS
   crisp pods --namespace kube-system --label app=dns -o json
   crisp pods -q --label app=web`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: completeValidateRun(o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.ID, "id", "", "only the pod with this ID or ID prefix")

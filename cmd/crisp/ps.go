@@ -62,15 +62,7 @@ EXIT STATUS
   crisp ps -a --image busybox
   crisp ps -a -o yaml`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: completeValidateRun(o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.ID, "id", "", "only the container with this ID or ID prefix")

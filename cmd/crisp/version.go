@@ -83,6 +83,24 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// completeValidateRun is the RunE of a command that takes no arguments and
+// whose options complete and validate themselves before they run.
+func completeValidateRun(o interface {
+	Complete() error
+	Validate() error
+	Run(context.Context) error
+}) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		if err := o.Complete(); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
+}
+
 // exactArgs requires n positional arguments, named in the message.
 func exactArgs(n int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
