@@ -12,8 +12,9 @@
 // Typical use by a command:
 //
 //	t := tty.Terminal{In: o.In, Out: o.Out}
-//	if o.TTY && !t.Check(o.ErrOut) {
-//		o.TTY = false // warned; carry on without a TTY, as kubectl does
+//	if o.TTY && !t.IsTerminalIn() {
+//		fmt.Fprintln(o.ErrOut, tty.NoTTYWarning)
+//		o.TTY = false // carry on without a TTY, as kubectl does
 //	}
 //	err := t.Safe(ctx, func(ctx context.Context) error {
 //		ctx, cancel := context.WithCancel(ctx)

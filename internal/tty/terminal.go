@@ -54,24 +54,9 @@ func (t Terminal) terminalFd(stream any) (uintptr, bool) {
 // IsTerminalIn reports whether In is a terminal.
 func (t Terminal) IsTerminalIn() bool { return t.isTerminal(t.In) }
 
-// IsTerminalOut reports whether Out is a terminal.
-func (t Terminal) IsTerminalOut() bool { return t.isTerminal(t.Out) }
-
-// NoTTYWarning is the line Check writes when a TTY was asked for but In is not a terminal.
+// NoTTYWarning is the warning for "-t" when In is not a terminal (IsTerminalIn false): the caller
+// carries on without a TTY (kubectl's behaviour; crictl fails instead).
 const NoTTYWarning = "Unable to use a TTY: input is not a terminal; carrying on without one"
-
-// Check is the test for "-t": it reports whether In is a terminal a TTY session can use. When it
-// is not, Check writes NoTTYWarning as one line to warn (when warn is not nil) and returns false;
-// the caller then carries on without a TTY (kubectl's behaviour; crictl fails instead).
-func (t Terminal) Check(warn io.Writer) bool {
-	if t.IsTerminalIn() {
-		return true
-	}
-	if warn != nil {
-		fmt.Fprintln(warn, NoTTYWarning)
-	}
-	return false
-}
 
 // ErrInterrupted matches (with errors.Is) the error Safe returns when SIGINT, SIGTERM or SIGHUP
 // reached crisp during fn. The concrete error is a *SignalError.

@@ -198,7 +198,7 @@ func TestSafeNotTerminalByChoice(t *testing.T) {
 	})
 }
 
-func TestCheck(t *testing.T) {
+func TestIsTerminalIn(t *testing.T) {
 	tty, _ := openPTY(t)
 	for _, tc := range []struct {
 		name string
@@ -214,21 +214,9 @@ func TestCheck(t *testing.T) {
 		{"pretend not", Terminal{In: tty, IsTerminal: func(any) bool { return false }}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var warn bytes.Buffer
-			if got := tc.term.Check(&warn); got != tc.want {
-				t.Errorf("Check = %v, want %v", got, tc.want)
-			}
-			wantWarn := ""
-			if !tc.want {
-				wantWarn = NoTTYWarning + "\n"
-			}
-			if warn.String() != wantWarn {
-				t.Errorf("warning %q, want %q", warn.String(), wantWarn)
-			}
 			if tc.term.IsTerminalIn() != tc.want {
 				t.Errorf("IsTerminalIn = %v, want %v", tc.term.IsTerminalIn(), tc.want)
 			}
-			tc.term.Check(nil) // no writer: no warning, no panic
 		})
 	}
 }
