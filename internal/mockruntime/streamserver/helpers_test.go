@@ -248,3 +248,11 @@ func portForwardURL(t testing.TB, s Server, req *runtimeapi.PortForwardRequest) 
 	resp, err := s.GetPortForward(req)
 	return responseURL(t, resp, err)
 }
+
+// has reports whether tok is outstanding.
+func (c *tokenCache) has(tok string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.entries[tok]
+	return ok
+}

@@ -85,11 +85,3 @@ func (c *tokenCache) consume(kind, tok string) (any, bool) {
 	}
 	return e.req, true
 }
-
-// has reports whether tok is outstanding (for tests).
-func (c *tokenCache) has(tok string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.entries[tok]
-	return ok
-}
