@@ -270,24 +270,16 @@ func (b *Bencher) forward(ctx context.Context, t Target, p Protocol) (float64, e
 // echoThrough writes size zero bytes to conn while reading the echo back,
 // and returns how many bytes came back. It closes conn.
 func echoThrough(ctx context.Context, conn Conn, size int64) (int64, error) {
-	done := make(chan struct{})
 	writeErr := make(chan error, 1)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		_, err := io.Copy(conn, io.LimitReader(zeros{}, size))
 		writeErr <- err
 	}()
-	go func() {
-		defer wg.Done()
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		conn.Close()
-	}()
+	stop := closeOnDone(ctx, conn)
 	var n int64
 	buf := make([]byte, 64<<10)
 	var rerr error
@@ -299,7 +291,7 @@ func echoThrough(ctx context.Context, conn Conn, size int64) (int64, error) {
 			break
 		}
 	}
-	close(done)
+	stop()
 	werr := <-writeErr
 	switch {
 	case ctx.Err() != nil:

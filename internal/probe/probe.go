@@ -475,19 +475,8 @@ func (p *Prober) halfCloseCheck(ctx context.Context, t Target, proto Protocol) C
 // halfCloseExchange writes payload, half-closes, and reads until the
 // remote ends the connection (ended) or ctx does. It closes conn.
 func halfCloseExchange(ctx context.Context, conn Conn, payload []byte) (got []byte, ended bool, err error) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	done := make(chan struct{})
-	defer close(done)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		conn.Close()
-	}()
+	stop := closeOnDone(ctx, conn)
+	defer stop()
 	if _, err := conn.Write(payload); err != nil {
 		return nil, false, fmt.Errorf("writing: %w", err)
 	}
@@ -507,6 +496,24 @@ func halfCloseExchange(ctx context.Context, conn Conn, payload []byte) (got []by
 	}
 }
 
+// closeOnDone closes conn when ctx ends, or at the latest when stop is
+// called; stop returns once conn is closed.
+func closeOnDone(ctx context.Context, conn Conn) (stop func()) {
+	done, closed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(closed)
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+		conn.Close()
+	}()
+	return func() {
+		close(done)
+		<-closed
+	}
+}
+
 func portList(port int32) []int32 {
 	if port == 0 {
 		return nil
@@ -520,18 +527,10 @@ func portList(port int32) []int32 {
 func roundTrip(ctx context.Context, conn Conn, payload []byte) ([]byte, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	done := make(chan struct{})
-	defer close(done)
+	stop := closeOnDone(ctx, conn)
+	defer stop()
 	writeErr := make(chan error, 1)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		conn.Close()
-	}()
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		_, err := conn.Write(payload)
