@@ -172,7 +172,7 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 		protocol = ExecProtocolV1 // what client-go speaks when the server names none
 	}
 	u.rec.accept(resp.StatusCode, protocol)
-	return u.rec.final.wrap(conn), nil
+	return u.rec.final.wrap(conn, protocol), nil
 }
 
 // newSPDYExecutor is client-go's SPDY executor offering exactly protocols.

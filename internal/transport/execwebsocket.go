@@ -1,8 +1,11 @@
 package transport
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 
@@ -48,6 +51,38 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		ReadBufferSize:  wsBufferSize,
 		WriteBufferSize: wsBufferSize,
 		NetDialContext:  d.rec.dial,
+	}
+	if slices.Contains(protocols, ExecProtocolV1) {
+		// statuswatch_ws.go: the filter sits above TLS, so crisp does the
+		// TLS handshake here as gorilla would (watchTLS's configuration
+		// verifies the server in VerifyConnection).
+		watch := &d.rec.final
+		dialer.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := d.rec.dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newWSV1Filter(conn, watch), nil
+		}
+		dialer.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := d.rec.dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			cfg := d.cfg.TLS.Clone()
+			if cfg == nil {
+				cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+			}
+			if cfg.ServerName == "" {
+				cfg.ServerName, _, _ = net.SplitHostPort(addr)
+			}
+			tc := tls.Client(conn, cfg)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return newWSV1Filter(tc, watch), nil
+		}
 	}
 	d.rec.dialing()
 	conn, resp, err := dialer.DialContext(req.Context(), u.String(), header)

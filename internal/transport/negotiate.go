@@ -15,8 +15,9 @@ import (
 )
 
 // The remote-command subprotocols of exec and attach, newest first. SPDY
-// carries all five; client-go's WebSocket executor only v5 and v4 (the
-// WebSocket channel.k8s.io and base64 variants are a different framing).
+// carries all five; WebSocket servers speak v5, v4 and channel.k8s.io (v1)
+// in the binary framing client-go's WebSocket executor reads (v2 and v3
+// exist on SPDY only; the base64 variants are a different framing).
 const (
 	ExecProtocolV5 = "v5.channel.k8s.io"
 	ExecProtocolV4 = "v4.channel.k8s.io"
@@ -72,13 +73,13 @@ func ExecOffers(t Transport, pin string) ([]Offer, error) {
 		if err != nil {
 			return nil, err
 		}
-		wsOK := p == ExecProtocolV5 || p == ExecProtocolV4
+		wsOK := p == ExecProtocolV5 || p == ExecProtocolV4 || p == ExecProtocolV1
 		switch t {
 		case SPDY:
 			return []Offer{{SPDY, []string{p}}}, nil
 		case WebSocket:
 			if !wsOK {
-				return nil, fmt.Errorf("--transport websocket carries only %s and %s, not %s; use --transport spdy for it", ExecProtocolV5, ExecProtocolV4, p)
+				return nil, fmt.Errorf("--transport websocket carries only %s, %s and %s, not %s; use --transport spdy for it", ExecProtocolV5, ExecProtocolV4, ExecProtocolV1, p)
 			}
 			return []Offer{{WebSocket, []string{p}}}, nil
 		case Auto, "":
@@ -304,12 +305,24 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		})
 		defer timer.Stop()
 	}
+	defer rec.final.release() // statuswatch.go: a held v1 connection closes here
 	err = exec.StreamWithContext(attemptCtx, opts)
 	if rec.accepted() {
 		if att.Protocol == "" {
 			// SPDY servers may answer without a version header: client-go then
 			// speaks v1, and so do we in messages.
 			att.Protocol = ExecProtocolV1
+		}
+		if err == nil && ctx.Err() == nil {
+			// v1: client-go returned when stdout and stderr ended; the
+			// server's error text follows them (statuswatch.go).
+			text, readErr := rec.final.awaitText(ctx)
+			switch {
+			case strings.TrimSpace(text) != "":
+				err = fmt.Errorf("error executing remote command: %s", text)
+			case readErr != nil:
+				err = fmt.Errorf("reading the error stream: %w", readErr)
+			}
 		}
 		if err == nil && offer.Transport == SPDY && statusCarryingProtocol(att.Protocol) && !rec.final.seen.Load() && ctx.Err() == nil {
 			err = fmt.Errorf("the connection ended without the command's exit status: the runtime dropped the stream, so output may be incomplete")

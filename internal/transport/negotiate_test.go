@@ -198,6 +198,8 @@ func TestExecOffers(t *testing.T) {
 		{Auto, "v4", []Offer{{WebSocket, []string{ExecProtocolV4}}, {SPDY, []string{ExecProtocolV4}}}, ""},
 		{Auto, "v2.channel.k8s.io", []Offer{{SPDY, []string{ExecProtocolV2}}}, ""},
 		{SPDY, "v1", []Offer{{SPDY, []string{ExecProtocolV1}}}, ""},
+		{WebSocket, "v1", []Offer{{WebSocket, []string{ExecProtocolV1}}}, ""},
+		{Auto, "channel.k8s.io", []Offer{{WebSocket, []string{ExecProtocolV1}}, {SPDY, []string{ExecProtocolV1}}}, ""},
 		{WebSocket, "v5", []Offer{{WebSocket, []string{ExecProtocolV5}}}, ""},
 		{WebSocket, "v3", nil, "carries only"},
 		{Auto, "v9", nil, "unknown exec/attach protocol"},
