@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -41,24 +40,6 @@ func TestMockRuntimeUsageErrors(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects stderr written by the runtime's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // mock-runtime serves until its context ends, says where on one line, and
 // removes its socket on the way out.
 func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
@@ -68,7 +49,7 @@ func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	sock := filepath.Join(dir, "m.sock")
-	errOut := &lockedBuffer{}
+	errOut := &syncBuffer{}
 	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
 	o := &mockRuntimeOptions{f: f, Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}
 	if err := o.Complete(); err != nil {

@@ -144,7 +144,7 @@ func TestMockRuntimeTLSDir(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	tlsDir := filepath.Join(dir, "tls")
-	errOut := &lockedBuffer{}
+	errOut := &syncBuffer{}
 	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
 	o := &mockRuntimeOptions{f: f, Listen: "unix://" + filepath.Join(dir, "m.sock"), Profile: "full", StreamAddr: "127.0.0.1:0", TLSDir: tlsDir, TLSClientAuth: true}
 	if err := o.Complete(); err != nil {
