@@ -94,7 +94,7 @@ func TestTLSOptionsConfig(t *testing.T) {
 	if _, err := certs.Generate(dir, true); err != nil {
 		t.Fatal(err)
 	}
-	var warn testWriter
+	var warn bytes.Buffer
 	o := tlsOptions{
 		CA:   filepath.Join(dir, certs.CAFile),
 		Cert: filepath.Join(dir, certs.ClientCertFile), Key: filepath.Join(dir, certs.ClientKeyFile),
@@ -121,11 +121,6 @@ func TestTLSOptionsConfig(t *testing.T) {
 		t.Error("a key file as CA was accepted")
 	}
 }
-
-type testWriter struct{ b []byte }
-
-func (w *testWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
-func (w *testWriter) String() string              { return string(w.b) }
 
 // mock-runtime --tls-dir serves https with the material it writes, says
 // where the CA and the client certificate are, and with --tls-client-auth
