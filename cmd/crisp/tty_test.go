@@ -130,12 +130,6 @@ func (s *ptySession) waitOutput(mark int, re string) int {
 	}
 }
 
-func (s *ptySession) mark() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.Len()
-}
-
 func (s *ptySession) typeText(text string) {
 	s.t.Helper()
 	if _, err := io.WriteString(s.ptmx, text); err != nil {

@@ -114,11 +114,10 @@ func TestStreamingExec(t *testing.T) {
 	})
 }
 
-// fixedSize hands out one terminal size, then waits until the session ends.
+// fixedSize hands out one terminal size, then nil (no more sizes).
 type fixedSize struct {
 	once sync.Once
 	size remotecommand.TerminalSize
-	done chan struct{}
 }
 
 func (f *fixedSize) Next() *remotecommand.TerminalSize {
