@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	"k8s.io/klog/v2"
 )
 
 const (
@@ -183,9 +184,13 @@ func (s *server) Start() error {
 	g.srv = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 30 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return g.ctx },
-		ConnContext:       connContext,
-		ErrorLog:          log.New(io.Discard, "", 0),
+		// The streaming libraries log through the request's klog logger
+		// (wsstream: "Error on socket receive ... use of closed network
+		// connection" whenever a session ends); the mock's library noise
+		// stays out of its host's output. The zero logger discards.
+		BaseContext: func(net.Listener) context.Context { return klog.NewContext(g.ctx, klog.Logger{}) },
+		ConnContext: connContext,
+		ErrorLog:    log.New(io.Discard, "", 0),
 	}
 	s.current = g
 	s.wg.Add(1)
