@@ -138,7 +138,7 @@ func (c *container) start() error {
 	c.attachers = map[*attacher]struct{}{}
 
 	if c.kind == imageWebServer && c.spec.argv == nil {
-		ws, err := startWebServer(c.webPort, c.emit)
+		ws, err := startWebServer(c.id, c.webPort, c.emit)
 		if err != nil {
 			return c.failStart(err)
 		}

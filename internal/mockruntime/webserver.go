@@ -27,9 +27,13 @@ type webServer struct {
 	done chan struct{}
 }
 
-// startWebServer listens on 127.0.0.1:port; serve must then run (on a
-// goroutine its caller owns) until stop.
-func startWebServer(port int, emit func(stream string, p []byte)) (*webServer, error) {
+// WebContainerHeader names the container whose built-in server answered:
+// with SO_REUSEPORT several may listen on one port.
+const WebContainerHeader = "X-Crisp-Mock-Container"
+
+// startWebServer listens on 127.0.0.1:port for container id; serve must then
+// run (on a goroutine its caller owns) until stop.
+func startWebServer(id string, port int, emit func(stream string, p []byte)) (*webServer, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	// On a real runtime every pod has its own port 80. Pods of the mock
 	// share the host loopback, so web servers of several pods (or of several
@@ -52,6 +56,7 @@ func startWebServer(port int, emit func(stream string, p []byte)) (*webServer, e
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Server", "crisp-mock")
+		w.Header().Set(WebContainerHeader, id)
 		_, _ = w.Write([]byte(webPage))
 		emit(streamStdout, fmt.Appendf(nil, "%s - - [%s] \"%s %s %s\" 200 %d\n", req.RemoteAddr,
 			time.Now().Format("02/Jan/2006:15:04:05 -0700"), req.Method, req.URL.RequestURI(), req.Proto, len(webPage)))
