@@ -307,9 +307,11 @@ func (s *Smoker) exitCode(ctx context.Context, t Target, p Protocol, caps Capabi
 	case !caps.ExitCode && err != nil:
 		return Check{Outcome: Skip, Detail: caps.missing("exit-code", p) + fmt.Sprintf(" (text: %v)", err)}
 	case ok && code == 0 && p.Name == ProtoV1:
-		// client-go's v1 reader returns once stdout and stderr end, without
-		// waiting for the error stream that carries the text.
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("`sh -c 'exit 7'` looked like success: %s carries the exit status only as an error text, and the client stops reading when stdout and stderr end, so the text can be lost (a limit of client-go's v1 reader, not necessarily of the runtime)", p)}
+		// crisp waits for v1's error text (internal/transport statuswatch),
+		// so an empty one is the server's: cri-streaming's v1 handler (what
+		// containerd and CRI-O embed) resets the error stream before the
+		// command runs, as 1.0 kubelets did.
+		return Check{Outcome: Fail, Detail: fmt.Sprintf("`sh -c 'exit 7'` looked like success: %s carries the exit status only as an error text, and the runtime sent none (servers built on cri-streaming reset v1's error stream before the command starts)", p)}
 	case ok:
 		return Check{Outcome: Fail, Detail: fmt.Sprintf("`sh -c 'exit 7'` reported exit %d, want 7", code)}
 	}
