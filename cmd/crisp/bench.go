@@ -70,15 +70,11 @@ func (o *benchOptions) Validate() error {
 }
 
 func (o *benchOptions) Run(ctx context.Context) error {
-	env, err := connect(o.f, o.target.TLS)
+	env, t, err := o.target.connect(ctx, o.f)
 	if err != nil {
 		return err
 	}
 	defer env.client.Close()
-	t, err := o.target.resolve(ctx, env.client)
-	if err != nil {
-		return err
-	}
 	b := &probe.Bencher{URLs: env.urls, Streamer: env.streamer, Size: o.Size, Runs: o.Runs}
 	rep, err := b.Run(ctx, t)
 	if err != nil {

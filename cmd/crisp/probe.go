@@ -83,6 +83,21 @@ func (o *targetOptions) resolve(ctx context.Context, c *client.Client) (probe.Ta
 	return t, nil
 }
 
+// connect dials the runtime and resolves the target, for probe and bench;
+// the caller closes env.client.
+func (o *targetOptions) connect(ctx context.Context, f *factory) (*diagEnv, probe.Target, error) {
+	env, err := connect(f, o.TLS)
+	if err != nil {
+		return nil, probe.Target{}, err
+	}
+	t, err := o.resolve(ctx, env.client)
+	if err != nil {
+		env.client.Close()
+		return nil, probe.Target{}, err
+	}
+	return env, t, nil
+}
+
 type probeOptions struct {
 	f      *factory
 	target targetOptions
@@ -156,15 +171,11 @@ func (o *probeOptions) Validate() error {
 }
 
 func (o *probeOptions) Run(ctx context.Context) error {
-	env, err := connect(o.f, o.target.TLS)
+	env, t, err := o.target.connect(ctx, o.f)
 	if err != nil {
 		return err
 	}
 	defer env.client.Close()
-	t, err := o.target.resolve(ctx, env.client)
-	if err != nil {
-		return err
-	}
 	t.Command = strings.Fields(o.Command)
 	p := &probe.Prober{URLs: env.urls, Streamer: env.streamer, Timeout: o.Timeout}
 	rep, err := p.Run(ctx, t)
