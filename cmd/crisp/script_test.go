@@ -143,6 +143,7 @@ func scriptParams(dir string) testscript.Params {
 			"exitcode":     cmdExitCode,
 			"sharedprefix": cmdSharedPrefix,
 			"varfrom":      cmdVarFrom, // portforward_test.go
+			"freeport":     cmdFreePort,
 		},
 	}
 }
@@ -618,6 +619,24 @@ func cmdEchoServer(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Defer(serveEcho(lis))
 	ts.Setenv(*varName, strconv.Itoa(lis.Addr().(*net.TCPAddr).Port))
+}
+
+// cmdFreePort sets $FREE_PORT (or $V) to a loopback TCP port that was free
+// a moment ago, for servers a script starts inside a container:
+// freeport [--var V].
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! freeport")
+	}
+	fs := flag.NewFlagSet("freeport", flag.ContinueOnError)
+	varName := fs.String("var", "FREE_PORT", "environment variable to set to the port")
+	if rest := parseFlags(ts, fs, args); len(rest) != 0 {
+		ts.Fatalf("usage: freeport [--var V]")
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(*varName, strconv.Itoa(lis.Addr().(*net.TCPAddr).Port))
+	ts.Check(lis.Close())
 }
 
 // cmdTCPCopy connects to ADDR, sends IN, and writes what comes back to OUT:

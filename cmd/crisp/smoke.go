@@ -47,7 +47,8 @@ With --image, smoke needs no container: it pulls IMAGE if missing, creates a
 pod (from --pod-config, a crictl-style PodSandboxConfig in JSON or YAML, or a
 minimal one) and a long-running container that prints, runs the battery, and
 removes both on every way out (failure, --timeout, Ctrl-C). The image needs sh,
-cat, head, wc and stty (busybox has them).
+cat, head, wc and stty (busybox has them); with --port the container also runs
+a TCP echo server on that port (busybox's nc) for the port-forward checks.
 
 EXIT STATUS
   0  every check passed (warnings and skipped checks allowed)
@@ -56,7 +57,8 @@ EXIT STATUS
   130 interrupted (what smoke created is removed first)`,
 		Example: `  crisp smoke web-1
   crisp smoke web-1 --port 7777 --junit smoke.xml
-  crisp smoke --image busybox --junit smoke.xml --strict`,
+  crisp smoke --image busybox --junit smoke.xml --strict
+  crisp smoke --image busybox --port 7777`,
 		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -146,7 +148,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		logf := func(format string, args ...any) {
 			fmt.Fprintf(o.f.Streams.ErrOut, "crisp: smoke: "+format+"\n", args...)
 		}
-		err = probe.WithScratch(ctx, env.client, o.Image, o.podCfg, logf, func(ctx context.Context, s probe.Scratch) error {
+		err = probe.WithScratch(ctx, env.client, o.Image, o.target.Port, o.podCfg, logf, func(ctx context.Context, s probe.Scratch) error {
 			return runOn(ctx, probe.Target{ContainerID: s.ContainerID, PodID: s.PodID, Port: o.target.Port})
 		})
 		if rep != nil {

@@ -24,9 +24,15 @@ type Lifecycle interface {
 }
 
 // smokeCommand is what smoke --image runs in its container: long-running,
-// and printing, so the attach check has output to read.
-func smokeCommand() []string {
-	return []string{"sh", "-c", "while :; do echo crisp-smoke; sleep 0.2; done"}
+// and printing, so the attach check has output to read. With a port it also
+// serves a TCP echo there for the port-forward checks, where the image has
+// busybox's nc (-ll: a server that outlives each connection).
+func smokeCommand(port int32) []string {
+	script := "while :; do echo crisp-smoke; sleep 0.2; done"
+	if port > 0 {
+		script = fmt.Sprintf("if command -v nc >/dev/null 2>&1; then nc -ll -p %d -e cat & fi; %s", port, script)
+	}
+	return []string{"sh", "-c", script}
 }
 
 // SmokeLabel marks what smoke --image creates, so leftovers can be found.
@@ -44,10 +50,11 @@ type Scratch struct {
 }
 
 // WithScratch creates a pod (from podCfg, or a fresh minimal one) and a
-// long-running container from image (pulled if missing), calls run with
+// long-running container from image (pulled if missing; an echo server on
+// port when port > 0), calls run with
 // them, and removes both on every way out: run's failure, a cancelled ctx
 // (SIGINT), a timeout or a panic. logf says what is created and removed.
-func WithScratch(ctx context.Context, lc Lifecycle, image string, podCfg *runtimeapi.PodSandboxConfig, logf func(string, ...any), run func(ctx context.Context, s Scratch) error) (err error) {
+func WithScratch(ctx context.Context, lc Lifecycle, image string, port int32, podCfg *runtimeapi.PodSandboxConfig, logf func(string, ...any), run func(ctx context.Context, s Scratch) error) (err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
@@ -82,7 +89,7 @@ func WithScratch(ctx context.Context, lc Lifecycle, image string, podCfg *runtim
 		return err
 	}
 	logf("created pod %s", s.PodID)
-	ctrCfg := client.ContainerConfig("crisp-smoke", image, smokeCommand(), false, false)
+	ctrCfg := client.ContainerConfig("crisp-smoke", image, smokeCommand(port), false, false)
 	ctrCfg.Labels = map[string]string{SmokeLabel: "true"}
 	s.ContainerID, err = lc.CreateContainer(ctx, s.PodID, ctrCfg, podCfg)
 	if err != nil {
