@@ -602,6 +602,17 @@ func TestReopenLogAndStats(t *testing.T) {
 	})
 	waitFile(t, filepath.Join(dir, "m1"))
 	st := waitState(t, env, id, runtimeapi.ContainerState_CONTAINER_RUNNING)
+	// m1 exists once "one" is in the pipe, not yet in the log: rotate only
+	// after the runtime has written it.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if data, _ := os.ReadFile(st.LogPath); strings.Contains(string(data), "stdout F one") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%q never reached the log %s", "one", st.LogPath)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := os.Rename(st.LogPath, st.LogPath+".1"); err != nil {
 		t.Fatal(err)
 	}
