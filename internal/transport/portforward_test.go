@@ -536,13 +536,15 @@ func TestPortForwardServeDrain(t *testing.T) {
 		go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
 		return ls[0].Addr().String(), cancel, served
 	}
-	t.Run("open connection finishes", func(t *testing.T) {
-		addr, cancel, served := start(t, time.Hour)
+	// stopWithOpen forwards one connection to completion, leaves a second
+	// one open mid-request, then stops Serve.
+	stopWithOpen := func(t *testing.T, drain time.Duration) (addr string, open net.Conn, served chan error) {
+		addr, cancel, served := start(t, drain)
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		t.Cleanup(func() { c.Close() })
 		// Make sure the connection is forwarded before stopping.
 		if err := roundTrip(c, 1, 10); err != nil {
 			t.Fatal(err)
@@ -551,9 +553,13 @@ func TestPortForwardServeDrain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c2.Close()
+		t.Cleanup(func() { c2.Close() })
 		c2.Write([]byte("x")) // forwarded, and the app waits for the rest
 		cancel()
+		return addr, c2, served
+	}
+	t.Run("open connection finishes", func(t *testing.T) {
+		addr, c2, served := stopWithOpen(t, time.Hour)
 		// The listener is closed: new connections are refused.
 		for {
 			c3, err := net.Dial("tcp", addr)
@@ -573,22 +579,7 @@ func TestPortForwardServeDrain(t *testing.T) {
 		}
 	})
 	t.Run("drain timeout cuts", func(t *testing.T) {
-		addr, cancel, served := start(t, time.Millisecond)
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := roundTrip(c, 1, 10); err != nil {
-			t.Fatal(err)
-		}
-		c2, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c2.Close()
-		c2.Write([]byte("x"))
-		cancel()
+		_, c2, served := stopWithOpen(t, time.Millisecond)
 		if err := <-served; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
