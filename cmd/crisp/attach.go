@@ -68,16 +68,7 @@ EXIT STATUS
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.deps.Stream == nil {
-				o.deps = newStreamDeps(f)
-			}
-			o.Complete(args)
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "send stdin to the container")
@@ -90,10 +81,14 @@ EXIT STATUS
 }
 
 // Complete takes CONTAINER from the arguments.
-func (o *attachOptions) Complete(args []string) {
+func (o *attachOptions) Complete(f *factory, _ *cobra.Command, args []string) error {
+	if o.deps.Stream == nil {
+		o.deps = newStreamDeps(f)
+	}
 	if len(args) > 0 {
 		o.Container = args[0]
 	}
+	return nil
 }
 
 // Validate rejects bad input before any connection is made.

@@ -58,7 +58,7 @@ type demoOptions struct {
 }
 
 func newDemoCommand(f *factory) *cobra.Command {
-	o := &demoOptions{f: f, stepTimeout: 15 * time.Second, probeTimeout: 30 * time.Second}
+	o := &demoOptions{stepTimeout: 15 * time.Second, probeTimeout: 30 * time.Second}
 	profiles := make([]string, len(streamserver.Profiles))
 	for i, p := range streamserver.Profiles {
 		profiles[i] = string(p)
@@ -93,7 +93,7 @@ EXIT STATUS
   crisp demo --profile cri-streaming
   make demo`,
 		Args: noArgs,
-		RunE: completeValidateRun(o),
+		RunE: runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile of the mock: "+strings.Join(profiles, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))
@@ -101,7 +101,8 @@ EXIT STATUS
 }
 
 // Complete normalises the profile name.
-func (o *demoOptions) Complete() error {
+func (o *demoOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
+	o.f = f
 	o.Profile = strings.ToLower(strings.TrimSpace(o.Profile))
 	return nil
 }

@@ -268,18 +268,7 @@ EXIT STATUS
   crisp -v exec --transport spdy web -- true
   crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.deps.Stream == nil {
-				o.deps = newStreamDeps(f)
-			}
-			if err := o.Complete(cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:        runOptions(f, o),
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
@@ -295,7 +284,10 @@ EXIT STATUS
 
 // Complete splits CONTAINER from the command; "--" after CONTAINER is
 // optional (flag parsing stops at CONTAINER).
-func (o *execOptions) Complete(cmd *cobra.Command, args []string) error {
+func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) error {
+	if o.deps.Stream == nil {
+		o.deps = newStreamDeps(f)
+	}
 	if len(args) > 0 {
 		o.Container = args[0]
 		o.Command = args[1:]
