@@ -281,7 +281,7 @@ func (d *demoRun) setUp(ctx context.Context) error {
 	}
 	d.ctrID = ctrID
 	d.out.printf("pod %s (%s) running container %s (%s): sh -c %s\n",
-		demoPodName, idPrefix13(podID), demoContainerName, idPrefix13(ctrID), demoShellQuote(demoTicker))
+		demoPodName, client.ShortID(podID), demoContainerName, client.ShortID(ctrID), demoShellQuote(demoTicker))
 	d.out.printf("a TCP echo server on 127.0.0.1:%d stands for a server in the pod (pods share the host loopback)\n", d.echoPort)
 	return nil
 }
@@ -344,7 +344,7 @@ func (d *demoRun) stepTTYSize(ctx context.Context) (string, error) {
 	// Runtimes may start the command a moment before the first size reaches
 	// its terminal (REAL_RUNTIME.md): ask until it has (at most 40 times).
 	cmd := []string{"sh", "-c", `n=0; until [ "$(stty size 2>/dev/null)" = "` + want + `" ] || [ $n -ge 40 ]; do n=$((n+1)); sleep 0.05; done; stty size`}
-	src := execSource(d.cli, &runtimeapi.ExecRequest{ContainerId: d.ctrID, Cmd: cmd, Tty: true, Stdout: true})
+	src := d.cli.ExecSource("", &runtimeapi.ExecRequest{ContainerId: d.ctrID, Cmd: cmd, Tty: true, Stdout: true})
 	offers, err := transport.ExecOffers(transport.Auto, "")
 	if err != nil {
 		return "", err
