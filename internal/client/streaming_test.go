@@ -75,7 +75,9 @@ func TestURLSources(t *testing.T) {
 	var urls []string
 	for _, src := range []func(context.Context) (string, error){
 		c.ExecSource("exec", execReq), c.ExecSource("exec", execReq), c.AttachSource("attach", attachReq),
-		func(ctx context.Context) (string, error) { return c.PortForwardSource("", "p1")(ctx, []uint16{80, 8080}) },
+		func(ctx context.Context) (string, error) {
+			return c.PortForwardSource("", "p1")(ctx, []uint16{80, 8080})
+		},
 	} {
 		u, err := src(ctx)
 		if err != nil {
