@@ -47,7 +47,7 @@ func FuzzParseCreds(f *testing.F) {
 		if user == "" || strings.Contains(user, ":") {
 			t.Fatalf("user %q from %q", user, creds)
 		}
-		if joined := user + ":" + pass; joined != creds && !(pass == "" && user == creds) {
+		if joined := user + ":" + pass; joined != creds && (pass != "" || user != creds) {
 			t.Fatalf("%q split into %q and %q", creds, user, pass)
 		}
 	})
