@@ -44,7 +44,7 @@ EXIT STATUS
   crisp images -q
   crisp images --digests --pinned`,
 		Args: maxArgs(1, "one IMAGE"),
-		RunE: runE(o),
+		RunE: runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print image IDs only")
@@ -55,7 +55,7 @@ EXIT STATUS
 }
 
 // Complete takes the optional image argument.
-func (o *imagesOptions) Complete(args []string) error {
+func (o *imagesOptions) Complete(_ *factory, _ *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.Ref = args[0]
 	}

@@ -79,24 +79,6 @@ func parseLabels(pairs []string) (map[string]string, error) {
 	return labels, nil
 }
 
-// runE is the RunE of a command whose options complete from the arguments,
-// validate, then run.
-func runE(o interface {
-	Complete(args []string) error
-	Validate() error
-	Run(context.Context) error
-}) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := o.Complete(args); err != nil {
-			return err
-		}
-		if err := o.Validate(); err != nil {
-			return err
-		}
-		return o.Run(cmd.Context())
-	}
-}
-
 // atLeastArgs requires n or more positional arguments, named in the message.
 func atLeastArgs(n int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {

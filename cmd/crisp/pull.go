@@ -40,7 +40,7 @@ EXIT STATUS
   echo "$TOKEN" | crisp pull -u robot registry.example.com/app:1.2
   crisp pull --pod-config pod.yaml --pull-timeout 5m nginx`,
 		Args: exactArgs(1, "one IMAGE"),
-		RunE: runE(o),
+		RunE: runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Creds, "creds", o.f.Getenv("CRICTL_CREDS"), "USERNAME[:PASSWORD] for the registry (env CRICTL_CREDS)")
@@ -56,7 +56,7 @@ EXIT STATUS
 }
 
 // Complete builds the pull request's options.
-func (o *pullOptions) Complete(args []string) (err error) {
+func (o *pullOptions) Complete(_ *factory, _ *cobra.Command, args []string) (err error) {
 	o.Image = args[0]
 	o.pull.Timeout = o.Timeout
 	if o.pull.Annotations, err = client.ParseLabels(o.Annotations); err != nil {

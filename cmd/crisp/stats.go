@@ -41,7 +41,7 @@ EXIT STATUS
   crisp stats -w nginx
   crisp stats -o json --label app=web`,
 		Args: maxArgs(1, "one CONTAINER"),
-		RunE: runE(o),
+		RunE: runOptions(o.f, o),
 	}
 	fl := o.flags(cmd)
 	fl.BoolVarP(&o.q.All, "all", "a", false, "also containers that use no CPU and no memory")
@@ -70,7 +70,7 @@ EXIT STATUS
   crisp statsp -w --label app=web
   crisp statsp -o yaml`,
 		Args: maxArgs(1, "one POD"),
-		RunE: runE(o),
+		RunE: runOptions(o.f, o),
 	}
 	o.flags(cmd).StringVar(&o.q.Filter.ID, "id", "", "only the pod with this full ID")
 	return cmd
@@ -90,7 +90,7 @@ func (o *statsOptions) flags(cmd *cobra.Command) interface {
 }
 
 // Complete takes the optional argument and the labels.
-func (o *statsOptions) Complete(args []string) (err error) {
+func (o *statsOptions) Complete(_ *factory, _ *cobra.Command, args []string) (err error) {
 	if len(args) == 1 {
 		o.q.Ref = args[0]
 	}
