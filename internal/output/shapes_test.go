@@ -113,7 +113,7 @@ func TestShapesMatchCrictl(t *testing.T) {
 		LogPath: "/tmp/outcfg/logs/nginx.log"}
 	podStatus := &runtimeapi.PodSandboxStatus{Id: podID, Metadata: fixturePod().GetMetadata(), State: runtimeapi.PodSandboxState_SANDBOX_READY,
 		CreatedAt: 1796086715078916886, Network: &runtimeapi.PodSandboxNetworkStatus{Ip: "127.0.0.1"},
-		Linux: &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: &runtimeapi.NamespaceOption{}}},
+		Linux:  &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: &runtimeapi.NamespaceOption{}}},
 		Labels: map[string]string{"app": "web"}}
 	runtimeStatus := &runtimeapi.StatusResponse{
 		Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
