@@ -120,6 +120,7 @@ EXIT STATUS
 	root.AddGroup(
 		&cobra.Group{ID: groupStreaming, Title: "Streaming:"},
 		&cobra.Group{ID: groupInspection, Title: "Inspection:"},
+		&cobra.Group{ID: groupLifecycle, Title: "Pods and containers:"},
 		&cobra.Group{ID: groupDiagnostics, Title: "Diagnostics:"},
 		&cobra.Group{ID: groupMock, Title: "Mock runtime and demo:"},
 	)
@@ -132,6 +133,9 @@ EXIT STATUS
 	add(groupStreaming, newExecCommand(f), newAttachCommand(f), newPortForwardCommand(f))
 	add(groupInspection, newVersionCommand(f), newInfoCommand(f), newPodsCommand(f), newPsCommand(f),
 		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f))
+	add(groupLifecycle, newRunPodCommand(f), newCreateCommand(f), newStartCommand(f), newRunCommand(f),
+		newStopCommand(f), newRmCommand(f), newStopPodCommand(f), newRmPodCommand(f),
+		newUpdateCommand(f), newCheckpointCommand(f), newLogsCommand(f))
 	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -141,6 +145,9 @@ EXIT STATUS
 	for name, complete := range map[string]cobra.CompletionFunc{
 		"exec": completeContainers(f), "attach": completeContainers(f), "inspect": completeContainers(f),
 		"port-forward": completePods(f), "inspectp": completePods(f),
+		"start": completeContainers(f), "stop": completeContainers(f), "rm": completeContainers(f),
+		"update": completeContainers(f), "checkpoint": completeContainers(f), "logs": completeContainers(f),
+		"stopp": completePods(f), "rmp": completePods(f),
 	} {
 		if c, _, err := root.Find([]string{name}); err == nil && c.ValidArgsFunction == nil {
 			c.ValidArgsFunction = complete
