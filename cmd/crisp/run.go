@@ -7,14 +7,14 @@ import (
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
-// runOptions are the flags of `crisp run`.
-type runOptions struct {
+// runContainerOptions are the flags of `crisp run`.
+type runContainerOptions struct {
 	pullFlags
 	Runtime string
 }
 
 func newRunCommand(f *factory) *cobra.Command {
-	o := &runOptions{}
+	o := &runContainerOptions{}
 	cmd := &cobra.Command{
 		Use:   "run [flags] CONTAINER_CONFIG POD_CONFIG",
 		Short: "Run a new container in a new pod, from config files",
