@@ -290,4 +290,3 @@ func ParseSince(value string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("--since %q: want a duration (42m), an RFC 3339 time (2013-01-02T13:23:37Z) or Unix seconds", value)
 }
-
