@@ -37,6 +37,15 @@ type factory struct {
 	Getenv  func(string) string
 }
 
+// getenv reads the environment through the factory (tests may leave Getenv
+// nil: then nothing is set).
+func (f *factory) getenv(key string) string {
+	if f.Getenv == nil {
+		return ""
+	}
+	return f.Getenv(key)
+}
+
 // Settings resolves endpoint, timeouts and config-file keys.
 func (f *factory) Settings() (client.Settings, error) {
 	settings, err := client.Resolve(client.Sources{
