@@ -62,7 +62,14 @@ func assertRestored(t *testing.T, f *os.File, before unix.Termios) {
 // cookedPTY returns a pseudo-terminal whose settings are not the defaults, so that restoring
 // "some sane mode" instead of the saved one would show.
 func cookedPTY(t *testing.T) (*os.File, unix.Termios) {
-	tty, _ := openPTY(t)
+	tty, _, before := cookedPTYPair(t)
+	return tty, before
+}
+
+// cookedPTYPair is cookedPTY with the controlling side too, for tests that read what the terminal
+// shows.
+func cookedPTYPair(t *testing.T) (tty, ptmx *os.File, before unix.Termios) {
+	tty, ptmx = openPTY(t)
 	tios := termios(t, tty)
 	tios.Cc[unix.VERASE] = 0x08 // ^H
 	tios.Lflag |= unix.ECHOCTL
@@ -70,7 +77,7 @@ func cookedPTY(t *testing.T) (*os.File, unix.Termios) {
 	if err := unix.IoctlSetTermios(int(tty.Fd()), unix.TCSETS, &tios); err != nil {
 		t.Fatal(err)
 	}
-	return tty, termios(t, tty)
+	return tty, ptmx, termios(t, tty)
 }
 
 func TestSafeRestores(t *testing.T) {
