@@ -111,6 +111,14 @@ EXIT STATUS
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("request-timeout") && f.Global.RequestTimeout <= 0 {
+				return usageErrorf("--request-timeout must be positive (e.g. 10s), not %s", f.Global.RequestTimeout)
+			}
+			// The config file's debug key means -v, as crictl's means --debug.
+			// A broken file is reported by the commands that use it.
+			if file, _, err := client.LoadConfigFile(client.Sources{FlagConfig: f.Global.ConfigFile, Getenv: f.Getenv}); err == nil {
+				f.Global.Verbose = file.Verbosity(f.Global.Verbose, cmd.Flags().Changed("verbose"))
+			}
 			if _, err := output.ParseFormat(f.Global.Output); err != nil {
 				return usageErrorf("-o/--output must be table, json, yaml or go-template, not %q", f.Global.Output)
 			}
