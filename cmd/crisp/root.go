@@ -132,7 +132,7 @@ EXIT STATUS
 	add(groupStreaming, newExecCommand(f), newAttachCommand(f), newPortForwardCommand(f))
 	add(groupInspection, newVersionCommand(f), newInfoCommand(f), newPodsCommand(f), newPsCommand(f),
 		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f))
-	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f))
+	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f), newReportCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newCompletionCommand(f), newGenDocsCommand(f))
