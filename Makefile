@@ -8,12 +8,23 @@ export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
 GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
-.PHONY: all build demo test test-go check deps bench lint tidy-check completions man interop fuzz
+.PHONY: all build image demo test test-go check deps bench lint tidy-check completions man interop fuzz
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/crisp
+
+## image: bin/crisp-image.tar, an OCI image (crisp:$(VERSION)) holding the static
+## binary on an empty base; offline and reproducible. `ctr -n k8s.io images import`,
+## `docker load` and `podman load` read it.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_TAR := $(CURDIR)/bin/crisp-image.tar
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '-s -w -buildid= -X main.crispVersion=$(VERSION)' \
+		-o $(CURDIR)/bin/crisp-static ./cmd/crisp
+	$(GO) run ./internal/tools/ociimage -binary $(CURDIR)/bin/crisp-static -name crisp -tag $(VERSION) \
+		-arch $$($(GO) env GOARCH) -o $(IMAGE_TAR)
 
 ## demo: the mock runtime in-process, and every streaming call working on it.
 demo: build
