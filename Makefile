@@ -23,7 +23,7 @@ IMAGE_TAR := $(CURDIR)/bin/crisp-image.tar
 image:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '-s -w -buildid= -X main.crispVersion=$(VERSION)' \
 		-o $(CURDIR)/bin/crisp-static ./cmd/crisp
-	$(GO) run ./internal/tools/ociimage -binary $(CURDIR)/bin/crisp-static -name crisp -tag $(VERSION) \
+	$(GO) run ./cmd/crisp-image -binary $(CURDIR)/bin/crisp-static -name crisp -tag $(VERSION) \
 		-arch $$($(GO) env GOARCH) -o $(IMAGE_TAR)
 
 ## demo: the mock runtime in-process, and every streaming call working on it.

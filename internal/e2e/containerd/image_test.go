@@ -98,7 +98,7 @@ func buildImage(t *testing.T, name, tag string) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("static build: %v\n%s", err, out)
 	}
-	pack := exec.Command("go", "run", "./internal/tools/ociimage", "-binary", bin, "-name", name, "-tag", tag, "-o", tar)
+	pack := exec.Command("go", "run", "./cmd/crisp-image", "-binary", bin, "-name", name, "-tag", tag, "-o", tar)
 	pack.Dir = suite.repo
 	if out, err := pack.CombinedOutput(); err != nil {
 		t.Fatalf("ociimage: %v\n%s", err, out)

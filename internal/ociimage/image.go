@@ -1,4 +1,9 @@
-package main
+// Package ociimage packs a static crisp binary into an OCI image tarball on an
+// empty base, offline and reproducibly (the same binary gives the same bytes).
+// The tarball is an OCI image layout that also carries Docker's manifest.json,
+// so `ctr images import`, `docker load` and `podman load` all read it;
+// go-containerregistry writes the layout, so no OCI JSON is written by hand.
+package ociimage
 
 import (
 	"archive/tar"
