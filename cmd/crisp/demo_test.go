@@ -192,21 +192,3 @@ func TestDemoFlags(t *testing.T) {
 		}
 	}
 }
-
-func TestDemoShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"demo":                   "demo",
-		"--port":                 "--port",
-		":8080":                  ":8080",
-		"unix:///tmp/x.sock":     "unix:///tmp/x.sock",
-		"":                       "''",
-		"echo hi; exit 3":        "'echo hi; exit 3'",
-		"it's":                   `'it'\''s'`,
-		`a\nb`:                   `'a\nb'`,
-		"while :; do date; done": "'while :; do date; done'",
-	} {
-		if got := demoShellQuote(in); got != want {
-			t.Errorf("demoShellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}

@@ -156,18 +156,8 @@ func Main(args []string, streams ioStreams) int {
 	defer stop()
 
 	f := &factory{Streams: streams, Getenv: os.Getenv}
-	root := newRootCommand(f)
-	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return exitOK
-	}
-	passThrough := cmd != nil && cmd.Annotations[passThroughAnnotation] == "true"
-	code := exitStatus(err, passThrough)
-	if !errors.Is(err, errReported) {
-		fmt.Fprintf(streams.ErrOut, "crisp: %v\n", err)
-	}
-	if code == exitUsage || (passThrough && isUsage(err)) {
+	code, cmd, err := execute(ctx, f, args)
+	if err != nil && (code == exitUsage || (isPassThrough(cmd) && isUsage(err))) {
 		name := "crisp"
 		if cmd != nil {
 			name = cmd.CommandPath()
@@ -175,6 +165,28 @@ func Main(args []string, streams ioStreams) int {
 		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", name)
 	}
 	return code
+}
+
+// execute runs one command line through a fresh command tree and returns
+// the exit status, the command that ran (nil when none was found) and its
+// error, whose line it has written to the error stream unless the command
+// reported it already.
+func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Command, error) {
+	root := newRootCommand(f)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK, cmd, nil
+	}
+	if !errors.Is(err, errReported) {
+		fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err)
+	}
+	return exitStatus(err, isPassThrough(cmd)), cmd, err
+}
+
+// isPassThrough says whether cmd passes the remote exit status through.
+func isPassThrough(cmd *cobra.Command) bool {
+	return cmd != nil && cmd.Annotations[passThroughAnnotation] == "true"
 }
 
 // errReported is returned (or wrapped) by a command that already printed its
