@@ -57,12 +57,12 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"go.uber.org/goleak"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/testkit"
 )
 
 // scriptCallTimeout bounds every CRI call the harness makes and is the
@@ -71,35 +71,14 @@ import (
 const scriptCallTimeout = 20 * time.Second
 
 // TestMain lets this test binary act as the crisp command inside scripts and
-// checks for leaked goroutines once every test (scripts included) is done.
+// checks for leaked goroutines once every test (scripts included) is done,
+// with a grace period: spdystream's Connection.Close holds a goroutine up to
+// a second to report a close error (the mock's TLS connections give one when
+// the client is already gone); bounded, not a leak.
 func TestMain(m *testing.M) {
-	testscript.Main(leakCheckedM{m}, map[string]func(){
+	testscript.Main(testkit.LeakChecked{M: m, Grace: testkit.LeakGrace}, map[string]func(){
 		"crisp": func() { os.Exit(Main(os.Args[1:], systemStreams())) },
 	})
-}
-
-// leakCheckedM runs the tests, then goleak, so goroutines left by in-process
-// mock runtimes and tests fail the run.
-type leakCheckedM struct{ m *testing.M }
-
-func (l leakCheckedM) Run() int {
-	code := l.m.Run()
-	if code != 0 {
-		return code
-	}
-	// Retries for ~3 s: spdystream's Connection.Close holds a goroutine up
-	// to a second to report a close error (the mock's TLS connections give
-	// one when the client is already gone); bounded, not a leak.
-	err := goleak.Find()
-	for deadline := time.Now().Add(3 * time.Second); err != nil && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-		err = goleak.Find()
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "goleak: goroutines outlived the tests: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 func TestScripts(t *testing.T) {
@@ -588,16 +567,9 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 	default:
 		ts.Fatalf("usage: waitfor [--timeout D] FILE REGEXP | waitfor [--timeout D] --port HOST:PORT")
 	}
-	deadline := time.Now().Add(*timeout)
-	for {
-		ok, last := check()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("waitfor %s: not there after %s; %s", strings.Join(args, " "), *timeout, last)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var last string
+	if !testkit.Poll(*timeout, func() (ok bool) { ok, last = check(); return ok }) {
+		ts.Fatalf("waitfor %s: not there after %s; %s", strings.Join(args, " "), *timeout, last)
 	}
 }
 
@@ -617,7 +589,7 @@ func cmdEchoServer(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	lis, err := net.Listen("tcp", *addr)
 	ts.Check(err)
-	ts.Defer(serveEcho(lis))
+	ts.Defer(testkit.ServeEcho(lis))
 	ts.Setenv(*varName, strconv.Itoa(lis.Addr().(*net.TCPAddr).Port))
 }
 
