@@ -33,6 +33,9 @@ func demoSocketDir(t *testing.T, out string) string {
 // short-lived CLI does not mind and TestMain's goleak check would.
 func runDemo(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the whole demo runs for seconds; skipped under -short")
+	}
 	bin, err := exec.LookPath("crisp")
 	if err != nil {
 		t.Fatalf("no crisp on $PATH (testscript.Main puts this test binary there): %v", err)

@@ -66,6 +66,9 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the end-to-end scripts take minutes; skipped under -short")
+	}
 	testscript.Run(t, scriptParams(filepath.Join("..", "..", "testdata", "script")))
 }
 
