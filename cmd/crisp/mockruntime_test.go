@@ -49,7 +49,7 @@ func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	sock := filepath.Join(dir, "m.sock")
 	errOut := &testkit.LockedBuffer{}
 	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
@@ -68,8 +68,7 @@ func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
 	line := regexp.MustCompile(`serving CRI on unix://` + regexp.QuoteMeta(sock) + `, profile legacy, streaming on 127\.0\.0\.1:\d+`)
 	if !testkit.Poll(30*time.Second, func() bool { return line.MatchString(errOut.String()) }) {
 		cancel()
-		<-done
-		t.Fatalf("no start-up line on stderr: %q", errOut.String())
+		t.Fatalf("no start-up line on stderr: %q (Run: %v)", errOut.String(), <-done)
 	}
 	if fi, err := os.Stat(sock); err != nil {
 		t.Errorf("socket %s: %v", sock, err)

@@ -46,7 +46,7 @@ func (f *factory) Settings() (client.Settings, error) {
 		return settings, err
 	}
 	if settings.EndpointSource == client.SourceUsualSocket {
-		fmt.Fprintf(f.Streams.ErrOut, "crisp: no runtime endpoint configured; using %s\n", settings.RuntimeEndpoint)
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: no runtime endpoint configured; using %s\n", settings.RuntimeEndpoint) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return settings, nil
 }
@@ -63,7 +63,7 @@ func (f *factory) Client() (*client.Client, error) {
 // Verbosef prints a diagnostic line when -v was given at least level times.
 func (f *factory) Verbosef(level int, format string, args ...any) {
 	if f.Global.Verbose >= level {
-		fmt.Fprintf(f.Streams.ErrOut, "crisp: "+format+"\n", args...)
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 }
 
@@ -162,7 +162,7 @@ func Main(args []string, streams ioStreams) int {
 		if cmd != nil {
 			name = cmd.CommandPath()
 		}
-		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", name)
+		_, _ = fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", name) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return code
 }
@@ -179,7 +179,7 @@ func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Comman
 		return exitOK, cmd, nil
 	}
 	if !errors.Is(err, errReported) {
-		fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err)
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return exitStatus(err, isPassThrough(cmd)), cmd, err
 }

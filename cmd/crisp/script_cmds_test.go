@@ -40,7 +40,7 @@ func cmdSha256File(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	f, err := os.Open(ts.MkAbs(rest[0]))
 	ts.Check(err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	_, err = io.Copy(h, f)
 	ts.Check(err)
@@ -49,7 +49,7 @@ func cmdSha256File(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv(*varName, sum)
 		return
 	}
-	fmt.Fprintln(ts.Stdout(), sum)
+	_, _ = fmt.Fprintln(ts.Stdout(), sum)
 }
 
 // cmdGenFile writes SIZE pseudo-random bytes (same seed, same bytes):
@@ -114,7 +114,7 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 			if err != nil {
 				return false, err.Error()
 			}
-			conn.Close()
+			_ = conn.Close()
 			return true, ""
 		}
 	case *port == "" && len(rest) == 2:
@@ -217,7 +217,7 @@ func tcpCopy(addr, inPath, outPath string, timeout time.Duration, n int64, echo 
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func tcpCopy(addr, inPath, outPath string, timeout time.Duration, n int64, echo 
 	if n >= 0 && int64(out.Len()) < n && readErr == nil {
 		readErr = fmt.Errorf("connection closed after %d of %d bytes", out.Len(), n)
 	}
-	conn.Close() // unblocks a Write the peer stopped reading
+	_ = conn.Close() // unblocks a Write the peer stopped reading
 	if err := <-sendErr; err != nil && readErr == nil && !errors.Is(err, net.ErrClosed) {
 		readErr = fmt.Errorf("sending %s: %w", inPath, err)
 	}

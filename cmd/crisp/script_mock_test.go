@@ -211,7 +211,7 @@ func mockPod(ctx context.Context, ts *testscript.TestScript, st *scriptState, en
 	}
 	id := st.runPod(ctx, ts, env, rest[0], *namespace, keyValues(ts, labels))
 	ts.Setenv(*varName, id)
-	fmt.Fprintln(ts.Stdout(), id)
+	_, _ = fmt.Fprintln(ts.Stdout(), id)
 }
 
 // runPod makes a pod the way mocktest.CreatePod does (logs under the
@@ -308,5 +308,5 @@ func mockContainer(ctx context.Context, ts *testscript.TestScript, st *scriptSta
 		}
 	}
 	ts.Setenv(*varName, resp.ContainerId)
-	fmt.Fprintln(ts.Stdout(), resp.ContainerId)
+	_, _ = fmt.Fprintln(ts.Stdout(), resp.ContainerId)
 }

@@ -142,7 +142,7 @@ func (l *lockedFile) Logf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.closed {
-		fmt.Fprintf(l.f, format+"\n", args...)
+		_, _ = fmt.Fprintf(l.f, format+"\n", args...)
 	}
 }
 
@@ -151,6 +151,6 @@ func (l *lockedFile) Close() {
 	defer l.mu.Unlock()
 	if !l.closed {
 		l.closed = true
-		l.f.Close()
+		_ = l.f.Close()
 	}
 }

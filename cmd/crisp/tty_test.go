@@ -87,8 +87,8 @@ func startPTY(t *testing.T, rows, cols uint16, args ...string) *ptySession {
 			_ = s.cmd.Process.Kill()
 			<-s.ended
 		}
-		ptmx.Close()
-		tty.Close()
+		_ = ptmx.Close()
+		_ = tty.Close()
 		s.read.Wait()
 	})
 	return s

@@ -55,7 +55,7 @@ func Dial(settings Settings) (*Client, error) {
 	if settings.ImageEndpoint != "" && settings.ImageEndpoint != settings.RuntimeEndpoint {
 		iconn, err := dialEndpoint(settings.ImageEndpoint)
 		if err != nil {
-			c.Close()
+			_ = c.Close() // the dial error is the one to report
 			return nil, err
 		}
 		c.Images = runtimeapi.NewImageServiceClient(iconn)

@@ -25,7 +25,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func (l *lockedWriter) printf(format string, args ...any) {
-	fmt.Fprintf(l, format, args...)
+	_, _ = fmt.Fprintf(l, format, args...) // the transcript goes to stdout; a failed write there has nowhere to go
 }
 
 // capture records what one command prints, passes it on to the transcript,

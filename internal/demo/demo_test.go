@@ -41,7 +41,7 @@ func TestRunReportsFailedSteps(t *testing.T) {
 	var calls []Invocation
 	runner := func(_ context.Context, inv Invocation) (int, error) {
 		calls = append(calls, inv)
-		fmt.Fprintln(inv.Out, "crisp: boom")
+		_, _ = fmt.Fprintln(inv.Out, "crisp: boom")
 		return 1, errors.New("boom")
 	}
 	err := Run(context.Background(), Config{

@@ -102,7 +102,7 @@ func (d *run) stepTTYSize(ctx context.Context) (string, error) {
 // the container keeps running.
 func (d *run) stepAttach(ctx context.Context) (string, error) {
 	stdinR, stdinW := io.Pipe()
-	defer stdinW.Close()
+	defer func() { _ = stdinW.Close() }() // a pipe's Close never fails
 	capture := newCapture(d.out)
 	type result struct {
 		code int
@@ -121,10 +121,10 @@ func (d *run) stepAttach(ctx context.Context) (string, error) {
 	typed := make(chan struct{})
 	go func() {
 		defer close(typed)
-		_, _ = stdinW.Write([]byte{0x10, 0x11})
+		_, _ = stdinW.Write([]byte{0x10, 0x11}) // a pipe's Close never fails
 	}()
 	r := <-done
-	stdinR.Close()
+	_ = stdinR.Close() // a pipe's Close never fails
 	<-typed
 	d.out.printf("[exit status %d]\n", r.code)
 	if waitErr != nil {

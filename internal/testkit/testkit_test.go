@@ -36,7 +36,7 @@ func TestLockedBuffer(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fmt.Fprintf(&b, "%d", i%10)
+			_, _ = fmt.Fprintf(&b, "%d", i%10)
 		}()
 	}
 	wg.Wait()
@@ -51,7 +51,7 @@ func TestEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if _, err := conn.Write([]byte("ping")); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestServeEchoStopClosesOpenConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if _, err := conn.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
