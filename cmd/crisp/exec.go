@@ -368,21 +368,7 @@ func (o *execOptions) Run(ctx context.Context) error {
 // runSync runs the command with ExecSync: stdout and stderr go to crisp's
 // own, whatever the exit code, which is passed through.
 func (o *execOptions) runSync(ctx context.Context, cli *client.Client, ctr *runtimeapi.Container) error {
-	// The runtime enforces --timeout; the call itself may take that long plus
-	// the usual request timeout. Without --timeout the command may run as long
-	// as it likes: no deadline but the user's Ctrl-C.
-	call := *cli
-	if o.Timeout > 0 {
-		call.Timeout = o.Timeout + cli.Timeout
-	} else {
-		call.Timeout = 0
-	}
-	secs := int64((o.Timeout + time.Second - 1) / time.Second)
-	var resp *runtimeapi.ExecSyncResponse
-	err := call.Call(ctx, "exec -s: ExecSync call for container "+client.ShortID(ctr.Id), func(ctx context.Context) (err error) {
-		resp, err = call.Runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: ctr.Id, Cmd: o.Command, Timeout: secs})
-		return err
-	})
+	resp, err := cli.ExecSync(ctx, "exec -s", ctr.Id, o.Command, o.Timeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return newInterrupted(ctx.Err())
