@@ -8,7 +8,7 @@ export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
 GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
-.PHONY: all build image demo test test-go check deps bench lint tidy-check completions man interop fuzz
+.PHONY: all build image demo test test-short test-go check deps bench lint tidy-check completions man interop fuzz
 
 all: build
 
@@ -36,6 +36,11 @@ deps:
 
 ## test: static checks, then every test suite (mock, crictl, critest, containerd).
 test: deps check test-go
+
+## test-short: the inner loop, under a minute: the unit tests; the long suites
+## (end-to-end scripts, the demo, containerd) skip under -short.
+test-short:
+	$(GO) test -short -count=1 ./...
 
 check:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
