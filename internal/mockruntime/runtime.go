@@ -61,6 +61,7 @@ type Runtime struct {
 
 	images  *imageStore
 	procEnv processEnv
+	events  *eventHub
 
 	lis    net.Listener
 	grpc   *grpc.Server
@@ -107,6 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg:        cfg,
 		socketPath: socketPath,
 		images:     newImageStore(),
+		events:     newEventHub(),
 		pods:       map[string]*pod{},
 		containers: map[string]*container{},
 		execs:      map[*hostProc]struct{}{},
