@@ -124,7 +124,7 @@ func (r *Runtime) buildSpec(c *container, p *pod) error {
 	if hostname == "" {
 		hostname = p.config.GetMetadata().GetName()
 	}
-	env := []string{"PATH=" + r.procEnv.pathFor(c.kind), "HOSTNAME=" + hostname, "HOME=/root"}
+	env := []string{"PATH=" + r.procEnv.pathFor(c.kind), "HOSTNAME=" + hostname, "HOME=/root", containerMarker + "=" + c.id}
 	if cfg.GetTty() {
 		env = append(env, "TERM=xterm")
 	}

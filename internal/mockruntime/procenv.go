@@ -10,6 +10,29 @@ import (
 	"syscall"
 )
 
+// containerMarker is the environment variable that marks the processes of
+// a container (its value is the container ID): without a pid namespace,
+// that is how the container's pgrep tells its processes from the host's.
+const containerMarker = "CRISP_MOCK_CONTAINER"
+
+// pgrepScript is the pgrep of busybox images: busybox's, keeping only the
+// processes of the container it runs in (those whose environment carries
+// its marker), as a pid namespace would show them. BUSYBOX is the busybox
+// binary, PGREP the real pgrep (busybox's or the host's).
+const pgrepScript = `#!BUSYBOX sh
+# crisp mock runtime: pgrep sees only this container's processes.
+id="$` + containerMarker + `"
+[ -n "$id" ] || exec PGREP "$@"
+out=$(PGREP "$@" | while read -r pid rest; do
+	case "$pid" in ''|*[!0-9]*) echo "$pid${rest:+ $rest}"; continue;; esac
+	if BUSYBOX tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | BUSYBOX grep -qx "` + containerMarker + `=$id"; then
+		echo "$pid${rest:+ $rest}"
+	fi
+done)
+[ -n "$out" ] || exit 1
+echo "$out"
+`
+
 // hostPath is the PATH of containers whose image has no busybox.
 const hostPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -69,7 +92,7 @@ func appletDir(bin string, applets []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d", bin, fi.Size(), fi.ModTime().UnixNano(), len(applets)))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d\x00%s", bin, fi.Size(), fi.ModTime().UnixNano(), len(applets), pgrepScript))
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("crisp-busybox-%d-%x", os.Geteuid(), sum[:6]))
 	if trustedAppletDir(dir) {
 		return dir, nil
@@ -82,6 +105,24 @@ func appletDir(bin string, applets []string) (string, error) {
 		if err := os.Symlink(bin, filepath.Join(tmp, a)); err != nil {
 			os.RemoveAll(tmp)
 			return "", fmt.Errorf("link busybox applet %s: %w", a, err)
+		}
+	}
+	// pgrep sees the container's processes only, as in a pid namespace.
+	// The real pgrep is busybox's when it has one, else the host's.
+	pgrep := filepath.Join(tmp, "pgrep")
+	realPgrep := bin + " pgrep"
+	if _, err := os.Lstat(pgrep); err != nil {
+		realPgrep, err = lookPath("pgrep", hostPath)
+		if err != nil {
+			realPgrep = ""
+		}
+	}
+	if realPgrep != "" {
+		script := strings.ReplaceAll(strings.ReplaceAll(pgrepScript, "PGREP", realPgrep), "BUSYBOX", bin)
+		_ = os.Remove(pgrep) // the applet link, if any: the script replaces it
+		if err := os.WriteFile(pgrep, []byte(script), 0o755); err != nil {
+			os.RemoveAll(tmp)
+			return "", fmt.Errorf("write the pgrep applet in %s: %w", tmp, err)
 		}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
