@@ -387,16 +387,8 @@ func TestBadRequests(t *testing.T) {
 			_, err := env.CRI.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: "nope"})
 			return err
 		},
-		"StopContainer": func() error {
-			_, err := env.CRI.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"})
-			return err
-		},
 		"ContainerStatus": func() error {
 			_, err := env.CRI.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: "nope"})
-			return err
-		},
-		"StopPodSandbox": func() error {
-			_, err := env.CRI.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "nope"})
 			return err
 		},
 		"Exec": func() error {
@@ -407,13 +399,37 @@ func TestBadRequests(t *testing.T) {
 			_, err := env.CRI.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: "nope"})
 			return err
 		},
+	} {
+		if err := call(); status.Code(err) != codes.NotFound {
+			t.Errorf("%s(unknown ID): %v, want NotFound", name, err)
+		}
+	}
+	// Stopping and removing what is not there succeeds: the CRI makes
+	// them idempotent (critest's Idempotence specs).
+	for name, call := range map[string]func() error{
+		"StopContainer": func() error {
+			_, err := env.CRI.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"})
+			return err
+		},
+		"RemoveContainer": func() error {
+			_, err := env.CRI.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: "nope"})
+			return err
+		},
+		"StopPodSandbox": func() error {
+			_, err := env.CRI.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "nope"})
+			return err
+		},
+		"RemovePodSandbox": func() error {
+			_, err := env.CRI.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: "nope"})
+			return err
+		},
 		"RemoveImage": func() error {
 			_, err := env.Images.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "nope:1"}})
 			return err
 		},
 	} {
-		if err := call(); status.Code(err) != codes.NotFound {
-			t.Errorf("%s(unknown ID): %v, want NotFound", name, err)
+		if err := call(); err != nil {
+			t.Errorf("%s(unknown ID): %v, want success (idempotent)", name, err)
 		}
 	}
 }

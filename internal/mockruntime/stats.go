@@ -154,14 +154,15 @@ func (s *runtimeService) ContainerStats(_ context.Context, req *runtimeapi.Conta
 	return &runtimeapi.ContainerStatsResponse{Stats: s.r.containerStats(c, readProcs(), time.Now())}, nil
 }
 
-// ListContainerStats reports the usage of the containers the filter
-// selects (every state, as containerd does).
+// ListContainerStats reports the usage of the running containers the filter
+// selects (containerd reports those with a task, that is, running ones).
 func (s *runtimeService) ListContainerStats(_ context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
 	f := req.GetFilter()
 	procs, now := readProcs(), time.Now()
 	resp := &runtimeapi.ListContainerStatsResponse{}
 	for _, c := range s.r.sortedContainers() {
-		if !prefixMatch(f.GetId(), c.id) || !prefixMatch(f.GetPodSandboxId(), c.podID) || !labelsMatch(f.GetLabelSelector(), c.config.GetLabels()) {
+		if c.getState() != runtimeapi.ContainerState_CONTAINER_RUNNING ||
+			!prefixMatch(f.GetId(), c.id) || !prefixMatch(f.GetPodSandboxId(), c.podID) || !labelsMatch(f.GetLabelSelector(), c.config.GetLabels()) {
 			continue
 		}
 		resp.Stats = append(resp.Stats, s.r.containerStats(c, procs, now))
