@@ -68,8 +68,8 @@ func writeCheckpoint(ctx context.Context, loc, logPath string, files []struct {
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
 		}
 	}()
 	tw := tar.NewWriter(tmp)

@@ -194,7 +194,7 @@ func (c *container) start() error {
 		c.stdin = w
 		c.closeStdin = func() {
 			if p.stdin != nil {
-				p.stdin.Close()
+				_ = p.stdin.Close()
 			}
 		}
 	}

@@ -49,7 +49,7 @@ func runCritest(t *testing.T, bin string, env *mocktest.Env, focus string, flags
 	res := critestResult{out: out, err: err}
 	m := regexp.MustCompile(`(\d+) Passed \| (\d+) Failed \| \d+ Pending \| (\d+) Skipped`).FindSubmatch(out)
 	if m == nil {
-		res.err = fmt.Errorf("critest printed no summary (%v)", err)
+		res.err = fmt.Errorf("critest printed no summary (%w)", err)
 		return res
 	}
 	res.passed, _ = strconv.Atoi(string(m[1]))
@@ -133,7 +133,7 @@ func critestSkips(t *testing.T) (string, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var specs []string
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
@@ -159,7 +159,7 @@ func needPort80(t *testing.T) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:80")
 	if err == nil {
-		lis.Close()
+		_ = lis.Close()
 		return
 	}
 	if !errors.Is(err, syscall.EACCES) {
@@ -201,10 +201,10 @@ func holdCritestLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
+		_ = f.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
+	t.Cleanup(func() { _ = f.Close() })
 }
 
 // critestLock is the lock file the containerd suite's critest runs take too.

@@ -180,7 +180,7 @@ func TestCrictl(t *testing.T) {
 		}()
 		waitErr := cmd.Wait()
 		<-copied
-		tty.Close()
+		_ = tty.Close()
 		if !strings.Contains(out.String(), "40 120") {
 			t.Errorf("exec -it stty size printed %q, want 40 120", out.String())
 		}
@@ -256,7 +256,7 @@ func startCountServer(t *testing.T) int {
 	}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
-		lis.Close()
+		_ = lis.Close()
 		wg.Wait()
 	})
 	wg.Add(1)
@@ -270,9 +270,9 @@ func startCountServer(t *testing.T) int {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				n, _ := io.Copy(io.Discard, c)
-				fmt.Fprintf(c, "got %d bytes", n)
+				_, _ = fmt.Fprintf(c, "got %d bytes", n)
 			}()
 		}
 	}()
@@ -286,7 +286,7 @@ func roundTrip(t *testing.T, addr string, size int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Write(bytes.Repeat([]byte("x"), size)); err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func (p *portProxy) serve(r *Runtime) {
 			return
 		}
 		if !p.track(c) {
-			c.Close()
+			_ = c.Close()
 			return
 		}
 		r.goTracked(func() { p.relay(c) })
@@ -91,12 +91,12 @@ func (p *portProxy) untrack(c net.Conn) {
 // half-closes on.
 func (p *portProxy) relay(c net.Conn) {
 	defer p.untrack(c)
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	up, err := net.Dial("tcp", p.target)
 	if err != nil {
 		return
 	}
-	defer up.Close()
+	defer func() { _ = up.Close() }()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

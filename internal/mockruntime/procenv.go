@@ -103,7 +103,7 @@ func appletDir(bin string, applets []string) (string, error) {
 	}
 	for _, a := range applets {
 		if err := os.Symlink(bin, filepath.Join(tmp, a)); err != nil {
-			os.RemoveAll(tmp)
+			_ = os.RemoveAll(tmp)
 			return "", fmt.Errorf("link busybox applet %s: %w", a, err)
 		}
 	}
@@ -121,17 +121,17 @@ func appletDir(bin string, applets []string) (string, error) {
 		script := strings.ReplaceAll(strings.ReplaceAll(pgrepScript, "PGREP", realPgrep), "BUSYBOX", bin)
 		_ = os.Remove(pgrep) // the applet link, if any: the script replaces it
 		if err := os.WriteFile(pgrep, []byte(script), 0o755); err != nil {
-			os.RemoveAll(tmp)
+			_ = os.RemoveAll(tmp)
 			return "", fmt.Errorf("write the pgrep applet in %s: %w", tmp, err)
 		}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
+		_ = os.RemoveAll(tmp)
 		return "", err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another mock got there first: use its folder if it is sound.
-		os.RemoveAll(tmp)
+		_ = os.RemoveAll(tmp)
 		if trustedAppletDir(dir) {
 			return dir, nil
 		}

@@ -485,7 +485,7 @@ func TestWebServerImage(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode != 200 {
 				t.Errorf("GET / = %d, want 200", resp.StatusCode)
 			}
