@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -110,6 +111,11 @@ func (r *Runtime) containerStatuses(podID string) []*runtimeapi.ContainerStatus 
 func (s *runtimeService) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream runtimeapi.RuntimeService_GetContainerEventsServer) error {
 	sub := s.r.events.subscribe()
 	defer s.r.events.unsubscribe(sub)
+	// Headers tell the client the subscription is in place: a client that
+	// waits for them (stream.Header) misses no event after.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
 	ctx := stream.Context()
 	for {
 		select {
