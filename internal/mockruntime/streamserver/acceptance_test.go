@@ -11,7 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// The profile table of DESIGN.md, written out here independently of the
+// The mock's profile table (which protocols each profile serves), written out here independently of the
 // code's Protocols so that the test checks the code against the contract.
 var (
 	rcSPDYAll = []string{"channel.k8s.io", "v2.channel.k8s.io", "v3.channel.k8s.io", "v4.channel.k8s.io", "v5.channel.k8s.io"}
