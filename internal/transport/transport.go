@@ -1,8 +1,10 @@
-// Package transport turns a CRI streaming URL into streams: the SPDY and
-// WebSocket executors for exec and attach, the port-forwarders, protocol
-// negotiation with fallback (a fresh URL per attempt, since CRI streaming
-// URLs are single use), and frame tracing. It knows URLs and streams, not
-// gRPC or cobra.
+// Package transport is what every streaming call shares: the protocol
+// catalogue (names, calls, capabilities and the --transport orders, as
+// data), Transport, Offer, Attempt and Config, the TLS configuration and
+// verification, the upgrade's error types and the reading of exit codes from
+// error texts. Exec and attach live in transport/remotecommand, port-forward
+// in transport/portforward, as client-go splits them. It knows URLs and
+// streams, not gRPC or cobra.
 package transport
 
 import (
@@ -59,13 +61,15 @@ type Config struct {
 	UpgradeTimeout time.Duration
 }
 
-func (c Config) logf(format string, args ...any) {
+// Log sends a -v diagnostic to Logf, if set.
+func (c Config) Log(format string, args ...any) {
 	if c.Logf != nil {
 		c.Logf(format, args...)
 	}
 }
 
-func (c Config) warnf(format string, args ...any) {
+// Warn sends what the user must see to Warnf, if set.
+func (c Config) Warn(format string, args ...any) {
 	if c.Warnf != nil {
 		c.Warnf(format, args...)
 	}
