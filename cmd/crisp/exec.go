@@ -72,22 +72,11 @@ func (d streamDeps) transportConfig(tlsOpts tlsOptions, settings client.Settings
 	if err != nil {
 		return transport.Config{}, err
 	}
-	cfg := transport.Config{
-		TLS: tlsCfg,
-		// A streaming server that takes the connection and never answers
-		// gets as long as a gRPC call would.
-		UpgradeTimeout: settings.RequestTimeout,
-		Warnf: func(format string, args ...any) {
-			fmt.Fprintf(d.Streams.ErrOut, "crisp: warning: "+format+"\n", args...)
-		},
-	}
-	if d.Verbose >= 1 {
-		cfg.Logf = d.logf
-	}
-	if d.Verbose >= 2 {
-		cfg.Trace = d.Streams.ErrOut
-	}
-	return cfg, nil
+	// A streaming server that takes the connection and never answers gets
+	// as long as a gRPC call would.
+	return transport.NewConfig(transport.ConfigOptions{
+		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: d.Verbose, Warnings: true, Out: d.Streams.ErrOut,
+	}), nil
 }
 
 // terminal describes the local terminal, honouring the streams'

@@ -61,6 +61,52 @@ type Config struct {
 	UpgradeTimeout time.Duration
 }
 
+// DefaultUpgradeTimeout bounds an upgrade handshake when the caller names
+// no bound: as long as a CRI call gets by default.
+const DefaultUpgradeTimeout = 10 * time.Second
+
+// ConfigOptions is what NewConfig builds a Config from.
+type ConfigOptions struct {
+	// TLS configures https/wss URLs (TLSOptions.Build); nil means system
+	// roots, verified.
+	TLS *tls.Config
+	// UpgradeTimeout bounds each handshake (DefaultUpgradeTimeout if zero).
+	UpgradeTimeout time.Duration
+	// Verbose is the -v count: from LogLevel on, diagnostics go to Out;
+	// from one level more, every frame too.
+	Verbose int
+	// LogLevel is the verbosity that shows diagnostics (1 if zero).
+	LogLevel int
+	// Warnings sends what the user must see whatever the verbosity to Out.
+	Warnings bool
+	// Out receives diagnostics, warnings and frames ("crisp: " lines); nil
+	// discards them.
+	Out io.Writer
+}
+
+// NewConfig is the one way commands build a Config, so exec, attach,
+// port-forward, probe, smoke and bench share its timeouts and output.
+func NewConfig(o ConfigOptions) Config {
+	cfg := Config{TLS: o.TLS, UpgradeTimeout: o.UpgradeTimeout}
+	if cfg.UpgradeTimeout <= 0 {
+		cfg.UpgradeTimeout = DefaultUpgradeTimeout
+	}
+	if o.Out == nil {
+		return cfg
+	}
+	level := max(o.LogLevel, 1)
+	if o.Verbose >= level {
+		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(o.Out, "crisp: "+format+"\n", args...) }
+	}
+	if o.Verbose > level {
+		cfg.Trace = o.Out
+	}
+	if o.Warnings {
+		cfg.Warnf = func(format string, args ...any) { fmt.Fprintf(o.Out, "crisp: warning: "+format+"\n", args...) }
+	}
+	return cfg
+}
+
 // Log sends a -v diagnostic to Logf, if set.
 func (c Config) Log(format string, args ...any) {
 	if c.Logf != nil {
