@@ -325,7 +325,7 @@ func newTTYCheck() *ttyCheck {
 }
 
 // command prints the size (after a pause: real runtimes may start the
-// command before the first size is applied, REAL_RUNTIME.md), polls up to
+// command before the first size is applied), polls up to
 // 5 s for a change, and prints the size again.
 func (tc *ttyCheck) command() []string {
 	return []string{"sh", "-c", `sleep 0.3; s=$(stty size); echo "$s"; i=0; while [ "$s" = "37 101" ] && [ $i -lt 50 ]; do sleep 0.1; s=$(stty size); i=$((i+1)); done; echo "$s"`}
