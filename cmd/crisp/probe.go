@@ -58,10 +58,10 @@ func connect(f *factory, tlsOpts tlsOptions) (*diagEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := transport.Config{TLS: tlsCfg}
-	if f.Global.Verbose >= 2 {
-		cfg.Logf = func(format string, args ...any) { f.Verbosef(2, format, args...) }
-	}
+	// Negotiation details are noise next to probe's own report: -vv.
+	cfg := transport.NewConfig(transport.ConfigOptions{
+		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: f.Global.Verbose, LogLevel: 2, Out: f.Streams.ErrOut,
+	})
 	return &diagEnv{client: c, urls: probe.CRIURLs{Client: c}, streamer: probe.TransportStreamer{Config: cfg}}, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // lockedWriter serialises the transcript: commands running in the
@@ -78,19 +78,19 @@ func (c *capture) waitFor(ctx context.Context, re *regexp.Regexp) (string, error
 // sizeQueue is a terminal that never resizes: its size once, then
 // nothing until close (which ends client-go's resize goroutine).
 type sizeQueue struct {
-	size transport.TerminalSize
+	size remotecommand.TerminalSize
 	sent bool
 	done chan struct{}
 	once sync.Once
 }
 
-func newSizeQueue(size transport.TerminalSize) *sizeQueue {
+func newSizeQueue(size remotecommand.TerminalSize) *sizeQueue {
 	return &sizeQueue{size: size, done: make(chan struct{})}
 }
 
 // Next returns the size the first time, then blocks until close and
 // returns nil. client-go calls it from one goroutine.
-func (q *sizeQueue) Next() *transport.TerminalSize {
+func (q *sizeQueue) Next() *remotecommand.TerminalSize {
 	if !q.sent {
 		q.sent = true
 		size := q.size

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // stepProbe runs the probe matrix against the container, with the echo
@@ -80,13 +81,13 @@ func (d *run) stepTTYSize(ctx context.Context) (string, error) {
 		return "", err
 	}
 	capture := newCapture(d.out)
-	sizes := newSizeQueue(transport.TerminalSize{Width: ttyCols, Height: ttyRows})
-	res, err := transport.Stream(ctx, "exec", src, offers, transport.Config{}, transport.Streams{Stdout: capture, TTY: true, Resize: sizes})
+	sizes := newSizeQueue(remotecommand.TerminalSize{Width: ttyCols, Height: ttyRows})
+	res, err := remotecommand.Stream(ctx, "exec", src, offers, transport.NewConfig(transport.ConfigOptions{}), remotecommand.Streams{Stdout: capture, TTY: true, Resize: sizes})
 	sizes.close()
 	got := strings.TrimSpace(capture.text())
 	if att, ok := res.Negotiated(); ok && (att.Protocol == transport.ExecProtocolV1 || att.Protocol == transport.ExecProtocolV2) && got != want {
 		// What the legacy profile shows: a gap of the protocol, not a bug.
-		return "", stepSkipped{fmt.Sprintf("the runtime speaks %s at best, which has no resize channel (v3.channel.k8s.io and later carry one), so the size never reached the TTY", att.Protocol)}
+		return "", stepSkipped{fmt.Sprintf("the runtime speaks %s at best, which has no resize channel (%s and later carry one), so the size never reached the TTY", att.Protocol, transport.ExecProtocolV3)}
 	}
 	if err != nil {
 		return "", fmt.Errorf("the TTY session failed: %w", err)

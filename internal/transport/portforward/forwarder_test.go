@@ -1,4 +1,4 @@
-package transport
+package portforward
 
 import (
 	"context"
@@ -14,30 +14,30 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // pfCase is one port-forward protocol pinned alone.
 type pfCase struct {
 	name  string
-	offer Offer
+	offer transport.Offer
 }
 
 var pfCases = []pfCase{
-	{"spdy", Offer{Transport: SPDY, Protocols: []string{PortForwardSPDY}}},
-	{"tunnel", Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel}}},
-	{"websocket-v4", Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocket}}},
-	{"websocket-v4-base64", Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocketBase64}}},
+	{"spdy", transport.Offer{Transport: transport.SPDY, Protocols: []string{transport.PortForwardSPDY}}},
+	{"tunnel", transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.PortForwardTunnel}}},
+	{"websocket-v4", transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.PortForwardWebSocket}}},
+	{"websocket-v4-base64", transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.PortForwardWebSocketBase64}}},
 }
 
-func newTestForwarder(t testing.TB, src PortForwardURLSource, offer Offer, report *lockedBuffer) *Forwarder {
+func newTestForwarder(t testing.TB, src URLSource, offer transport.Offer, report *lockedBuffer) *Forwarder {
 	t.Helper()
-	opts := ForwarderOptions{Source: src, Offers: []Offer{offer}}
+	opts := ForwarderOptions{Source: src, Offers: []transport.Offer{offer}}
 	if report != nil {
 		opts.Report = report.Printf
 	}
@@ -51,14 +51,14 @@ func newTestForwarder(t testing.TB, src PortForwardURLSource, offer Offer, repor
 
 func TestPortForwardOffers(t *testing.T) {
 	for _, tc := range []struct {
-		t    Transport
+		t    transport.Transport
 		want []string
 	}{
-		{Auto, []string{"SPDY portforward.k8s.io", "WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
-		{WebSocket, []string{"WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
-		{SPDY, []string{"SPDY portforward.k8s.io"}},
+		{transport.Auto, []string{"SPDY portforward.k8s.io", "WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
+		{transport.WebSocket, []string{"WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
+		{transport.SPDY, []string{"SPDY portforward.k8s.io"}},
 	} {
-		offers, err := PortForwardOffers(tc.t)
+		offers, err := transport.PortForwardOffers(tc.t)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,10 +70,10 @@ func TestPortForwardOffers(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.t, got, tc.want)
 		}
 	}
-	if _, err := pfKindOf(Offer{Transport: SPDY, Protocols: []string{PortForwardWebSocket}}); err == nil {
+	if _, err := pfKindOf(transport.Offer{Transport: transport.SPDY, Protocols: []string{transport.PortForwardWebSocket}}); err == nil {
 		t.Error("v4.channel.k8s.io over SPDY was accepted")
 	}
-	if _, err := pfKindOf(Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel, PortForwardWebSocket}}); err == nil {
+	if _, err := pfKindOf(transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.PortForwardTunnel, transport.PortForwardWebSocket}}); err == nil {
 		t.Error("the tunnel offered with the direct protocol was accepted")
 	}
 }
@@ -129,39 +129,6 @@ func TestPortForwardConcurrent(t *testing.T) {
 	}
 }
 
-// TestPortForwardServeListener forwards through a local listener, as the
-// command does.
-func TestPortForwardServeListener(t *testing.T) {
-	app := startPFApp(t, hashApp)
-	_, src := startStreamServer(t, streamserver.ProfileFull)
-	for _, tc := range pfCases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newTestForwarder(t, src, tc.offer, nil)
-			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Local: 0, Remote: app.port}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
-			for i := range 5 {
-				c, err := net.Dial("tcp", ls[0].Addr().String())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := roundTrip(c, uint64(i), 64<<10); err != nil {
-					t.Errorf("connection %d: %v", i, err)
-				}
-				c.Close()
-			}
-			cancel()
-			if err := <-served; err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		})
-	}
-}
-
 // TestPortForwardResetFault: the 3rd forwarded connection is reset by the
 // runtime; it fails with a report naming both ports, and 4..20 succeed.
 func TestPortForwardResetFault(t *testing.T) {
@@ -208,7 +175,7 @@ func TestPortForwardResetFault(t *testing.T) {
 			// connection opens a fresh one (containerd 1.6 stalls later
 			// connections on the old one). WebSocket: one URL per connection.
 			wantURLs := int64(2)
-			if tc.offer.Protocols[0] == PortForwardWebSocket || tc.offer.Protocols[0] == PortForwardWebSocketBase64 {
+			if tc.offer.Protocols[0] == transport.PortForwardWebSocket || tc.offer.Protocols[0] == transport.PortForwardWebSocketBase64 {
 				wantURLs = 21 // the portless check at negotiation, then one per connection
 			}
 			if got := urls.Load(); got != wantURLs {
@@ -287,7 +254,7 @@ func TestPortForwardStreamServerRestart(t *testing.T) {
 			if err := srv.Stop(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := io.ReadAll(open); err == nil && tc.offer.Transport == SPDY {
+			if _, err := io.ReadAll(open); err == nil && tc.offer.Transport == transport.SPDY {
 				t.Log("the open connection ended without an error (the server closed it cleanly)")
 			}
 			open.Close()
@@ -360,23 +327,23 @@ func TestPortForwardHalfClose(t *testing.T) {
 	})
 }
 
-// TestPortForwardNegotiation: auto falls back in DESIGN.md's order with a
+// TestPortForwardNegotiation: auto falls back in the catalogue's order with a
 // fresh URL each time, and a refusal of everything names every attempt.
 func TestPortForwardNegotiation(t *testing.T) {
 	app := startPFApp(t, hashApp)
 	for _, tc := range []struct {
 		profile   streamserver.Profile
-		transport Transport
+		transport transport.Transport
 		want      string // chosen subprotocol, or "" for failure
 		attempts  int
 	}{
-		{streamserver.ProfileFull, Auto, PortForwardSPDY, 1},
-		{streamserver.ProfileFull, WebSocket, PortForwardTunnel, 1},
-		{streamserver.ProfileCRIStreaming, WebSocket, PortForwardWebSocket, 2},
-		{streamserver.ProfileConmonRS, Auto, PortForwardTunnel, 2},
-		{streamserver.ProfileLegacy, Auto, PortForwardSPDY, 1},
-		{streamserver.ProfileLegacy, WebSocket, "", 2},
-		{streamserver.ProfileConmonRS, SPDY, "", 1},
+		{streamserver.ProfileFull, transport.Auto, transport.PortForwardSPDY, 1},
+		{streamserver.ProfileFull, transport.WebSocket, transport.PortForwardTunnel, 1},
+		{streamserver.ProfileCRIStreaming, transport.WebSocket, transport.PortForwardWebSocket, 2},
+		{streamserver.ProfileConmonRS, transport.Auto, transport.PortForwardTunnel, 2},
+		{streamserver.ProfileLegacy, transport.Auto, transport.PortForwardSPDY, 1},
+		{streamserver.ProfileLegacy, transport.WebSocket, "", 2},
+		{streamserver.ProfileConmonRS, transport.SPDY, "", 1},
 	} {
 		t.Run(fmt.Sprintf("%s-%s", tc.profile, tc.transport), func(t *testing.T) {
 			_, src := startStreamServer(t, tc.profile)
@@ -389,7 +356,7 @@ func TestPortForwardNegotiation(t *testing.T) {
 			defer f.Close()
 			offer, err := f.Negotiate(context.Background())
 			if tc.want == "" {
-				var ne *NegotiationError
+				var ne *transport.NegotiationError
 				if !errors.As(err, &ne) || !strings.Contains(err.Error(), "403") || len(ne.Attempts) != tc.attempts {
 					t.Fatalf("got %v, want a negotiation error naming the %d refusal(s)", err, tc.attempts)
 				}
@@ -404,7 +371,7 @@ func TestPortForwardNegotiation(t *testing.T) {
 			if urls != tc.attempts {
 				t.Errorf("used %d URLs, want %d (one per handshake)", urls, tc.attempts)
 			}
-			if tc.want == PortForwardWebSocket {
+			if tc.want == transport.PortForwardWebSocket {
 				// Negotiation checked the direct protocol with a handshake
 				// naming no port; the first connection is the real thing.
 				fc, err := f.Dial(context.Background(), app.port)
@@ -432,9 +399,9 @@ func TestConnectPortForwardRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess, att, err := ConnectPortForward(ctx, u, tc.offer, []uint16{app.port}, Config{})
+			sess, att, err := Connect(ctx, u, tc.offer, []uint16{app.port}, transport.Config{})
 			if tc.name == "tunnel" {
-				var refused *RefusedError
+				var refused *transport.RefusedError
 				if !errors.As(err, &refused) || att.Status != 403 || att.Accepted() || att.Reason == "" {
 					t.Fatalf("tunnel on cri-streaming: got %v (status %d, reason %q), want a 403 refusal", err, att.Status, att.Reason)
 				}
@@ -462,129 +429,14 @@ func TestConnectPortForwardRecord(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess, _, err := ConnectPortForward(ctx, u, pfCases[0].offer, nil, Config{})
+		sess, _, err := Connect(ctx, u, pfCases[0].offer, nil, transport.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sess.Close()
-		_, att, err := ConnectPortForward(ctx, u, pfCases[0].offer, nil, Config{})
+		_, att, err := Connect(ctx, u, pfCases[0].offer, nil, transport.Config{})
 		if err == nil || att.Status != 404 {
 			t.Errorf("a used URL: got %v, status %d; want a 404 refusal", err, att.Status)
-		}
-	})
-}
-
-func TestListenLocal(t *testing.T) {
-	ls, err := ListenLocal([]string{"localhost"}, []PortMapping{{Local: 0, Remote: 80}, {Local: 0, Remote: 443}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports := map[uint16]uint16{}
-	for _, l := range ls {
-		defer l.Close()
-		if p, ok := ports[l.Remote]; ok && p != l.Port() {
-			t.Errorf("remote %d got local ports %d and %d; want one port on every address", l.Remote, p, l.Port())
-		}
-		ports[l.Remote] = l.Port()
-	}
-	if len(ports) != 2 || ports[80] == 0 || ports[443] == 0 {
-		t.Fatalf("listeners %v", ports)
-	}
-	// The same local port again is busy: a clear error, nothing left open.
-	_, err = ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Local: ports[80], Remote: 80}})
-	if err == nil || !strings.Contains(err.Error(), "already in use") {
-		t.Errorf("busy port: got %v", err)
-	}
-	// An address named twice is listened on once.
-	dup, err := ListenLocal([]string{"localhost", "127.0.0.1", "127.0.0.1"}, []PortMapping{{Remote: 80}})
-	if err != nil {
-		t.Fatalf("localhost and 127.0.0.1 together: %v", err)
-	}
-	v4 := 0
-	for _, l := range dup {
-		if strings.HasPrefix(l.Addr().String(), "127.0.0.1:") {
-			v4++
-		}
-		l.Close()
-	}
-	if v4 != 1 {
-		t.Errorf("%d listeners on 127.0.0.1, want 1", v4)
-	}
-	if _, err := ListenLocal([]string{"not-an-ip"}, []PortMapping{{Remote: 80}}); err == nil {
-		t.Error("a host name other than localhost was accepted")
-	}
-}
-
-// TestPortForwardServeDrain: when Serve's context ends, the listener closes
-// at once, an open connection may finish its exchange, and Serve returns
-// once it has; a connection that outlives the drain timeout is cut.
-func TestPortForwardServeDrain(t *testing.T) {
-	app := startPFApp(t, hashApp)
-	_, src := startStreamServer(t, streamserver.ProfileFull)
-	start := func(t *testing.T, drain time.Duration) (string, context.CancelFunc, chan error) {
-		f, err := NewForwarder(ForwarderOptions{Source: src, DrainTimeout: drain})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
-		return ls[0].Addr().String(), cancel, served
-	}
-	// stopWithOpen forwards one connection to completion, leaves a second
-	// one open mid-request, then stops Serve.
-	stopWithOpen := func(t *testing.T, drain time.Duration) (addr string, open net.Conn, served chan error) {
-		addr, cancel, served := start(t, drain)
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		// Make sure the connection is forwarded before stopping.
-		if err := roundTrip(c, 1, 10); err != nil {
-			t.Fatal(err)
-		}
-		c2, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c2.Close() })
-		c2.Write([]byte("x")) // forwarded, and the app waits for the rest
-		cancel()
-		return addr, c2, served
-	}
-	t.Run("open connection finishes", func(t *testing.T) {
-		addr, c2, served := stopWithOpen(t, time.Hour)
-		// The listener is closed: new connections are refused.
-		for {
-			c3, err := net.Dial("tcp", addr)
-			if err != nil {
-				break
-			}
-			c3.Close()
-		}
-		select {
-		case err := <-served:
-			t.Fatalf("Serve returned (%v) while a connection was open", err)
-		default:
-		}
-		c2.Close()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	t.Run("drain timeout cuts", func(t *testing.T) {
-		_, c2, served := stopWithOpen(t, time.Millisecond)
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		if n, err := io.Copy(io.Discard, c2); err != nil && !errors.Is(err, syscall.ECONNRESET) || n != 0 {
-			t.Errorf("the cut connection delivered %d bytes, %v", n, err)
 		}
 	})
 }
@@ -612,7 +464,7 @@ func TestPortForwardTLS(t *testing.T) {
 	clientTLS := &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := NewForwarder(ForwarderOptions{Source: src, Offers: []Offer{tc.offer}, Config: Config{TLS: clientTLS}})
+			f, err := NewForwarder(ForwarderOptions{Source: src, Offers: []transport.Offer{tc.offer}, Config: transport.Config{TLS: clientTLS}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -628,7 +480,7 @@ func TestPortForwardTLS(t *testing.T) {
 		})
 	}
 	t.Run("unknown-authority", func(t *testing.T) {
-		f, err := NewForwarder(ForwarderOptions{Source: src, Transport: Auto, Config: Config{TLS: &tls.Config{MinVersion: tls.VersionTLS12}}})
+		f, err := NewForwarder(ForwarderOptions{Source: src, Transport: transport.Auto, Config: transport.Config{TLS: &tls.Config{MinVersion: tls.VersionTLS12}}})
 		if err != nil {
 			t.Fatal(err)
 		}

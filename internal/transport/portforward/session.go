@@ -1,4 +1,4 @@
-package transport
+package portforward
 
 import (
 	"context"
@@ -6,48 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-)
 
-// Port-forward subprotocols, as offered in X-Stream-Protocol-Version (SPDY)
-// or Sec-WebSocket-Protocol (the tunnel and the direct WebSocket protocol).
-const (
-	// PortForwardSPDY is SPDY/3.1 with one data and one error stream per
-	// forwarded connection, all on one connection.
-	PortForwardSPDY = "portforward.k8s.io"
-	// PortForwardTunnel is the same SPDY protocol tunnelled in one WebSocket.
-	PortForwardTunnel = "SPDY/3.1+portforward.k8s.io"
-	// PortForwardWebSocket is the direct WebSocket protocol CRI streaming
-	// servers speak: one WebSocket per forwarded connection, per port a data
-	// channel 2i and an error channel 2i+1, each opened by the port as 2
-	// little-endian bytes. It cannot forward a half-close.
-	PortForwardWebSocket = "v4.channel.k8s.io"
-	// PortForwardWebSocketBase64 is PortForwardWebSocket with base64 text frames.
-	PortForwardWebSocketBase64 = "v4.base64.channel.k8s.io"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
-
-// PortForwardOffers is the negotiation plan for port-forward (DESIGN.md):
-//
-//   - auto: SPDY portforward.k8s.io, then SPDY/3.1+portforward.k8s.io (SPDY
-//     tunnelled in one WebSocket), then the direct WebSocket protocol
-//     (v4.channel.k8s.io or its base64 variant, offered together);
-//   - websocket: the last two;
-//   - spdy: the first.
-//
-// Every offer is one handshake with a fresh URL.
-func PortForwardOffers(t Transport) ([]Offer, error) {
-	spdyOffer := Offer{Transport: SPDY, Protocols: []string{PortForwardSPDY}}
-	tunnel := Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel}}
-	direct := Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocket, PortForwardWebSocketBase64}}
-	switch t {
-	case Auto, "":
-		return []Offer{spdyOffer, tunnel, direct}, nil
-	case WebSocket:
-		return []Offer{tunnel, direct}, nil
-	case SPDY:
-		return []Offer{spdyOffer}, nil
-	}
-	return nil, fmt.Errorf("unknown transport %q: want auto, websocket or spdy", t)
-}
 
 // pfKind is how an offer reaches the server.
 type pfKind int
@@ -58,37 +19,37 @@ const (
 	pfKindWebSocket               // channel WebSocket, one per connection
 )
 
-func pfKindOf(o Offer) (pfKind, error) {
+func pfKindOf(o transport.Offer) (pfKind, error) {
 	if len(o.Protocols) == 0 {
 		return 0, errors.New("port-forward: no subprotocol to offer")
 	}
 	for _, p := range o.Protocols {
 		ok := false
 		switch o.Transport {
-		case SPDY:
-			ok = p == PortForwardSPDY
-		case WebSocket:
-			ok = p == PortForwardTunnel && len(o.Protocols) == 1 ||
-				p == PortForwardWebSocket || p == PortForwardWebSocketBase64
+		case transport.SPDY:
+			ok = p == transport.PortForwardSPDY
+		case transport.WebSocket:
+			ok = p == transport.PortForwardTunnel && len(o.Protocols) == 1 ||
+				p == transport.PortForwardWebSocket || p == transport.PortForwardWebSocketBase64
 		}
 		if !ok {
 			return 0, fmt.Errorf("port-forward: cannot offer %q over %s (SPDY carries %s; WebSocket carries %s alone, or %s and %s)",
-				p, transportName(o.Transport), PortForwardSPDY, PortForwardTunnel, PortForwardWebSocket, PortForwardWebSocketBase64)
+				p, o.Transport.Title(), transport.PortForwardSPDY, transport.PortForwardTunnel, transport.PortForwardWebSocket, transport.PortForwardWebSocketBase64)
 		}
 	}
 	switch {
-	case o.Transport == SPDY:
+	case o.Transport == transport.SPDY:
 		return pfKindSPDY, nil
-	case o.Protocols[0] == PortForwardTunnel:
+	case o.Protocols[0] == transport.PortForwardTunnel:
 		return pfKindTunnel, nil
 	}
 	return pfKindWebSocket, nil
 }
 
 // pfOfferName names an offer in messages.
-func pfOfferName(o Offer) string {
-	if len(o.Protocols) == 1 && o.Protocols[0] == PortForwardTunnel {
-		return "SPDY over WebSocket (" + PortForwardTunnel + ")"
+func pfOfferName(o transport.Offer) string {
+	if len(o.Protocols) == 1 && o.Protocols[0] == transport.PortForwardTunnel {
+		return "SPDY over WebSocket (" + transport.PortForwardTunnel + ")"
 	}
 	return o.String()
 }
@@ -148,13 +109,13 @@ type ForwardSession interface {
 	Close() error
 }
 
-// ConnectPortForward makes exactly one handshake with rawURL for offer and
+// Connect makes exactly one handshake with rawURL for offer and
 // returns the upgraded session with a record of the handshake (status,
 // reason, negotiated protocol, upgrade latency; Attempt.Err is the error
 // returned). Ports are needed by the direct WebSocket protocol only: they go
 // into the URL's query, one channel pair each. A refusal is a *RefusedError.
-func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports []uint16, cfg Config) (ForwardSession, Attempt, error) {
-	att := Attempt{Offer: offer, URL: rawURL}
+func Connect(ctx context.Context, rawURL string, offer transport.Offer, ports []uint16, cfg transport.Config) (ForwardSession, transport.Attempt, error) {
+	att := transport.Attempt{Offer: offer, URL: rawURL}
 	kind, err := pfKindOf(offer)
 	if err != nil {
 		att.Err = err
@@ -165,7 +126,7 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		att.Err = fmt.Errorf("port-forward: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", rawURL)
 		return nil, att, att.Err
 	}
-	cfg, tw := watchTLS(cfg, rawURL) // tlsinfo.go
+	cfg, tw := transport.WatchTLS(cfg, rawURL)
 	var sess ForwardSession
 	switch kind {
 	case pfKindSPDY:
@@ -180,13 +141,13 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		sess, err = connectWebSocket(ctx, &att, u, ports, cfg)
 	}
 	if err != nil {
-		var refused *RefusedError
+		var refused *transport.RefusedError
 		switch {
 		case errors.As(err, &refused):
 		case ctx.Err() != nil:
 			err = ctx.Err()
 		default:
-			if tlsErr := tw.describe(err); tlsErr != err {
+			if tlsErr := tw.Describe(err); tlsErr != err {
 				err = fmt.Errorf("port-forward: %w", tlsErr)
 			} else {
 				err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
@@ -196,6 +157,6 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		att.Err = err
 		return nil, att, err
 	}
-	att.TLS = tw.result()
+	att.TLS = tw.Result()
 	return sess, att, nil
 }

@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // tracer writes one line per frame (-vv): direction, channel, size and the
@@ -113,9 +115,9 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		r.sess.tr.note("->", "stdin", 0, "end of input")
-		if att := r.sess.negotiated(); att.Transport == WebSocket && att.Protocol != ExecProtocolV5 {
+		if att := r.sess.negotiated(); att.Transport == transport.WebSocket && att.Protocol != transport.ExecProtocolV5 {
 			r.warnOnce.Do(func() {
-				r.sess.cfg.warnf("stdin ended, but WebSocket %s cannot pass end-of-input to the remote process: "+
+				r.sess.cfg.Warn("stdin ended, but WebSocket %s cannot pass end-of-input to the remote process: "+
 					"it runs until it exits by itself (Ctrl-C stops crisp); --transport spdy carries it", att.Protocol)
 			})
 		}

@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"context"
@@ -10,105 +10,19 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/tools/remotecommand"
+	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
-
-// The remote-command subprotocols of exec and attach, newest first. SPDY
-// carries all five; WebSocket servers speak v5, v4 and channel.k8s.io (v1)
-// in the binary framing client-go's WebSocket executor reads (v2 and v3
-// exist on SPDY only; the base64 variants are a different framing).
-const (
-	ExecProtocolV5 = "v5.channel.k8s.io"
-	ExecProtocolV4 = "v4.channel.k8s.io"
-	ExecProtocolV3 = "v3.channel.k8s.io"
-	ExecProtocolV2 = "v2.channel.k8s.io"
-	ExecProtocolV1 = "channel.k8s.io"
-)
-
-// ExecProtocols lists every exec/attach subprotocol, newest first.
-var ExecProtocols = []string{ExecProtocolV5, ExecProtocolV4, ExecProtocolV3, ExecProtocolV2, ExecProtocolV1}
-
-// Offer is one negotiation step: one connection on one transport offering
-// protocols in preference order.
-type Offer struct {
-	Transport Transport // SPDY or WebSocket, never Auto
-	Protocols []string
-}
-
-// String names the offer the way messages show it: "WebSocket
-// v5.channel.k8s.io", "SPDY v5..v1".
-func (o Offer) String() string {
-	name := transportName(o.Transport)
-	if len(o.Protocols) == len(ExecProtocols) && o.Protocols[0] == ExecProtocolV5 && o.Protocols[4] == ExecProtocolV1 {
-		return name + " v5..v1"
-	}
-	return name + " " + strings.Join(o.Protocols, ",")
-}
-
-// ParseExecProtocol accepts a subprotocol name or its short form (v1..v5).
-func ParseExecProtocol(s string) (string, error) {
-	for i, p := range ExecProtocols {
-		short := fmt.Sprintf("v%d", 5-i)
-		if s == p || s == short {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("unknown exec/attach protocol %q: want one of %s (or v5..v1)", s, strings.Join(ExecProtocols, ", "))
-}
-
-// ExecOffers is the negotiation plan for exec and attach (DESIGN.md):
-//
-//   - auto: WebSocket v5 (the only WebSocket version that can close stdin),
-//     then SPDY offering v5..v1, then WebSocket v4;
-//   - websocket: WebSocket v5, then v4 (never v5 alone: containerd and CRI-O
-//     speak v4 only);
-//   - spdy: SPDY offering v5..v1.
-//
-// A non-empty pin offers exactly that subprotocol on every transport of the
-// choice that can carry it.
-func ExecOffers(t Transport, pin string) ([]Offer, error) {
-	if pin != "" {
-		p, err := ParseExecProtocol(pin)
-		if err != nil {
-			return nil, err
-		}
-		wsOK := p == ExecProtocolV5 || p == ExecProtocolV4 || p == ExecProtocolV1
-		switch t {
-		case SPDY:
-			return []Offer{{SPDY, []string{p}}}, nil
-		case WebSocket:
-			if !wsOK {
-				return nil, fmt.Errorf("--transport websocket carries only %s, %s and %s, not %s; use --transport spdy for it", ExecProtocolV5, ExecProtocolV4, ExecProtocolV1, p)
-			}
-			return []Offer{{WebSocket, []string{p}}}, nil
-		case Auto, "":
-			if !wsOK {
-				return []Offer{{SPDY, []string{p}}}, nil
-			}
-			return []Offer{{WebSocket, []string{p}}, {SPDY, []string{p}}}, nil
-		}
-		return nil, fmt.Errorf("unknown transport %q", t)
-	}
-	all := append([]string(nil), ExecProtocols...)
-	switch t {
-	case Auto, "":
-		return []Offer{{WebSocket, []string{ExecProtocolV5}}, {SPDY, all}, {WebSocket, []string{ExecProtocolV4}}}, nil
-	case WebSocket:
-		return []Offer{{WebSocket, []string{ExecProtocolV5}}, {WebSocket, []string{ExecProtocolV4}}}, nil
-	case SPDY:
-		return []Offer{{SPDY, all}}, nil
-	}
-	return nil, fmt.Errorf("unknown transport %q", t)
-}
 
 // TerminalSizeQueue yields terminal sizes: the first call returns the size at
 // the start of the session, later calls block until the next resize; nil
 // ends resizing. It is client-go's interface.
-type TerminalSizeQueue = remotecommand.TerminalSizeQueue
+type TerminalSizeQueue = clientremotecommand.TerminalSizeQueue
 
 // TerminalSize is a terminal's width and height in cells.
-type TerminalSize = remotecommand.TerminalSize
+type TerminalSize = clientremotecommand.TerminalSize
 
 // Streams are the local ends of an exec or attach session. Nil streams are
 // not requested from the runtime.
@@ -121,46 +35,19 @@ type Streams struct {
 	Resize TerminalSizeQueue
 }
 
-// Attempt is what one negotiation step did: the URL it used, what the server
-// answered, and how long it took.
-type Attempt struct {
-	Offer
-	URL string
-	// Status is the HTTP status of the upgrade response (101 when the
-	// upgrade succeeded); 0 when no response arrived.
-	Status int
-	// Reason is the server's explanation of a refusal (status text and body).
-	Reason string
-	// Protocol is the negotiated subprotocol; empty unless accepted.
-	Protocol string
-	// RPC is how long the URL took to get (the Exec/Attach RPC); zero for Try.
-	RPC time.Duration
-	// Upgrade is the time from dialing to the upgraded connection.
-	Upgrade time.Duration
-	// TLS is what the TLS handshake showed (version, server certificate);
-	// nil for a plaintext URL or when no handshake completed.
-	TLS *TLSInfo
-	// Err is why the attempt failed; nil when the upgrade succeeded (the
-	// session's own outcome is returned separately).
-	Err error
-}
-
-// Accepted reports whether the server upgraded the connection.
-func (a Attempt) Accepted() bool { return a.Err == nil && a.Protocol != "" }
-
 // Result is the outcome of a negotiated session.
 type Result struct {
 	// Attempts are the negotiation steps in order; the last one is the
 	// session's when it was accepted.
-	Attempts []Attempt
+	Attempts []transport.Attempt
 }
 
 // Negotiated returns the accepted attempt, if any.
-func (r Result) Negotiated() (Attempt, bool) {
+func (r Result) Negotiated() (transport.Attempt, bool) {
 	if n := len(r.Attempts); n > 0 && r.Attempts[n-1].Accepted() {
 		return r.Attempts[n-1], true
 	}
-	return Attempt{}, false
+	return transport.Attempt{}, false
 }
 
 // Stream runs one exec or attach session: for each offer in turn it gets a
@@ -170,7 +57,7 @@ func (r Result) Negotiated() (Attempt, bool) {
 // messages. The error is the remote process's exit status (an error with
 // ExitStatus() int), a *NegotiationError when every offer was refused, or
 // crisp's own failure.
-func Stream(ctx context.Context, op string, src URLSource, offers []Offer, cfg Config, s Streams) (Result, error) {
+func Stream(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, s Streams) (Result, error) {
 	var res Result
 	if len(offers) == 0 {
 		return res, fmt.Errorf("%s: nothing to offer the streaming server", op)
@@ -194,17 +81,17 @@ func Stream(ctx context.Context, op string, src URLSource, offers []Offer, cfg C
 			return res, att.Err
 		}
 		if i+1 < len(offers) {
-			cfg.logf("%s: %s; falling back to %s with a fresh URL", op, describeRefusal(att), offers[i+1])
+			cfg.Log("%s: %s; falling back to %s with a fresh URL", op, describeRefusal(att), offers[i+1])
 		}
 	}
-	return res, &NegotiationError{Op: op, Attempts: res.Attempts}
+	return res, &transport.NegotiationError{Op: op, Attempts: res.Attempts}
 }
 
 // Try offers exactly one offer on one URL and, if the server accepts,
 // streams the session: the building block for probes that test each
 // transport and subprotocol alone. The Attempt says what the server answered;
 // the error is the session's outcome (as Stream's) or the refusal.
-func Try(ctx context.Context, op string, rawURL string, offer Offer, cfg Config, s Streams) (Attempt, error) {
+func Try(ctx context.Context, op string, rawURL string, offer transport.Offer, cfg transport.Config, s Streams) (transport.Attempt, error) {
 	sess := newSession(op, cfg, s)
 	defer sess.end()
 	att, err := sess.run(ctx, rawURL, offer)
@@ -219,7 +106,7 @@ func Try(ctx context.Context, op string, rawURL string, offer Offer, cfg Config,
 // for its end-of-input decision.
 type session struct {
 	op    string
-	cfg   Config
+	cfg   transport.Config
 	s     Streams
 	start time.Time
 	tr    *tracer
@@ -227,10 +114,10 @@ type session struct {
 	stdin *stdinReader
 
 	mu       sync.Mutex
-	accepted Attempt
+	accepted transport.Attempt
 }
 
-func newSession(op string, cfg Config, s Streams) *session {
+func newSession(op string, cfg transport.Config, s Streams) *session {
 	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{})}
 	tr := newTracer(cfg.Trace, sess.start)
 	sess.tr = tr
@@ -253,38 +140,42 @@ func newSession(op string, cfg Config, s Streams) *session {
 
 func (s *session) end() { close(s.done) }
 
-func (s *session) negotiated() Attempt {
+func (s *session) negotiated() transport.Attempt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.accepted
 }
 
 // run makes one attempt on rawURL and, when accepted, streams the session.
-func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt, error) {
-	att := Attempt{Offer: offer, URL: rawURL}
+func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer) (transport.Attempt, error) {
+	att := transport.Attempt{Offer: offer, URL: rawURL}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		att.Err = fmt.Errorf("%s: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", s.op, rawURL)
 		return att, att.Err
 	}
 	rec := &recorder{offer: offer, url: rawURL}
-	cfg, tw := watchTLS(s.cfg, rawURL) // tlsinfo.go
+	cfg, tw := transport.WatchTLS(s.cfg, rawURL)
 	rec.onAccept = func(status int, protocol string, upgrade time.Duration) {
-		att.Status, att.Protocol, att.Upgrade, att.TLS = status, protocol, upgrade, tw.result()
+		att.Status, att.Protocol, att.Upgrade, att.TLS = status, protocol, upgrade, tw.Result()
 		s.mu.Lock()
 		s.accepted = att
 		s.mu.Unlock()
-		s.cfg.logf("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, transportName(offer.Transport), protocol, rawURL, status, upgrade.Round(time.Microsecond))
-		reportTLS(s.cfg, s.op, rawURL, att.TLS)
+		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, rawURL, status, upgrade.Round(time.Microsecond))
+		transport.ReportTLS(s.cfg, s.op, rawURL, att.TLS)
 	}
-	opts := remotecommand.StreamOptions{
+	opts := clientremotecommand.StreamOptions{
 		Stdin: s.s.Stdin, Stdout: s.s.Stdout, Stderr: s.s.Stderr, Tty: s.s.TTY, TerminalSizeQueue: s.s.Resize,
 	}
-	var exec remotecommand.Executor
+	var exec clientremotecommand.Executor
 	switch offer.Transport {
-	case SPDY:
+	case transport.SPDY:
 		exec, err = newSPDYExecutor(cfg, u, offer.Protocols, rec)
-	case WebSocket:
+	case transport.WebSocket:
+		if base64Offer(offer) {
+			exec, err = newBase64Executor(cfg, rawURL, offer.Protocols, rec)
+			break
+		}
 		exec, err = newWebSocketExecutor(cfg, rawURL, offer.Protocols, rec)
 	default:
 		err = fmt.Errorf("unknown transport %q", offer.Transport)
@@ -311,7 +202,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		if att.Protocol == "" {
 			// SPDY servers may answer without a version header: client-go then
 			// speaks v1, and so do we in messages.
-			att.Protocol = ExecProtocolV1
+			att.Protocol = transport.ExecProtocolV1
 		}
 		if err == nil && ctx.Err() == nil {
 			// v1: client-go returned when stdout and stderr ended; the
@@ -324,7 +215,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 				err = fmt.Errorf("reading the error stream: %w", readErr)
 			}
 		}
-		if err == nil && offer.Transport == SPDY && statusCarryingProtocol(att.Protocol) && !rec.final.seen.Load() && ctx.Err() == nil {
+		if err == nil && offer.Transport == transport.SPDY && statusCarryingProtocol(att.Protocol) && !rec.final.seen.Load() && ctx.Err() == nil {
 			err = fmt.Errorf("the connection ended without the command's exit status: the runtime dropped the stream, so output may be incomplete")
 		}
 		return att, s.outcome(ctx, att, err)
@@ -333,7 +224,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		err = fmt.Errorf("%s: %s at %s ended without an upgrade", s.op, offer, rawURL)
 	}
 	att.Status, att.Reason, att.Upgrade = rec.status, rec.reason, rec.upgrade
-	var refused *RefusedError
+	var refused *transport.RefusedError
 	switch {
 	case errors.As(err, &refused):
 		att.Err = refused
@@ -343,7 +234,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		att.Err = fmt.Errorf("%s: the runtime's streaming server at %s took the connection but did not answer the %s upgrade within %s; is it overloaded or stuck? (raise --request-timeout to wait longer)",
 			s.op, rawURL, offer, s.cfg.UpgradeTimeout)
 	default:
-		if tlsErr := tw.describe(err); tlsErr.Error() != err.Error() {
+		if tlsErr := tw.Describe(err); tlsErr.Error() != err.Error() {
 			att.Err = fmt.Errorf("%s: %w", s.op, tlsErr)
 			break
 		}
@@ -354,12 +245,12 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 
 // outcome turns what client-go returned after an upgrade into crisp's
 // error: nil, the remote exit status, or a failure naming the session.
-func (s *session) outcome(ctx context.Context, att Attempt, err error) error {
+func (s *session) outcome(ctx context.Context, att transport.Attempt, err error) error {
 	if err == nil {
 		s.traceExit(0)
 		return nil
 	}
-	if re := remoteExit(att.Protocol, err); re != nil {
+	if re := remoteExit(transport.Protocol{Transport: att.Transport, Name: att.Protocol}, err); re != nil {
 		s.traceExit(re.ExitStatus())
 		return re
 	}
@@ -367,7 +258,7 @@ func (s *session) outcome(ctx context.Context, att Attempt, err error) error {
 		return ctx.Err()
 	}
 	return fmt.Errorf("%s: the session over %s %s (%s) broke off: %w; did the runtime or its streaming server stop?",
-		s.op, transportName(att.Transport), att.Protocol, att.URL, err)
+		s.op, att.Transport.Title(), att.Protocol, att.URL, err)
 }
 
 func (s *session) traceExit(code int) {
@@ -376,20 +267,20 @@ func (s *session) traceExit(code int) {
 	}
 }
 
-func transportName(t Transport) string {
-	switch t {
-	case SPDY:
-		return "SPDY"
-	case WebSocket:
-		return "WebSocket"
-	}
-	return string(t)
-}
-
-func describeRefusal(a Attempt) string {
-	var refused *RefusedError
+func describeRefusal(a transport.Attempt) string {
+	var refused *transport.RefusedError
 	if errors.As(a.Err, &refused) {
 		return refused.Error()
 	}
 	return fmt.Sprintf("%s at %s failed: %v", a.Offer, a.URL, a.Err)
+}
+
+// base64Offer reports whether offer's first protocol is a base64 framing,
+// which crisp's own executor speaks (client-go's reads binary frames only).
+func base64Offer(offer transport.Offer) bool {
+	if len(offer.Protocols) == 0 {
+		return false
+	}
+	spec, _ := transport.Lookup(transport.CallExec, transport.Protocol{Transport: offer.Transport, Name: offer.Protocols[0]})
+	return spec.Framing == transport.FramingBase64
 }
