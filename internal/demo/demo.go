@@ -290,7 +290,7 @@ func podConfigJSON(logDir string) string {
 func containerConfigJSON() string {
 	var cmd strings.Builder
 	enc := json.NewEncoder(&cmd)
-	enc.SetEscapeHTML(false) // the shell's 2>/dev/null, as written
+	enc.SetEscapeHTML(false)                     // the shell's 2>/dev/null, as written
 	_ = enc.Encode([]string{"sh", "-c", ticker}) // a []string always encodes
 	return `{"metadata": {"name": "` + ContainerName + `"}, "image": {"image": "` + mockruntime.DefaultImage + `"},
  "command": ` + strings.TrimSpace(cmd.String()) + `, "stdin": true, "log_path": "demo.log"}
