@@ -2,34 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/completion"
 )
-
-// completionShell is a supported shell: its generator and the file name
-// checked in under completions/.
-type completionShell struct {
-	name, file string
-	gen        func(root *cobra.Command, w io.Writer) error
-}
-
-// completionShells lists the supported shells.
-func completionShells() []completionShell {
-	return []completionShell{
-		{"bash", "crisp.bash", func(r *cobra.Command, w io.Writer) error { return r.GenBashCompletionV2(w, true) }},
-		{"zsh", "_crisp", func(r *cobra.Command, w io.Writer) error { return r.GenZshCompletion(w) }},
-		{"fish", "crisp.fish", func(r *cobra.Command, w io.Writer) error { return r.GenFishCompletion(w, true) }},
-		{"powershell", "crisp.ps1", func(r *cobra.Command, w io.Writer) error { return r.GenPowerShellCompletionWithDesc(w) }},
-	}
-}
 
 // completionOptions are `crisp completion`'s argument and dependencies.
 type completionOptions struct {
@@ -37,18 +16,14 @@ type completionOptions struct {
 
 	root  *cobra.Command
 	out   io.Writer
-	shell *completionShell
+	shell completion.Shell
 }
 
 func newCompletionCommand(f *factory) *cobra.Command {
-	var names []string
-	for _, s := range completionShells() {
-		names = append(names, s.name)
-	}
 	return &cobra.Command{
 		Use:       "completion bash|zsh|fish|powershell",
 		Short:     "Print a shell completion script (container and pod names complete from the runtime)",
-		ValidArgs: names,
+		ValidArgs: completion.ShellNames(),
 		Example: `  source <(crisp completion bash)
   crisp completion zsh > "${fpath[1]}/_crisp"
   crisp completion fish > ~/.config/fish/completions/crisp.fish`,
@@ -71,22 +46,15 @@ func (o *completionOptions) Complete(f *factory, cmd *cobra.Command, args []stri
 }
 
 // Validate rejects a shell crisp has no script for.
-func (o *completionOptions) Validate() error {
-	var names []string
-	for _, s := range completionShells() {
-		if s.name == o.Shell {
-			o.shell = &s
-			return nil
-		}
-		names = append(names, s.name)
+func (o *completionOptions) Validate() (err error) {
+	if o.shell, err = completion.FindShell(o.Shell); err != nil {
+		return usageError{err}
 	}
-	return usageErrorf("unknown shell %q: want %s", o.Shell, strings.Join(names, ", "))
+	return nil
 }
 
 // Run prints the script.
-func (o *completionOptions) Run(context.Context) error {
-	return o.shell.gen(o.root, o.out)
-}
+func (o *completionOptions) Run(context.Context) error { return o.shell.Gen(o.root, o.out) }
 
 // genDocsOptions are `crisp gen-docs`'s flags.
 type genDocsOptions struct {
@@ -129,111 +97,18 @@ func (o *genDocsOptions) Validate() error { return nil }
 
 // Run writes the man pages and the completion scripts.
 func (o *genDocsOptions) Run(context.Context) error {
-	if o.ManDir != "" {
-		if err := os.MkdirAll(o.ManDir, 0o755); err != nil {
-			return err
-		}
-		header := &doc.GenManHeader{Title: "CRISP", Section: "1", Source: "crisp " + crispVersion, Date: &time.Time{}}
-		if err := doc.GenManTree(o.root, header, o.ManDir); err != nil {
-			return fmt.Errorf("man pages: %w", err)
-		}
-	}
-	if o.CompletionDir == "" {
-		return nil
-	}
-	for _, s := range completionShells() {
-		if err := writeCompletion(o.root, s, filepath.Join(o.CompletionDir, s.file)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return completion.WriteDocs(o.root, crispVersion, o.ManDir, o.CompletionDir)
 }
 
-// writeCompletion writes one shell's script to path.
-func writeCompletion(root *cobra.Command, s completionShell, path string) error {
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := s.gen(root, out); err != nil {
-		_ = out.Close() // the generator's error is the one to report
-		return err
-	}
-	return out.Close()
-}
-
-// completionTimeout keeps a tab press from hanging on a dead runtime.
-const completionTimeout = 2 * time.Second
-
-// completeContainers offers container IDs (with names as descriptions) and
-// names read from the runtime, for the first positional argument.
-func completeContainers(f *factory) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveDefault
-		}
-		return completeFromRuntime(cmd.Context(), f, toComplete, func(ctx context.Context, rt runtimeapi.RuntimeServiceClient) ([][2]string, error) {
-			resp, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
-			if err != nil {
-				return nil, err
-			}
-			var out [][2]string
-			for _, c := range resp.Containers {
-				out = append(out, [2]string{c.Id, c.GetMetadata().GetName()})
-			}
-			return out, nil
-		})
+// quietDial dials the runtime without the endpoint notice on stderr: a
+// completion's output is read by the shell.
+func quietDial(f *factory) completion.Dial {
+	return func() (*client.Client, error) {
+		quiet := *f
+		quiet.Streams.ErrOut = io.Discard
+		return quiet.Client()
 	}
 }
 
-// completePods offers pod sandbox IDs and names for the first argument.
-func completePods(f *factory) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return completeFromRuntime(cmd.Context(), f, toComplete, func(ctx context.Context, rt runtimeapi.RuntimeServiceClient) ([][2]string, error) {
-			resp, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
-			if err != nil {
-				return nil, err
-			}
-			var out [][2]string
-			for _, p := range resp.Items {
-				out = append(out, [2]string{p.Id, p.GetMetadata().GetName()})
-			}
-			return out, nil
-		})
-	}
-}
-
-func completeFromRuntime(ctx context.Context, f *factory, prefix string,
-	list func(context.Context, runtimeapi.RuntimeServiceClient) ([][2]string, error)) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	// Completion output must stay clean: no endpoint notice on stderr.
-	quiet := *f
-	quiet.Streams.ErrOut = io.Discard
-	c, err := quiet.Client()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
-	}
-	defer func() { _ = c.Close() }() // closing a gRPC connection reports nothing to act on
-	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
-	defer cancel()
-	items, err := list(ctx, c.Runtime)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
-	}
-	var out []cobra.Completion
-	for _, it := range items {
-		id, name := it[0], it[1]
-		if strings.HasPrefix(id, prefix) {
-			out = append(out, cobra.CompletionWithDesc(id, name))
-		}
-		if name != "" && strings.HasPrefix(name, prefix) {
-			out = append(out, cobra.CompletionWithDesc(name, id))
-		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
-}
+func completeContainers(f *factory) cobra.CompletionFunc { return completion.Containers(quietDial(f)) }
+func completePods(f *factory) cobra.CompletionFunc       { return completion.Pods(quietDial(f)) }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/crisp-cri/crisp/internal/completion"
 )
 
 // TestCompletionScriptsUpToDate fails when the checked-in scripts under
@@ -12,15 +14,15 @@ import (
 func TestCompletionScriptsUpToDate(t *testing.T) {
 	f := &factory{Streams: ioStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 	root := newRootCommand(f)
-	for _, s := range completionShells() {
+	for _, s := range completion.Shells() {
 		var buf bytes.Buffer
-		if err := s.gen(root, &buf); err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+		if err := s.Gen(root, &buf); err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
 		}
-		path := filepath.Join("..", "..", "completions", s.file)
+		path := filepath.Join("..", "..", "completions", s.File)
 		want, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatalf("%s: %v (run `make completions`)", s.name, err)
+			t.Fatalf("%s: %v (run `make completions`)", s.Name, err)
 		}
 		if !bytes.Equal(buf.Bytes(), want) {
 			t.Errorf("%s is stale: run `make completions` and commit", path)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/completion"
 	"github.com/crisp-cri/crisp/internal/output"
 )
 
@@ -166,18 +167,9 @@ EXIT STATUS
 	root.AddCommand(newCompletionCommand(f), newGenDocsCommand(f))
 
 	// Dynamic completion of the first argument from the runtime.
-	for name, complete := range map[string]cobra.CompletionFunc{
-		"exec": completeContainers(f), "attach": completeContainers(f), "inspect": completeContainers(f),
-		"port-forward": completePods(f), "inspectp": completePods(f),
-		"stats": completeContainers(f), "statsp": completePods(f),
-		"start": completeContainers(f), "stop": completeContainers(f), "rm": completeContainers(f),
-		"update": completeContainers(f), "checkpoint": completeContainers(f), "logs": completeContainers(f),
-		"stopp": completePods(f), "rmp": completePods(f),
-	} {
-		if c, _, err := root.Find([]string{name}); err == nil && c.ValidArgsFunction == nil {
-			c.ValidArgsFunction = complete
-		}
-	}
+	completion.Register(root, quietDial(f),
+		[]string{"exec", "attach", "inspect", "stats", "start", "stop", "rm", "update", "checkpoint", "logs"},
+		[]string{"port-forward", "inspectp", "statsp", "stopp", "rmp"})
 	return root
 }
 
