@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/demo"
+	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
 
@@ -18,6 +18,7 @@ import (
 type demoOptions struct {
 	f       *factory // set by Complete
 	Profile string
+	profile streamserver.Profile // set by Validate
 
 	// stepTimeout bounds each step, so a broken runtime fails the demo
 	// instead of hanging it; probeTimeout bounds the probe matrix.
@@ -27,10 +28,7 @@ type demoOptions struct {
 
 func newDemoCommand(f *factory) *cobra.Command {
 	o := &demoOptions{stepTimeout: 15 * time.Second, probeTimeout: 30 * time.Second}
-	profiles := make([]string, len(streamserver.Profiles))
-	for i, p := range streamserver.Profiles {
-		profiles[i] = string(p)
-	}
+	profiles := mockruntime.ProfileNames()
 	cmd := &cobra.Command{
 		Use:   "demo [--profile P]",
 		Short: "Start a mock runtime in-process and show probe, exec, attach and port-forward on it",
@@ -68,17 +66,16 @@ EXIT STATUS
 	return cmd
 }
 
-// Complete normalises the profile name.
+// Complete takes the factory's streams.
 func (o *demoOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
 	o.f = f
-	o.Profile = strings.ToLower(strings.TrimSpace(o.Profile))
 	return nil
 }
 
 // Validate rejects an unknown profile before anything starts.
-func (o *demoOptions) Validate() error {
-	if !slices.Contains(streamserver.Profiles, streamserver.Profile(o.Profile)) {
-		return usageErrorf("--profile must be one of full, cri-streaming, conmon-rs, legacy; got %q", o.Profile)
+func (o *demoOptions) Validate() (err error) {
+	if o.profile, err = mockruntime.ParseProfile(o.Profile); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
@@ -86,7 +83,7 @@ func (o *demoOptions) Validate() error {
 // Run runs the demo, with the real command tree running its commands.
 func (o *demoOptions) Run(ctx context.Context) error {
 	err := demo.Run(ctx, demo.Config{
-		Profile:      streamserver.Profile(o.Profile),
+		Profile:      o.profile,
 		Out:          o.f.Streams.Out,
 		ErrOut:       o.f.Streams.ErrOut,
 		Run:          demoRunner,

@@ -3,42 +3,24 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
-	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
 
 type mockRuntimeOptions struct {
-	f *factory
+	mockruntime.Options
 
-	Listen     string
-	Profile    string
-	StreamAddr string
-	Faults     []string
-	// TLSDir, when set, makes the streaming server speak https with a CA,
-	// server and client certificate generated into it; TLSClientAuth
-	// requires the client certificate (mTLS).
-	TLSDir        string
-	TLSClientAuth bool
-
-	// Set by Complete.
-	config mockruntime.Config
+	f      *factory
+	config mockruntime.Config // set by Validate
 }
 
 func newMockRuntimeCommand(f *factory) *cobra.Command {
 	o := &mockRuntimeOptions{}
-	profiles := make([]string, len(streamserver.Profiles))
-	for i, p := range streamserver.Profiles {
-		profiles[i] = string(p)
-	}
+	profiles := mockruntime.ProfileNames()
 	cmd := &cobra.Command{
 		Use:   "mock-runtime --listen unix:///PATH [--profile P] [--stream-addr 127.0.0.1:0] [--fault F]...",
 		Short: "Run the loopback mock CRI runtime in the foreground",
@@ -93,45 +75,17 @@ EXIT STATUS
 	return cmd
 }
 
-// Complete parses the faults and builds the runtime's configuration.
+// Complete takes the factory's streams.
 func (o *mockRuntimeOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
 	o.f = f
-	o.config = mockruntime.Config{
-		Listen:     o.Listen,
-		Profile:    streamserver.Profile(o.Profile),
-		StreamAddr: o.StreamAddr,
-	}
-	for _, s := range o.Faults {
-		fault, err := streamserver.ParseFault(s)
-		if err != nil {
-			return usageErrorf("--fault: %v", err)
-		}
-		o.config.Faults = append(o.config.Faults, fault)
-	}
 	return nil
 }
 
-// Validate rejects bad flags before anything listens.
-func (o *mockRuntimeOptions) Validate() error {
-	if o.Listen == "" {
-		return usageErrorf("--listen is required, e.g. --listen unix:///tmp/crisp-mock.sock")
-	}
-	path, ok := strings.CutPrefix(o.Listen, "unix://")
-	if !ok || !filepath.IsAbs(path) {
-		return usageErrorf("--listen must be unix:///ABSOLUTE/PATH, got %q", o.Listen)
-	}
-	if o.TLSClientAuth && o.TLSDir == "" {
-		return usageErrorf("--tls-client-auth needs --tls-dir DIR (where the CA and the client certificate are written)")
-	}
-	if !slices.Contains(streamserver.Profiles, o.config.Profile) {
-		return usageErrorf("--profile must be one of full, cri-streaming, conmon-rs, legacy; got %q", o.Profile)
-	}
-	host, _, err := net.SplitHostPort(o.StreamAddr)
-	if err != nil {
-		return usageErrorf("--stream-addr must be HOST:PORT on loopback, e.g. 127.0.0.1:0; got %q", o.StreamAddr)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageErrorf("--stream-addr must be a loopback address (the mock never listens beyond this host); got %q", o.StreamAddr)
+// Validate parses the flags into the runtime's configuration before
+// anything listens.
+func (o *mockRuntimeOptions) Validate() (err error) {
+	if o.config, err = o.Config(); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
@@ -139,38 +93,7 @@ func (o *mockRuntimeOptions) Validate() error {
 // Run serves until ctx is cancelled (Main cancels it on SIGINT, SIGTERM and
 // SIGHUP), then shuts the runtime down.
 func (o *mockRuntimeOptions) Run(ctx context.Context) error {
-	errOut := o.f.Streams.ErrOut
-	var logMu sync.Mutex
-	o.config.Logf = func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		_, _ = fmt.Fprintf(errOut, "crisp mock-runtime: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
-	}
-	if o.TLSDir != "" {
-		tlsCfg, err := certs.Generate(o.TLSDir, o.TLSClientAuth)
-		if err != nil {
-			return fmt.Errorf("mock-runtime --tls-dir %s: generating the TLS material: %w", o.TLSDir, err)
-		}
-		o.config.StreamTLS = tlsCfg
-	}
-	rt, err := mockruntime.Start(ctx, o.config)
-	if err != nil {
-		return err
-	}
-	o.config.Logf("serving CRI on %s, profile %s, streaming on %s", rt.Endpoint(), o.config.Profile, rt.StreamServer().Addr())
-	if o.TLSDir != "" {
-		o.config.Logf("streaming over https: CA %s (crisp --tls-ca)", filepath.Join(o.TLSDir, certs.CAFile))
-		if o.TLSClientAuth {
-			o.config.Logf("client certificate required (mTLS): --tls-cert %s --tls-key %s",
-				filepath.Join(o.TLSDir, certs.ClientCertFile), filepath.Join(o.TLSDir, certs.ClientKeyFile))
-		} else {
-			o.config.Logf("client certificate (optional): %s, key %s",
-				filepath.Join(o.TLSDir, certs.ClientCertFile), filepath.Join(o.TLSDir, certs.ClientKeyFile))
-		}
-	}
-	<-ctx.Done()
-	if err := rt.Close(); err != nil {
-		return err
-	}
-	return nil
+	return o.Serve(ctx, o.config, func(format string, args ...any) {
+		_, _ = fmt.Fprintf(o.f.Streams.ErrOut, "crisp mock-runtime: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
+	})
 }

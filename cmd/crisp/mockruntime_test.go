@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/testkit"
 )
 
@@ -53,7 +54,7 @@ func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
 	sock := filepath.Join(dir, "m.sock")
 	errOut := &testkit.LockedBuffer{}
 	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
-	o := &mockRuntimeOptions{Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}
+	o := &mockRuntimeOptions{Options: mockruntime.Options{Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}}
 	if err := o.Complete(f, nil, nil); err != nil {
 		t.Fatal(err)
 	}

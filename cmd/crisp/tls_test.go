@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 )
 
@@ -141,7 +142,7 @@ func TestMockRuntimeTLSDir(t *testing.T) {
 	tlsDir := filepath.Join(dir, "tls")
 	errOut := &syncBuffer{}
 	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
-	o := &mockRuntimeOptions{Listen: "unix://" + filepath.Join(dir, "m.sock"), Profile: "full", StreamAddr: "127.0.0.1:0", TLSDir: tlsDir, TLSClientAuth: true}
+	o := &mockRuntimeOptions{Options: mockruntime.Options{Listen: "unix://" + filepath.Join(dir, "m.sock"), Profile: "full", StreamAddr: "127.0.0.1:0", TLSDir: tlsDir, TLSClientAuth: true}}
 	if err := o.Complete(f, nil, nil); err != nil {
 		t.Fatal(err)
 	}
