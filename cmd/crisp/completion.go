@@ -48,7 +48,7 @@ func (o *completionOptions) Complete(f *factory, cmd *cobra.Command, args []stri
 // Validate rejects a shell crisp has no script for.
 func (o *completionOptions) Validate() (err error) {
 	if o.shell, err = completion.FindShell(o.Shell); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func (o *demoOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
 // Validate rejects an unknown profile before anything starts.
 func (o *demoOptions) Validate() (err error) {
 	if o.profile, err = mockruntime.ParseProfile(o.Profile); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }

@@ -321,11 +321,11 @@ func (o *execOptions) Validate() error {
 func parseOffers(transportFlag, protocol string) ([]transport.Offer, error) {
 	t, err := transport.ParseTransport(transportFlag)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError{Err: err}
 	}
 	offers, err := transport.ExecOffers(t, protocol)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError{Err: err}
 	}
 	return offers, nil
 }

@@ -25,8 +25,8 @@ EXIT STATUS
   crisp imagefsinfo -o go-template --template '{{range .status.imageFilesystems}}{{.usedBytes.value}}{{end}}'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := f.printerOr(cmd, output.JSON)
-			return f.withClient(func(c *client.Client) error { return query.ImageFsInfo(cmd.Context(), c, p) })
+			p := f.PrinterOr(cmd, output.JSON)
+			return f.WithClient(func(c *client.Client) error { return query.ImageFsInfo(cmd.Context(), c, p) })
 		},
 	}
 }
@@ -47,7 +47,7 @@ EXIT STATUS
   crisp runtime-config -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.withClient(func(c *client.Client) error { return query.RuntimeConfig(cmd.Context(), c, f.printer()) })
+			return f.WithClient(func(c *client.Client) error { return query.RuntimeConfig(cmd.Context(), c, f.Printer()) })
 		},
 	}
 }
@@ -72,8 +72,8 @@ EXIT STATUS
   crisp events -o go-template --template '{{.containerEventType}} {{.containerId}}'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := f.printerOr(cmd, output.JSON)
-			return f.withClient(func(c *client.Client) error { return query.Events(cmd.Context(), c, p) })
+			p := f.PrinterOr(cmd, output.JSON)
+			return f.WithClient(func(c *client.Client) error { return query.Events(cmd.Context(), c, p) })
 		},
 	}
 }

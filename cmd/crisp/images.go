@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
 )
@@ -63,11 +64,11 @@ func (o *imagesOptions) Complete(_ *factory, _ *cobra.Command, args []string) er
 }
 
 // Validate rejects bad input before the runtime is dialed.
-func (o *imagesOptions) Validate() error { return validateQuiet(o.Quiet, o.f.Global.Output) }
+func (o *imagesOptions) Validate() error { return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output) }
 
 // Run lists the images and prints them.
 func (o *imagesOptions) Run(ctx context.Context) error {
-	return o.f.withClient(func(c *client.Client) error {
-		return query.Images(ctx, c, o.Ref, o.Quiet, o.Table, o.f.printer())
+	return o.f.WithClient(func(c *client.Client) error {
+		return query.Images(ctx, c, o.Ref, o.Quiet, o.Table, o.f.Printer())
 	})
 }

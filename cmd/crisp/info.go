@@ -28,8 +28,8 @@ EXIT STATUS
   crisp info -o table`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := f.printerOr(cmd, output.JSON)
-			return f.withClient(func(c *client.Client) error { return query.Info(cmd.Context(), c, quiet, p) })
+			p := f.PrinterOr(cmd, output.JSON)
+			return f.WithClient(func(c *client.Client) error { return query.Info(cmd.Context(), c, quiet, p) })
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "leave out the runtime's verbose info")

@@ -28,7 +28,7 @@ type inspectOptions struct {
 func inspectCommand(o *inspectOptions, cmd *cobra.Command) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.Refs = args
-		o.p = o.f.printerOr(cmd, output.JSON)
+		o.p = o.f.PrinterOr(cmd, output.JSON)
 		return o.Run(cmd.Context())
 	}
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "leave out the runtime's verbose info")
@@ -62,5 +62,5 @@ EXIT STATUS
 
 // Run fetches and prints every reference.
 func (o *inspectOptions) Run(ctx context.Context) error {
-	return o.f.withClient(func(c *client.Client) error { return o.run(ctx, c, o.Refs, o.Quiet, o.now(), o.p) })
+	return o.f.WithClient(func(c *client.Client) error { return o.run(ctx, c, o.Refs, o.Quiet, o.now(), o.p) })
 }

@@ -115,7 +115,7 @@ func TestPodsOptions(t *testing.T) {
 			if err := cmd.ParseFlags(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			err := o.Complete()
+			err := o.Complete(o.f, nil, nil)
 			if err == nil {
 				err = o.Validate()
 			}
@@ -156,7 +156,7 @@ func TestPsOptions(t *testing.T) {
 			if err := psCommand(o).ParseFlags(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			err := o.Complete()
+			err := o.Complete(o.f, nil, nil)
 			if err == nil {
 				err = o.Validate()
 			}
@@ -192,7 +192,7 @@ func runListing(t *testing.T, o runner, complete func() error) {
 func TestPodsRun(t *testing.T) {
 	f, out, errOut := listFixture(t, "table")
 	o := &podsOptions{f: f, now: func() time.Time { return listNow }}
-	runListing(t, o, o.Complete)
+	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	want := `POD ID          CREATED         STATE      NAME   NAMESPACE   ATTEMPT   RUNTIME
 aaaa2222aaaa2   3 minutes ago   NotReady   db     prod        0         (default)
 aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default)
@@ -206,7 +206,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 
 	out.Reset()
 	o = &podsOptions{f: f, now: time.Now, Quiet: true, State: "ready"}
-	runListing(t, o, o.Complete)
+	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	if got := out.String(); got != podWeb+"\n" {
 		t.Errorf("-q --state ready = %q", got)
 	}
@@ -214,7 +214,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 	f.Global.Output = "json"
 	out.Reset()
 	o = &podsOptions{f: f, now: time.Now, Name: "^web$"}
-	runListing(t, o, o.Complete)
+	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	var list struct {
 		Items []struct {
 			ID       string            `json:"id"`
@@ -238,7 +238,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 func TestPsRun(t *testing.T) {
 	f, out, _ := listFixture(t, "table")
 	o := &psOptions{f: f, now: func() time.Time { return listNow }, All: true}
-	runListing(t, o, o.Complete)
+	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	want := `CONTAINER       IMAGE                          CREATED              STATE     NAME    ATTEMPT   POD ID          POD   NAMESPACE
 cccc3333cccc3   postgres:16                    About a minute ago   Created   pg      0         aaaa2222aaaa2   db    prod
 bbbb1111bbbb1   docker.io/library/nginx:1.25   About an hour ago    Running   nginx   2         aaaa1111aaaa1   web   default
@@ -251,14 +251,14 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 	// Running only by default; --pod by name; --no-trunc.
 	out.Reset()
 	o = &psOptions{f: f, now: func() time.Time { return listNow }, Pod: "web", NoTrunc: true}
-	runListing(t, o, o.Complete)
+	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	if !strings.Contains(out.String(), ctrWeb+"   docker.io/library/nginx:1.25") || strings.Contains(out.String(), ctrOld) {
 		t.Errorf("ps --pod web --no-trunc:\n%s", out)
 	}
 
 	out.Reset()
 	o = &psOptions{f: f, now: time.Now, Pod: "nope"}
-	if err := o.Complete(); err != nil {
+	if err := o.Complete(o.f, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	var nf *client.NotFoundError
@@ -269,7 +269,7 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 	f.Global.Output = "yaml"
 	out.Reset()
 	o = &psOptions{f: f, now: time.Now, State: "created"}
-	runListing(t, o, o.Complete)
+	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	for _, s := range []string{"containers:\n", "  state: CONTAINER_CREATED\n", "  id: " + ctrPG + "\n"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("-o yaml lacks %q:\n%s", s, out)

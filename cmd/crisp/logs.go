@@ -42,7 +42,7 @@ stderr.` + lifecycleExit,
 			}
 			since, err := logs.ParseSince(o.Since, time.Now())
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			o.Options.Since = since
 			return withRuntime(f, 0, func(c *client.Client) error {

@@ -85,7 +85,7 @@ func (o *mockRuntimeOptions) Complete(f *factory, _ *cobra.Command, _ []string) 
 // anything listens.
 func (o *mockRuntimeOptions) Validate() (err error) {
 	if o.config, err = o.Config(); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
@@ -48,7 +49,7 @@ EXIT STATUS
   crisp pods --namespace kube-system --label app=dns -o json
   crisp pods -q --label app=web`,
 		Args: noArgs,
-		RunE: completeValidateRun(o),
+		RunE: runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.ID, "id", "", "only the pod with this ID or ID prefix")
@@ -65,12 +66,12 @@ EXIT STATUS
 }
 
 // Complete builds the filter from the flags.
-func (o *podsOptions) Complete() (err error) {
+func (o *podsOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 	o.filter = client.PodFilter{ID: o.ID, State: o.State}
-	if o.filter.Name, err = compileFilter("--name", o.Name); err != nil {
+	if o.filter.Name, err = cmdutil.CompileFilter("--name", o.Name); err != nil {
 		return err
 	}
-	if o.filter.Namespace, err = compileFilter("--namespace", o.Namespace); err != nil {
+	if o.filter.Namespace, err = cmdutil.CompileFilter("--namespace", o.Namespace); err != nil {
 		return err
 	}
 	if o.Latest {
@@ -90,12 +91,12 @@ func (o *podsOptions) Validate() error {
 	if o.Last < 0 {
 		return usageErrorf("--last must be 0 (all) or more, not %d", o.Last)
 	}
-	return validateQuiet(o.Quiet, o.f.Global.Output)
+	return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output)
 }
 
 // Run lists the pods and prints them.
 func (o *podsOptions) Run(ctx context.Context) error {
-	return o.f.withClient(func(c *client.Client) error {
-		return query.Pods(ctx, c, o.filter, query.ListOptions{Quiet: o.Quiet, Last: o.Last, NoTrunc: o.NoTrunc, Now: o.now()}, o.f.printer())
+	return o.f.WithClient(func(c *client.Client) error {
+		return query.Pods(ctx, c, o.filter, query.ListOptions{Quiet: o.Quiet, Last: o.Last, NoTrunc: o.NoTrunc, Now: o.now()}, o.f.Printer())
 	})
 }

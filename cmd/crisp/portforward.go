@@ -123,7 +123,7 @@ func (o *portForwardOptions) Complete(args []string) error {
 	for _, spec := range args[1:] {
 		m, err := parsePortSpec(spec)
 		if err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		o.Mappings = append(o.Mappings, m)
 	}
@@ -134,7 +134,7 @@ func (o *portForwardOptions) Complete(args []string) error {
 func (o *portForwardOptions) Validate() error {
 	t, err := transport.ParseTransport(o.Transport)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	o.transport = t
 	if o.PodRef == "" {

@@ -124,7 +124,7 @@ func TestPortForwardFlags(t *testing.T) {
 			cmd.SetOut(&out)
 			cmd.SetErr(&out)
 			cmd.SilenceErrors, cmd.SilenceUsage = true, true
-			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 			err := cmd.Execute()
 			if tc.usage != "" {
 				var ue usageError

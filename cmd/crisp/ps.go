@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
@@ -51,7 +52,7 @@ EXIT STATUS
   crisp ps -q --name '^nginx$'
   crisp ps -o go-template --template '{{range .containers}}{{.id}}{{"\n"}}{{end}}'`,
 		Args: noArgs,
-		RunE: completeValidateRun(o),
+		RunE: runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.ID, "id", "", "only the container with this ID or ID prefix")
@@ -72,15 +73,15 @@ EXIT STATUS
 }
 
 // Complete builds the filter from the flags.
-func (o *psOptions) Complete() (err error) {
+func (o *psOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 	if o.Latest {
 		o.Last = 1
 	}
 	o.filter = client.ContainerFilter{ID: o.ID, State: o.State, Image: o.Image, All: o.All || o.Last > 0}
-	if o.filter.Name, err = compileFilter("--name", o.Name); err != nil {
+	if o.filter.Name, err = cmdutil.CompileFilter("--name", o.Name); err != nil {
 		return err
 	}
-	if o.filter.Namespace, err = compileFilter("--namespace", o.Namespace); err != nil {
+	if o.filter.Namespace, err = cmdutil.CompileFilter("--namespace", o.Namespace); err != nil {
 		return err
 	}
 	o.filter.Labels, err = parseLabels(o.Labels)
@@ -97,12 +98,12 @@ func (o *psOptions) Validate() error {
 	if o.Last < 0 {
 		return usageErrorf("--last must be 0 (all) or more, not %d", o.Last)
 	}
-	return validateQuiet(o.Quiet, o.f.Global.Output)
+	return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output)
 }
 
 // Run lists the containers and prints them.
 func (o *psOptions) Run(ctx context.Context) error {
-	return o.f.withClient(func(c *client.Client) error {
-		return query.PS(ctx, c, o.filter, o.Pod, query.ListOptions{Quiet: o.Quiet, Last: o.Last, NoTrunc: o.NoTrunc, Now: o.now()}, o.f.printer())
+	return o.f.WithClient(func(c *client.Client) error {
+		return query.PS(ctx, c, o.filter, o.Pod, query.ListOptions{Quiet: o.Quiet, Last: o.Last, NoTrunc: o.NoTrunc, Now: o.now()}, o.f.Printer())
 	})
 }

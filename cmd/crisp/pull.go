@@ -58,7 +58,7 @@ func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (e
 	// The environment stands in for unset flags at run time, never as a
 	// flag default: help and completion scripts must not show credentials.
 	fromEnv := func(flag, key string, set func(string) error) error {
-		if v := f.getenv(key); v != "" && !cmd.Flags().Changed(flag) {
+		if v := f.Env(key); v != "" && !cmd.Flags().Changed(flag) {
 			if err := set(v); err != nil {
 				return usageErrorf("%s=%q: %v", key, v, err)
 			}
@@ -100,5 +100,5 @@ func (o *pullOptions) Validate() (err error) {
 
 // Run pulls the image.
 func (o *pullOptions) Run(ctx context.Context) error {
-	return o.f.withClient(func(c *client.Client) error { return query.Pull(ctx, c, o.Image, o.pull, o.f.Streams.Out) })
+	return o.f.WithClient(func(c *client.Client) error { return query.Pull(ctx, c, o.Image, o.pull, o.f.Streams.Out) })
 }

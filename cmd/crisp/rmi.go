@@ -29,7 +29,7 @@ EXIT STATUS
 			if len(args) == 0 && !o.All && !o.Prune {
 				return usageErrorf("%s needs an IMAGE, -a or --prune", cmd.CommandPath())
 			}
-			return f.withClient(func(c *client.Client) error { return query.RMI(cmd.Context(), c, args, o, f.Streams.Out) })
+			return f.WithClient(func(c *client.Client) error { return query.RMI(cmd.Context(), c, args, o, f.Streams.Out) })
 		},
 	}
 	cmd.Flags().BoolVarP(&o.All, "all", "a", false, "remove every image")

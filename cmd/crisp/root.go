@@ -3,82 +3,18 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/completion"
 	"github.com/crisp-cri/crisp/internal/output"
 )
-
-// globalOptions are the persistent flags every command shares.
-type globalOptions struct {
-	RuntimeEndpoint string
-	ConfigFile      string
-	RequestTimeout  time.Duration
-	Verbose         int
-	Output          string
-	// Template is --template, the text -o go-template runs.
-	Template string
-}
-
-// factory hands commands their dependencies: streams, global options and a
-// way to reach the runtime. Tests build one around buffers and a mock.
-type factory struct {
-	Streams ioStreams
-	Global  globalOptions
-	Getenv  func(string) string
-}
-
-// getenv reads the environment through the factory (tests may leave Getenv
-// nil: then nothing is set).
-func (f *factory) getenv(key string) string {
-	if f.Getenv == nil {
-		return ""
-	}
-	return f.Getenv(key)
-}
-
-// Settings resolves endpoint, timeouts and config-file keys.
-func (f *factory) Settings() (client.Settings, error) {
-	settings, err := client.Resolve(client.Sources{
-		FlagEndpoint: f.Global.RuntimeEndpoint,
-		FlagConfig:   f.Global.ConfigFile,
-		FlagTimeout:  f.Global.RequestTimeout,
-		Getenv:       f.Getenv,
-	})
-	if err != nil {
-		return settings, err
-	}
-	if settings.EndpointSource == client.SourceUsualSocket {
-		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: no runtime endpoint configured; using %s\n", settings.RuntimeEndpoint) // the error stream is the last resort: a failed write there has nowhere to go
-	}
-	return settings, nil
-}
-
-// Client resolves settings and dials the runtime. The caller closes it.
-func (f *factory) Client() (*client.Client, error) {
-	settings, err := f.Settings()
-	if err != nil {
-		return nil, err
-	}
-	return client.Dial(settings)
-}
-
-// Verbosef prints a diagnostic line when -v was given at least level times.
-func (f *factory) Verbosef(level int, format string, args ...any) {
-	if f.Global.Verbose >= level {
-		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
-	}
-}
 
 // Command groups shown by `crisp --help`.
 const (
@@ -129,7 +65,7 @@ EXIT STATUS
 	root.SetIn(f.Streams.In)
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 
 	pf := root.PersistentFlags()
 	pf.StringVarP(&f.Global.RuntimeEndpoint, "runtime-endpoint", "r", "", "CRI runtime endpoint (unix:///path or tcp://host:port); default: CONTAINER_RUNTIME_ENDPOINT, the config file, then the usual sockets")
@@ -175,7 +111,7 @@ EXIT STATUS
 
 // Main runs crisp with args and returns the process exit status.
 func Main(args []string, streams ioStreams) int {
-	quietKlog()
+	cmdutil.QuietKlog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
@@ -211,25 +147,4 @@ func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Comman
 // isPassThrough says whether cmd passes the remote exit status through.
 func isPassThrough(cmd *cobra.Command) bool {
 	return cmd != nil && cmd.Annotations[passThroughAnnotation] == "true"
-}
-
-// errReported is returned (or wrapped) by a command that already printed its
-// failure (for example a smoke report ending in "N passed, N failed"), so
-// Main only sets the exit status.
-var errReported = errors.New("failure already reported")
-
-func isUsage(err error) bool {
-	var ue usageError
-	return errors.As(err, &ue) || isCobraUsageError(err)
-}
-
-// quietKlog stops client-go and the streaming libraries from printing their
-// own log lines; crisp reports errors itself.
-func quietKlog() {
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("logtostderr", "false")
-	_ = fs.Set("alsologtostderr", "false")
-	_ = fs.Set("stderrthreshold", "FATAL")
-	klog.SetOutput(io.Discard)
 }

@@ -109,10 +109,10 @@ func (o *statsOptions) Validate() error {
 
 // Run prints the stats.
 func (o *statsOptions) Run(ctx context.Context) error {
-	return o.f.withClient(func(c *client.Client) error {
+	return o.f.WithClient(func(c *client.Client) error {
 		if o.pods {
-			return query.PodStats(ctx, c, o.q, o.f.printer())
+			return query.PodStats(ctx, c, o.q, o.f.Printer())
 		}
-		return query.Stats(ctx, c, o.q, o.f.printer())
+		return query.Stats(ctx, c, o.q, o.f.Printer())
 	})
 }

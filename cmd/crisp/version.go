@@ -24,8 +24,8 @@ EXIT STATUS
   2  bad flags or arguments`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.withClient(func(c *client.Client) error {
-				return query.Version(cmd.Context(), c, crispVersion, f.printer())
+			return f.WithClient(func(c *client.Client) error {
+				return query.Version(cmd.Context(), c, crispVersion, f.Printer())
 			})
 		},
 	}
