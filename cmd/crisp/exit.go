@@ -13,6 +13,7 @@ type (
 	ioStreams     = cmdutil.IOStreams
 	globalOptions = cmdutil.GlobalOptions
 	usageError    = cmdutil.UsageError
+	tlsOptions    = cmdutil.TLSFlags
 )
 
 const (

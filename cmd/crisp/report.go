@@ -1,9 +1,8 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -41,61 +40,48 @@ EXIT STATUS
   crisp report -o markdown smoke.log >> "$GITHUB_STEP_SUMMARY"`,
 		// report reads files, not a runtime: -o also takes markdown.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
-			switch f.Global.Output {
-			case "table", "markdown", "json", "yaml":
-				return nil
+			if err := report.CheckFormat(f.Global.Output); err != nil {
+				return usageError{Err: err}
 			}
-			return usageErrorf("-o/--output must be table, markdown, json or yaml, not %q", f.Global.Output)
+			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("report needs FILEs, or - to read stdin")
-			}
-			o.Files = args
-			return o.Run()
-		},
+		RunE: runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.JUnit, "junit", "", "write the merged results as JUnit XML to FILE")
 	return cmd
 }
 
-func (o *reportOptions) Run() error {
+// Complete takes the files from the arguments.
+func (o *reportOptions) Complete(_ *factory, _ *cobra.Command, args []string) error {
+	o.Files = args
+	return nil
+}
+
+// Validate wants at least one input.
+func (o *reportOptions) Validate() error {
+	if len(o.Files) == 0 {
+		return usageErrorf("report needs FILEs, or - to read stdin")
+	}
+	return nil
+}
+
+// Run merges the reports, writes them, and fails when a node did.
+func (o *reportOptions) Run(context.Context) error {
 	fleet, err := report.Load(o.Files, o.f.Streams.In)
 	if err != nil {
 		return err
 	}
 	if o.JUnit != "" {
-		if err := writeFile(o.JUnit, fleet.WriteJUnit); err != nil {
+		if err := fleet.WriteJUnitFile(o.JUnit); err != nil {
 			return fmt.Errorf("--junit: %w", err)
 		}
 	}
-	out := o.f.Streams.Out
-	switch o.f.Global.Output {
-	case "markdown":
-		err = fleet.WriteMarkdown(out)
-	case "table":
-		err = fleet.WriteText(out)
-	default:
-		err = printData(out, o.f.Global.Output, fleet, nil)
-	}
-	if err != nil {
+	if err := fleet.Write(o.f.Streams.Out, o.f.Global.Output); err != nil {
 		return err
 	}
 	if err := fleet.Check(); err != nil {
-		fmt.Fprintln(o.f.Streams.ErrOut, "crisp report:", err)
+		_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp report:", err) // the error stream is the last resort: a failed write there has nowhere to go
 		return errReported
 	}
 	return nil
-}
-
-func writeFile(path string, write func(w io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		_ = f.Close() // the write error says more
-		return err
-	}
-	return f.Close()
 }

@@ -10,10 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/completion"
-	"github.com/crisp-cri/crisp/internal/output"
 )
 
 // Command groups shown by `crisp --help`.
@@ -47,33 +45,14 @@ EXIT STATUS
   crisp probe nginx`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("request-timeout") && f.Global.RequestTimeout <= 0 {
-				return usageErrorf("--request-timeout must be positive (e.g. 10s), not %s", f.Global.RequestTimeout)
-			}
-			// The config file's debug key means -v, as crictl's means --debug.
-			// A broken file is reported by the commands that use it.
-			if file, _, err := client.LoadConfigFile(client.Sources{FlagConfig: f.Global.ConfigFile, Getenv: f.Getenv}); err == nil {
-				f.Global.Verbose = file.Verbosity(f.Global.Verbose, cmd.Flags().Changed("verbose"))
-			}
-			if _, err := output.ParseFormat(f.Global.Output); err != nil {
-				return usageErrorf("-o/--output must be table, json, yaml or go-template, not %q", f.Global.Output)
-			}
-			return nil
-		},
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return f.CompleteGlobals(cmd) },
 	}
 	root.SetIn(f.Streams.In)
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 
-	pf := root.PersistentFlags()
-	pf.StringVarP(&f.Global.RuntimeEndpoint, "runtime-endpoint", "r", "", "CRI runtime endpoint (unix:///path or tcp://host:port); default: CONTAINER_RUNTIME_ENDPOINT, the config file, then the usual sockets")
-	pf.StringVarP(&f.Global.ConfigFile, "config", "c", "", "crictl-style YAML config file (default: CRI_CONFIG_FILE, then "+client.DefaultConfigFile+")")
-	pf.DurationVar(&f.Global.RequestTimeout, "request-timeout", 0, "timeout of each gRPC call (default 10s, or the config file's timeout)")
-	pf.CountVarP(&f.Global.Verbose, "verbose", "v", "-v shows the negotiated transport and protocol, -vv every frame")
-	pf.StringVarP(&f.Global.Output, "output", "o", "table", "output format where output is data: table, json, yaml or go-template")
-	pf.StringVar(&f.Global.Template, "template", "", "the Go template -o go-template runs over the JSON (crictl's functions: json, title, lower, upper)")
+	f.Global.AddFlags(root.PersistentFlags())
 
 	root.AddGroup(
 		&cobra.Group{ID: groupStreaming, Title: "Streaming:"},

@@ -79,7 +79,7 @@ func TestTLSOptionsMergeAndValidate(t *testing.T) {
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			got := o.merge(tt.file)
+			got := o.Merge(tt.file)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("merged options (-want +got):\n%s", diff)
 			}
