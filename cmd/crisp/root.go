@@ -43,8 +43,8 @@ EXIT STATUS
   crisp exec -it nginx sh
   crisp port-forward web 8080:80
   crisp probe nginx`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return f.CompleteGlobals(cmd) },
 	}
 	root.SetIn(f.Streams.In)
