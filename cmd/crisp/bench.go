@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"math"
 
 	"github.com/spf13/cobra"
 
@@ -80,56 +78,14 @@ func (o *benchOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bench of container %s at %s: %w", t.ContainerID, env.client.Endpoint, err)
 	}
-	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, func(w io.Writer) error {
-		printBenchTable(w, rep)
-		return nil
-	}); err != nil {
+	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, rep.WriteTable); err != nil {
 		return err
 	}
-	failed := append([]string(nil), rep.Unusable...)
-	for _, r := range rep.Results {
-		for _, fig := range r.Figures {
-			if fig.Error != "" {
-				failed = append(failed, fmt.Sprintf("%s %s: %s", r.Protocol, fig.Name, fig.Error))
-			}
-		}
-	}
-	if len(failed) > 0 {
+	if failed := rep.Failures(); len(failed) > 0 {
 		for _, f := range failed {
-			fmt.Fprintln(o.f.Streams.ErrOut, "crisp: bench: "+f)
+			_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp: bench: "+f) // the error stream is the last resort: a failed write there has nowhere to go
 		}
 		return errReported
 	}
 	return nil
-}
-
-func printBenchTable(w io.Writer, rep *probe.BenchReport) {
-	row(w, "CALL", "TRANSPORT", "PROTOCOL", "FIGURE", "MEDIAN", "MIN", "MAX", "RUNS")
-	for _, r := range rep.Results {
-		proto := r.Name
-		if r.Auto {
-			proto += " (auto)"
-		}
-		for _, f := range r.Figures {
-			switch {
-			case f.Skipped != "":
-				row(w, r.Call, r.Transport, proto, f.Name, "skipped: "+f.Skipped, "", "", "")
-			case f.Error != "":
-				row(w, r.Call, r.Transport, proto, f.Name, "error (see below)", "", "", "")
-			default:
-				row(w, r.Call, r.Transport, proto, f.Name, num(f.Median, f.Unit), num(f.Min, f.Unit), num(f.Max, f.Unit), f.Runs)
-			}
-		}
-	}
-	fmt.Fprintf(w, "\nthroughput runs move %d bytes each; MB/s is 10^6 bytes per second\n", rep.Size)
-}
-
-func num(v float64, unit string) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	if unit == "ms" {
-		return fmt.Sprintf("%.2f ms", v)
-	}
-	return fmt.Sprintf("%.0f %s", v, unit)
 }

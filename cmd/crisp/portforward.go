@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -121,7 +117,7 @@ func (o *portForwardOptions) Complete(args []string) error {
 	o.PodRef = args[0]
 	o.Mappings = nil
 	for _, spec := range args[1:] {
-		m, err := parsePortSpec(spec)
+		m, err := portforward.ParsePortSpec(spec)
 		if err != nil {
 			return usageError{Err: err}
 		}
@@ -140,74 +136,10 @@ func (o *portForwardOptions) Validate() error {
 	if o.PodRef == "" {
 		return usageErrorf("port-forward: empty POD")
 	}
-	if len(o.Mappings) == 0 {
-		return usageErrorf("port-forward: no port to forward; give [LOCAL:]REMOTE")
-	}
-	if len(o.Addresses) == 0 {
-		return usageErrorf("--address: give at least one address (default localhost)")
-	}
-	for _, a := range o.Addresses {
-		if !strings.EqualFold(a, "localhost") && net.ParseIP(a) == nil {
-			return usageErrorf("--address %q: want an IP address or localhost", a)
-		}
-	}
-	seen := map[uint16]string{}
-	for _, m := range o.Mappings {
-		if m.Local == 0 {
-			continue
-		}
-		spec := fmt.Sprintf("%d:%d", m.Local, m.Remote)
-		if prev, dup := seen[m.Local]; dup {
-			return usageErrorf("port-forward: local port %d is given twice (%s and %s)", m.Local, prev, spec)
-		}
-		seen[m.Local] = spec
+	if err := portforward.CheckListeners(o.Addresses, o.Mappings); err != nil {
+		return usageError{Err: err}
 	}
 	return o.TLS.Validate()
-}
-
-// parsePortSpec parses [LOCAL:]REMOTE: "80" (80 on both sides), "8080:80",
-// ":80" and "0:80" (a free local port).
-func parsePortSpec(spec string) (portforward.PortMapping, error) {
-	bad := func(why string) (portforward.PortMapping, error) {
-		return portforward.PortMapping{}, fmt.Errorf("port %q: %s; want [LOCAL:]REMOTE, e.g. 8080:80, 80, or :80 for a free local port", spec, why)
-	}
-	localStr, remoteStr, hasLocal := strings.Cut(spec, ":")
-	if !hasLocal {
-		remoteStr, localStr = spec, spec
-	}
-	if strings.Contains(remoteStr, ":") {
-		return bad("more than one colon")
-	}
-	remote, err := pfParsePort(remoteStr)
-	if err != nil {
-		return bad("remote " + err.Error())
-	}
-	if remote == 0 {
-		return bad("remote port 0 is not a port")
-	}
-	var local uint16
-	if localStr != "" {
-		if local, err = pfParsePort(localStr); err != nil {
-			return bad("local " + err.Error())
-		}
-	}
-	return portforward.PortMapping{Local: local, Remote: remote}, nil
-}
-
-func pfParsePort(s string) (uint16, error) {
-	if s == "" {
-		return 0, errors.New("port is empty")
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return 0, fmt.Errorf("port %q is not a number", s)
-		}
-	}
-	n, err := strconv.ParseUint(s, 10, 16)
-	if err != nil {
-		return 0, fmt.Errorf("port %q is out of range (0-65535)", s)
-	}
-	return uint16(n), nil
 }
 
 // Run resolves the pod, opens the listeners, negotiates the protocol and

@@ -50,19 +50,19 @@ func TestParsePortSpec(t *testing.T) {
 		{spec: " 80", err: "not a number"},
 		{spec: "99999999999999999999:80", err: "out of range"},
 	} {
-		got, err := parsePortSpec(tc.spec)
+		got, err := portforward.ParsePortSpec(tc.spec)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("parsePortSpec(%q) = %v, %v; want an error containing %q", tc.spec, got, err, tc.err)
+				t.Errorf("portforward.ParsePortSpec(%q) = %v, %v; want an error containing %q", tc.spec, got, err, tc.err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("parsePortSpec(%q): %v", tc.spec, err)
+			t.Errorf("portforward.ParsePortSpec(%q): %v", tc.spec, err)
 			continue
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("parsePortSpec(%q) (-want +got):\n%s", tc.spec, diff)
+			t.Errorf("portforward.ParsePortSpec(%q) (-want +got):\n%s", tc.spec, diff)
 		}
 	}
 }
@@ -74,7 +74,7 @@ func FuzzParsePortSpec(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
-		m, err := parsePortSpec(spec)
+		m, err := portforward.ParsePortSpec(spec)
 		if err != nil {
 			if !strings.Contains(err.Error(), "[LOCAL:]REMOTE") {
 				t.Errorf("error %q does not say what is wanted", err)
@@ -82,11 +82,11 @@ func FuzzParsePortSpec(f *testing.F) {
 			return
 		}
 		if m.Remote == 0 {
-			t.Fatalf("parsePortSpec(%q) accepted remote port 0", spec)
+			t.Fatalf("portforward.ParsePortSpec(%q) accepted remote port 0", spec)
 		}
-		again, err := parsePortSpec(fmt.Sprintf("%d:%d", m.Local, m.Remote))
+		again, err := portforward.ParsePortSpec(fmt.Sprintf("%d:%d", m.Local, m.Remote))
 		if err != nil || again != m {
-			t.Fatalf("parsePortSpec(%q) = %v, but its formatting parses to %v, %v", spec, m, again, err)
+			t.Fatalf("portforward.ParsePortSpec(%q) = %v, but its formatting parses to %v, %v", spec, m, again, err)
 		}
 	})
 }

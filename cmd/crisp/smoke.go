@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -137,7 +136,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 	table := o.f.Global.Output == "table"
 	smoker := &probe.Smoker{URLs: env.urls, Streamer: env.streamer, Strict: o.Strict}
 	if table {
-		smoker.Progress = func(c probe.SmokeCheck) { printSmokeCheck(out, c) }
+		smoker.Progress = func(c probe.SmokeCheck) { _ = c.WriteLine(out) } // a lost progress line leaves the report intact
 	}
 	started := time.Now()
 	var rep *probe.SmokeReport
@@ -168,7 +167,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 	}
 	rep.Origin = probe.NewOrigin(probe.KindSmoke, probe.NodeName(o.NodeName, nil, nil))
 	if o.JUnit != "" {
-		if jerr := writeJUnitFile(o.JUnit, rep, started); jerr != nil {
+		if jerr := rep.WriteJUnitFile(o.JUnit, started); jerr != nil {
 			err = errors.Join(err, jerr)
 		}
 	}
@@ -180,7 +179,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		if rep.Warnings > 0 {
 			fmt.Fprintf(out, "%d warning(s): defects on transports --transport auto does not pick (--strict fails them)\n", rep.Warnings)
 		}
-		fmt.Fprintln(out, smokeTally(rep))
+		fmt.Fprintln(out, rep.Tally())
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -193,41 +192,9 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 	}
 	if !rep.OK() {
 		if !table {
-			fmt.Fprintln(o.f.Streams.ErrOut, smokeTally(rep))
+			fmt.Fprintln(o.f.Streams.ErrOut, rep.Tally())
 		}
 		return errReported
-	}
-	return nil
-}
-
-func smokeTally(rep *probe.SmokeReport) string {
-	s := fmt.Sprintf("%d passed, %d failed", rep.Passed, rep.Failed)
-	if rep.Skipped > 0 {
-		s += fmt.Sprintf(", %d skipped", rep.Skipped)
-	}
-	return s
-}
-
-func printSmokeCheck(w io.Writer, c probe.SmokeCheck) {
-	label := map[probe.Outcome]string{probe.Pass: "PASS", probe.Fail: "FAIL", probe.Skip: "SKIP", probe.Warn: "WARN"}[c.Outcome]
-	auto := ""
-	if c.Auto && c.Protocol != nil {
-		auto = " (auto)"
-	}
-	fmt.Fprintf(w, "%s  %s%s  %s  [%s]\n", label, c.Name(), auto, c.Detail, c.Duration)
-}
-
-func writeJUnitFile(path string, rep *probe.SmokeReport, started time.Time) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--junit: %w", err)
-	}
-	if err := rep.WriteJUnit(f, started); err != nil {
-		f.Close()
-		return fmt.Errorf("--junit %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--junit %s: %w", path, err)
 	}
 	return nil
 }
