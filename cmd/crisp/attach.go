@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -11,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
@@ -83,7 +83,7 @@ EXIT STATUS
 // Complete takes CONTAINER from the arguments.
 func (o *attachOptions) Complete(f *factory, _ *cobra.Command, args []string) error {
 	if o.deps.Stream == nil {
-		o.deps = newStreamDeps(f)
+		o.deps = session.NewDeps(f)
 	}
 	if len(args) > 0 {
 		o.Container = args[0]
@@ -100,7 +100,7 @@ func (o *attachOptions) Validate() error {
 	if o.keys, err = tty.ParseDetachKeys(o.DetachKeys); err != nil {
 		return usageErrorf("--detach-keys: %v", err)
 	}
-	if o.offers, err = parseOffers(o.Transport, o.Protocol); err != nil {
+	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err
 	}
 	return o.TLS.Validate()
@@ -108,7 +108,7 @@ func (o *attachOptions) Validate() error {
 
 // Run attaches until the process ends or the user detaches.
 func (o *attachOptions) Run(ctx context.Context) error {
-	cli, settings, ctr, err := o.deps.connect(ctx, o.Container)
+	cli, settings, ctr, err := o.deps.Connect(ctx, o.Container)
 	if err != nil {
 		return err
 	}
@@ -117,11 +117,11 @@ func (o *attachOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
 			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
 	}
-	cfg, err := o.deps.transportConfig(o.TLS, settings)
+	cfg, err := o.deps.TransportConfig(o.TLS, settings)
 	if err != nil {
 		return err
 	}
-	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
+	withTTY := o.deps.CheckTTY(o.Stdin, o.TTY)
 	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: o.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
 	src := cli.AttachSource("attach", req)
 
@@ -134,34 +134,14 @@ func (o *attachOptions) Run(ctx context.Context) error {
 		defer func() { _ = keys.Close() }() // it only stops watching stdin
 		stdin = keys
 	}
-	_, err = o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
+	_, err = o.deps.Session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
 	if keys != nil && keys.Detached() {
 		_ = keys.Close() // it only stops watching stdin
-		o.deps.logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
+		o.deps.Logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
 		return nil
 	}
 	if err == nil {
-		return o.exitStatus(ctx, cli, ctr.Id)
+		return o.deps.WaitExit(ctx, cli, ctr.Id, o.exitWait)
 	}
-	return o.deps.sessionOutcome(ctx, err)
-}
-
-// exitStatus passes the container's exit code through once its process has
-// ended (the attach stream ends when it does). A container still running
-// after exitWait ended the stream by other means: exit 0.
-func (o *attachOptions) exitStatus(ctx context.Context, cli *client.Client, id string) error {
-	code, err := cli.WaitForExit(ctx, id, o.exitWait)
-	switch {
-	case errors.Is(err, client.ErrStillRunning):
-		return nil
-	case err != nil && ctx.Err() != nil:
-		return newInterrupted(err)
-	case err != nil:
-		o.deps.logf("attach ended; the container's status is unknown: %v", err)
-		return nil
-	case code != 0:
-		o.deps.logf("container %s exited with status %d", client.ShortID(id), code)
-		return remoteStatus{code: int(code) & 0xff}
-	}
-	return nil
+	return o.deps.Outcome(ctx, err)
 }

@@ -2,210 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"time"
 
-	"github.com/moby/term"
 	"github.com/spf13/cobra"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
-	"github.com/crisp-cri/crisp/internal/tty"
-
-	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
-// streamDeps are what exec and attach need from the world; tests replace
-// them with fakes.
-type streamDeps struct {
-	Streams ioStreams
-	// Settings resolves the endpoint and the config file (for TLS keys).
-	Settings func() (client.Settings, error)
-	// Dial connects to the runtime.
-	Dial func(client.Settings) (*client.Client, error)
-	// Stream negotiates and runs a session (remotecommand.Stream).
-	Stream func(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, s remotecommand.Streams) (remotecommand.Result, error)
-	// Verbose is the -v count.
-	Verbose int
-}
-
-func newStreamDeps(f *factory) streamDeps {
-	return streamDeps{
-		Streams:  f.Streams,
-		Settings: f.Settings,
-		Dial:     client.Dial,
-		Stream:   remotecommand.Stream,
-		Verbose:  f.Global.Verbose,
-	}
-}
-
-// connect resolves the endpoint, dials it and finds the container.
-func (d streamDeps) connect(ctx context.Context, ref string) (*client.Client, client.Settings, *runtimeapi.Container, error) {
-	settings, err := d.Settings()
-	if err != nil {
-		return nil, settings, nil, err
-	}
-	cli, err := d.Dial(settings)
-	if err != nil {
-		return nil, settings, nil, err
-	}
-	ctr, err := cli.ResolveContainer(ctx, ref)
-	if err != nil {
-		_ = cli.Close() // closing a gRPC connection reports nothing to act on
-		return nil, settings, nil, err
-	}
-	return cli, settings, ctr, nil
-}
-
-func (d streamDeps) logf(format string, args ...any) {
-	if d.Verbose >= 1 {
-		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
-	}
-}
-
-// transportConfig is the transport configuration for -v, -vv and TLS.
-func (d streamDeps) transportConfig(tlsOpts tlsOptions, settings client.Settings) (transport.Config, error) {
-	tlsCfg, err := tlsOpts.Config(settings.File, d.Streams.ErrOut)
-	if err != nil {
-		return transport.Config{}, err
-	}
-	// A streaming server that takes the connection and never answers gets
-	// as long as a gRPC call would.
-	return transport.NewConfig(transport.ConfigOptions{
-		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: d.Verbose, Warnings: true, Out: d.Streams.ErrOut,
-	}), nil
-}
-
-// terminal describes the local terminal, honouring the streams'
-// IsTerminalIn override (tests).
-func (d streamDeps) terminal(withIn bool) tty.Terminal {
-	t := tty.Terminal{Out: d.Streams.Out}
-	if withIn {
-		t.In = d.Streams.In
-	}
-	t.IsTerminal = func(stream any) bool {
-		if stream == d.Streams.In && d.Streams.IsTerminalIn != nil {
-			return d.Streams.IsTerminalIn()
-		}
-		_, ok := term.GetFdInfo(stream)
-		return ok
-	}
-	return t
-}
-
-// checkTTY applies "-t without a terminal on stdin warns and carries on
-// without a TTY" (kubectl's behaviour, not crictl's error). Without -i the
-// TTY needs no input terminal: only its output formatting changes.
-func (d streamDeps) checkTTY(stdin, wantTTY bool) bool {
-	if !wantTTY || !stdin {
-		return wantTTY
-	}
-	if d.terminal(true).IsTerminalIn() {
-		return true
-	}
-	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: warning: %s\n", tty.NoTTYWarning) // the error stream is the last resort: a failed write there has nowhere to go
-	return false
-}
-
-// session runs a stream inside the terminal's guard: raw mode (with -t and
-// -i on a terminal) restored on every way out, SIGINT/SIGTERM/SIGHUP
-// handled, and the terminal size sent from the first moment and after every
-// SIGWINCH. stdin is the session's input (attach wraps it to watch for the
-// detach keys), or nil for none.
-func (d streamDeps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool) (remotecommand.Result, error) {
-	t := d.terminal(stdin != nil && withTTY)
-	var res remotecommand.Result
-	err := t.Safe(ctx, func(ctx context.Context) error {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel() // ends the size queue so client-go's resize goroutine returns
-		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
-		if !withTTY {
-			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
-		} else {
-			if q := t.MonitorSize(ctx); q != nil {
-				s.Resize = sizeQueue{q}
-			}
-		}
-		var err error
-		res, err = d.Stream(ctx, op, src, offers, cfg, s)
-		return err
-	})
-	return res, err
-}
-
-// sizeQueue adapts tty's size queue to client-go's.
-type sizeQueue struct{ q *tty.SizeQueue }
-
-func (s sizeQueue) Next() *remotecommand.TerminalSize {
-	size := s.q.Next()
-	if size == nil {
-		return nil
-	}
-	return &remotecommand.TerminalSize{Width: size.Width, Height: size.Height}
-}
-
-// remoteStatus is the remote process's exit status, passed through as
-// crisp's own. It is already "reported": the remote process said what it
-// had to say on its own streams, so crisp adds no line of its own.
-type remoteStatus struct{ code int }
-
-func (e remoteStatus) Error() string {
-	return fmt.Sprintf("remote command exited with status %d", e.code)
-}
-
-// ExitStatus is the remote exit code.
-func (e remoteStatus) ExitStatus() int { return e.code }
-
-// Is makes the status "already reported": Main prints no line for it.
-func (e remoteStatus) Is(target error) bool { return target == errReported }
-
-// interruptedStatus is a session ended by SIGINT, SIGTERM or SIGHUP: exit
-// 128+signal, as a shell reports it.
-type interruptedStatus struct {
-	code int
-	msg  string
-	err  error
-}
-
-// ExitStatus is 128 + the signal number.
-func (e interruptedStatus) ExitStatus() int { return e.code }
-func (e interruptedStatus) Error() string   { return e.msg }
-func (e interruptedStatus) Unwrap() error   { return e.err }
-
-func newInterrupted(err error) error {
-	var sig *tty.SignalError
-	if errors.As(err, &sig) {
-		return interruptedStatus{code: sig.ExitCode(), msg: sig.Error(), err: err}
-	}
-	return interruptedStatus{code: exitInterrupted, msg: "interrupted", err: err}
-}
-
-// sessionOutcome maps a session's error to crisp's exit policy: remote exit
-// codes pass through silently, signals give 128+N, anything else is crisp's
-// own failure (125) with the error's one line.
-func (d streamDeps) sessionOutcome(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	var textOnly *transport.ExitError
-	if errors.As(err, &textOnly) {
-		// Protocols v1-v3 carry no exit code, only this text: show it, as it
-		// is all the user gets (the code is 1 unless the text states one).
-		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: remote command failed: %s\n", textOnly.Message) // the error stream is the last resort: a failed write there has nowhere to go
-	}
-	var coded interface{ ExitStatus() int }
-	if errors.As(err, &coded) && !errors.Is(err, tty.ErrInterrupted) {
-		d.logf("remote command exited with status %d", coded.ExitStatus())
-		return remoteStatus{code: coded.ExitStatus()}
-	}
-	if errors.Is(err, tty.ErrInterrupted) || ctx.Err() != nil {
-		return newInterrupted(err)
-	}
-	return err
-}
+// streamDeps are what exec, attach and port-forward need from the world
+// (session.Deps); tests replace them with fakes.
+type streamDeps = session.Deps
 
 // execOptions are `crisp exec`'s flags and arguments.
 type execOptions struct {
@@ -277,7 +86,7 @@ EXIT STATUS
 // optional (flag parsing stops at CONTAINER).
 func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) error {
 	if o.deps.Stream == nil {
-		o.deps = newStreamDeps(f)
+		o.deps = session.NewDeps(f)
 	}
 	if len(args) > 0 {
 		o.Container = args[0]
@@ -310,41 +119,27 @@ func (o *execOptions) Validate() error {
 		return usageErrorf("--timeout bounds an ExecSync call: use it with -s")
 	}
 	var err error
-	if o.offers, err = parseOffers(o.Transport, o.Protocol); err != nil {
+	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err
 	}
 	return o.TLS.Validate()
 }
 
-// parseOffers turns --transport and --protocol into what exec and attach
-// offer the runtime; either one wrong is a usage error.
-func parseOffers(transportFlag, protocol string) ([]transport.Offer, error) {
-	t, err := transport.ParseTransport(transportFlag)
-	if err != nil {
-		return nil, usageError{Err: err}
-	}
-	offers, err := transport.ExecOffers(t, protocol)
-	if err != nil {
-		return nil, usageError{Err: err}
-	}
-	return offers, nil
-}
-
 // Run execs the command and returns its exit status as an error (nil for 0).
 func (o *execOptions) Run(ctx context.Context) error {
-	cli, settings, ctr, err := o.deps.connect(ctx, o.Container)
+	cli, settings, ctr, err := o.deps.Connect(ctx, o.Container)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
 	if o.Sync {
-		return o.runSync(ctx, cli, ctr)
+		return o.deps.ExecSync(ctx, cli, ctr.Id, o.Command, o.Timeout)
 	}
-	cfg, err := o.deps.transportConfig(o.TLS, settings)
+	cfg, err := o.deps.TransportConfig(o.TLS, settings)
 	if err != nil {
 		return err
 	}
-	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
+	withTTY := o.deps.CheckTTY(o.Stdin, o.TTY)
 	req := &runtimeapi.ExecRequest{
 		ContainerId: ctr.Id, Cmd: o.Command, Tty: withTTY, Stdin: o.Stdin, Stdout: true, Stderr: !withTTY,
 	}
@@ -352,29 +147,6 @@ func (o *execOptions) Run(ctx context.Context) error {
 	if o.Stdin {
 		stdin = o.deps.Streams.In
 	}
-	_, err = o.deps.session(ctx, "exec", cli.ExecSource("exec", req), o.offers, cfg, stdin, withTTY)
-	return o.deps.sessionOutcome(ctx, err)
-}
-
-// runSync runs the command with ExecSync: stdout and stderr go to crisp's
-// own, whatever the exit code, which is passed through.
-func (o *execOptions) runSync(ctx context.Context, cli *client.Client, ctr *runtimeapi.Container) error {
-	resp, err := cli.ExecSync(ctx, "exec -s", ctr.Id, o.Command, o.Timeout)
-	if err != nil {
-		if ctx.Err() != nil {
-			return newInterrupted(ctx.Err())
-		}
-		return err
-	}
-	if _, err := o.deps.Streams.Out.Write(resp.Stdout); err != nil {
-		return fmt.Errorf("exec -s: writing stdout: %w", err)
-	}
-	if _, err := o.deps.Streams.ErrOut.Write(resp.Stderr); err != nil {
-		return fmt.Errorf("exec -s: writing stderr: %w", err)
-	}
-	if resp.ExitCode != 0 {
-		o.deps.logf("remote command exited with status %d", resp.ExitCode)
-		return remoteStatus{code: int(resp.ExitCode)}
-	}
-	return nil
+	_, err = o.deps.Session(ctx, "exec", cli.ExecSource("exec", req), o.offers, cfg, stdin, withTTY)
+	return o.deps.Outcome(ctx, err)
 }

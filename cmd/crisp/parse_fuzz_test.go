@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/crisp-cri/crisp/internal/session"
+
 	"errors"
 	"slices"
 	"testing"
@@ -15,27 +17,27 @@ func FuzzParseOffers(f *testing.F) {
 		f.Add(tc[0], tc[1])
 	}
 	f.Fuzz(func(t *testing.T, transportFlag, protocol string) {
-		offers, err := parseOffers(transportFlag, protocol)
+		offers, err := session.ParseOffers(transportFlag, protocol)
 		if err != nil {
 			var ue usageError
 			if !errors.As(err, &ue) {
-				t.Fatalf("parseOffers(%q, %q) error %v is not a usage error", transportFlag, protocol, err)
+				t.Fatalf("session.ParseOffers(%q, %q) error %v is not a usage error", transportFlag, protocol, err)
 			}
 			return
 		}
 		if len(offers) == 0 {
-			t.Fatalf("parseOffers(%q, %q) accepted with nothing to offer", transportFlag, protocol)
+			t.Fatalf("session.ParseOffers(%q, %q) accepted with nothing to offer", transportFlag, protocol)
 		}
 		for _, o := range offers {
 			if o.Transport != transport.SPDY && o.Transport != transport.WebSocket {
-				t.Fatalf("parseOffers(%q, %q) offers transport %q", transportFlag, protocol, o.Transport)
+				t.Fatalf("session.ParseOffers(%q, %q) offers transport %q", transportFlag, protocol, o.Transport)
 			}
 			if len(o.Protocols) == 0 {
-				t.Fatalf("parseOffers(%q, %q): an offer of no protocol", transportFlag, protocol)
+				t.Fatalf("session.ParseOffers(%q, %q): an offer of no protocol", transportFlag, protocol)
 			}
 			for _, p := range o.Protocols {
 				if !slices.Contains(transport.ExecProtocols, p) {
-					t.Fatalf("parseOffers(%q, %q) offers unknown protocol %q", transportFlag, protocol, p)
+					t.Fatalf("session.ParseOffers(%q, %q) offers unknown protocol %q", transportFlag, protocol, p)
 				}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 
 	"github.com/crisp-cri/crisp/internal/transport/portforward"
@@ -40,13 +41,13 @@ type portForwardDeps struct {
 
 func newPortForwardCommand(f *factory) *cobra.Command {
 	o := &portForwardOptions{deps: portForwardDeps{
-		streamDeps:   newStreamDeps(f),
+		streamDeps:   session.NewDeps(f),
 		Listen:       portforward.ListenLocal,
 		NewForwarder: portforward.NewForwarder,
 	}}
 	return o.command(func(ctx context.Context) error {
 		// -v is parsed after the command was built: take the deps now.
-		o.deps.streamDeps = newStreamDeps(f)
+		o.deps.streamDeps = session.NewDeps(f)
 		return o.Run(ctx)
 	})
 }
@@ -159,7 +160,7 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("port-forward: %w", err)
 	}
-	cfg, err := d.transportConfig(o.TLS, settings)
+	cfg, err := d.TransportConfig(o.TLS, settings)
 	if err != nil {
 		return err
 	}
