@@ -182,7 +182,9 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer transport.Offer) (
 	}
 	att := transport.Attempt{Offer: offer, URL: u, RPC: time.Since(start)}
 	cfg, tw := transport.WatchTLS(f.opts.Config, u)
-	ws, err := pfDialWebSocket(ctx, &att, u, cfg, 4096)
+	hctx, bound, done := boundUpgrade(ctx, cfg)
+	ws, err := pfDialWebSocket(hctx, &att, u, cfg, 4096)
+	done()
 	att.TLS = tw.Result()
 	if err == nil {
 		ws.Close()
@@ -193,9 +195,12 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer transport.Offer) (
 		return att, nil
 	}
 	if !errors.As(err, &refused) {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			err = ctx.Err()
-		} else {
+		case bound.expired():
+			err = bound.err(ctx, offer, u, err)
+		default:
 			err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
 				u, pfOfferName(offer), tw.Describe(err))
 		}
