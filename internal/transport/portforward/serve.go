@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -61,6 +62,7 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 	defer stop()
 
 	var wg sync.WaitGroup
+	var open atomic.Int64
 	var acceptErr error
 	var backoff time.Duration
 	for {
@@ -88,8 +90,10 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 		}
 		backoff = 0
 		wg.Add(1)
+		open.Add(1)
 		go func() {
 			defer wg.Done()
+			defer open.Add(-1)
 			f.handle(connCtx, c, remote)
 		}()
 	}
@@ -101,11 +105,24 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 	select {
 	case <-drained:
 	case <-t.C:
+		// Close what is left, and the connections to the runtime under
+		// them: a writer blocked on a runtime that stopped reading holds
+		// the SPDY library's lock that closing a stream needs.
 		cancelConns()
-		<-drained
+		f.abortSessions()
+		t.Reset(pfAbortWait)
+		select {
+		case <-drained:
+		case <-t.C:
+			f.report("port-forward: %d connection(s) on %s still closing %s after the drain; exiting without them", open.Load(), l.Addr(), pfAbortWait)
+		}
 	}
 	return acceptErr
 }
+
+// pfAbortWait bounds the wait for connections after their connections to the
+// runtime were closed under them.
+const pfAbortWait = 2 * time.Second
 
 // pfAcceptRetryable tells passing accept failures from a broken listener.
 func pfAcceptRetryable(err error) bool {

@@ -208,6 +208,8 @@ type spdySession struct {
 	retired     bool
 	idleRetired chan struct{} // closed once retired and idle
 	idleOnce    sync.Once
+
+	stall stallWatch // spdystall.go
 }
 
 // retire stops the session from being used for new connections and closes
@@ -299,13 +301,21 @@ func (s *spdySession) lost() bool {
 // Open creates the error stream, then the data stream, as kubectl does; the
 // runtime pairs them by requestID.
 func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error) {
+	s.acquire()
+	return s.openAcquired(ctx, port)
+}
+
+// openAcquired is Open with the connection's slot already taken (acquire or
+// tryAcquire); it gives the slot back on failure.
+func (s *spdySession) openAcquired(ctx context.Context, port uint16) (ForwardConn, error) {
 	if s.lost() {
+		s.release()
 		return nil, errSessionLost
 	}
 	if err := ctx.Err(); err != nil {
+		s.release()
 		return nil, err
 	}
-	s.acquire()
 	id := strconv.FormatInt(s.nextID.Add(1)-1, 10)
 	h := http.Header{}
 	h.Set(pfHeaderStreamType, pfStreamError)
@@ -375,6 +385,9 @@ func (c *spdyForwardConn) RemotePort() uint16 { return c.port }
 // may come later: see RemoteError).
 func (c *spdyForwardConn) Read(p []byte) (int, error) {
 	n, err := c.data.Read(p)
+	if n > 0 {
+		c.session.progressed()
+	}
 	if err == nil {
 		return n, nil
 	}
@@ -415,7 +428,9 @@ func (c *spdyForwardConn) RemoteError() error {
 }
 
 func (c *spdyForwardConn) Write(p []byte) (int, error) {
+	c.session.writeStarts()
 	n, err := c.data.Write(p)
+	c.session.writeEnds()
 	if err != nil && c.session.lost() {
 		err = fmt.Errorf("remote port %d: %w", c.port, errSessionLost)
 	}
