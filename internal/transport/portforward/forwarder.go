@@ -175,7 +175,7 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (transport.Offer, error
 				ss.watchStalls(f.opts.StallTimeout, func() { f.stalled(ss) })
 			}
 		} else {
-			sess.Close()
+			_ = sess.Close()
 		}
 		f.opts.Config.Log("port-forward: negotiated %s at %s (HTTP %d, upgrade %s)",
 			pfOfferName(chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
@@ -204,7 +204,7 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer transport.Offer) (
 	done()
 	att.TLS = tw.Result()
 	if err == nil {
-		ws.Close()
+		_ = ws.Close()
 		return att, nil
 	}
 	var refused *transport.RefusedError
@@ -258,7 +258,7 @@ func (f *Forwarder) Dial(ctx context.Context, port uint16) (ForwardConn, error) 
 		}
 		fc, err := sess.Open(ctx, port)
 		if err != nil {
-			sess.Close()
+			_ = sess.Close()
 			return nil, err
 		}
 		fc.(*wsPort).ownsSession = true
@@ -319,7 +319,7 @@ func (f *Forwarder) dropSession(s ForwardSession) {
 	f.mu.Lock()
 	f.removeLocked(s)
 	f.mu.Unlock()
-	s.Close()
+	_ = s.Close()
 }
 
 // Close closes the pooled sessions and retired ones; forwarded connections
@@ -334,7 +334,7 @@ func (f *Forwarder) Close() error {
 	f.pool, f.retired = nil, nil
 	f.mu.Unlock()
 	for _, s := range all {
-		s.Close()
+		_ = s.Close()
 	}
 	return nil
 }
@@ -371,7 +371,7 @@ func pfTracef(cfg transport.Config, format string, args ...any) {
 	if cfg.Trace != nil {
 		// One write per line: many connections trace at once.
 		line := fmt.Sprintf("crisp: frame "+format, args...) + " " + time.Now().Format("15:04:05.000000") + "\n"
-		io.WriteString(cfg.Trace, line)
+		_, _ = io.WriteString(cfg.Trace, line)
 	}
 }
 

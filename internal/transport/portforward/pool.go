@@ -46,18 +46,9 @@ type pendingSession struct {
 	reserved int
 }
 
-// openPooled opens a connection on a pooled session: the least loaded one
-// below pfSessionConns, else one being established, else a new one while the
-// pool has room, else the least loaded.
-func (f *Forwarder) openPooled(ctx context.Context, port uint16) (ForwardConn, error) {
-	sess, err := f.pickSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sess.openAcquired(ctx, port)
-}
-
-// pickSession returns a session with a slot acquired for one connection.
+// pickSession returns a session with a slot acquired for one connection:
+// the least loaded one below pfSessionConns, else one being established,
+// else a new one while the pool has room, else the least loaded.
 func (f *Forwarder) pickSession(ctx context.Context) (pooled, error) {
 	f.mu.Lock()
 	if f.closed {
@@ -108,10 +99,10 @@ func (f *Forwarder) pickSession(ctx context.Context) (pooled, error) {
 	if err != nil {
 		p.err = fmt.Errorf("establishing a connection to the streaming server: %w", err)
 	} else if ps, ok := sess.(pooled); !ok {
-		sess.Close()
+		_ = sess.Close()
 		p.err = fmt.Errorf("port-forward: %s sessions cannot be pooled", pfOfferName(chosen))
 	} else if f.closed {
-		sess.Close()
+		_ = sess.Close()
 		p.err = errors.New("port-forward: forwarder closed")
 	} else {
 		p.sess = ps
@@ -150,7 +141,7 @@ func (f *Forwarder) pruneLocked() {
 		select {
 		case <-s.Done():
 			f.opts.Config.Log("port-forward: a connection to the streaming server was lost; the next connection opens a fresh one")
-			go s.Close() // already gone: this only waits for its watcher
+			_ = s.Close() // already gone: this only waits for its watchers
 		default:
 			kept = append(kept, s)
 		}

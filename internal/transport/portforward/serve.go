@@ -23,7 +23,7 @@ import (
 func (f *Forwarder) ServeAll(ctx context.Context, listeners []LocalListener, ready func([]LocalListener)) error {
 	if _, err := f.Negotiate(ctx); err != nil {
 		for _, l := range listeners {
-			l.Close()
+			_ = l.Close()
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -58,7 +58,7 @@ func (f *Forwarder) ServeAll(ctx context.Context, listeners []LocalListener, rea
 func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) error {
 	connCtx, cancelConns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelConns()
-	stop := context.AfterFunc(ctx, func() { l.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = l.Close() })
 	defer stop()
 
 	var wg sync.WaitGroup
@@ -85,7 +85,7 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 				continue
 			}
 			acceptErr = fmt.Errorf("port-forward: accepting on %s: %w", l.Addr(), err)
-			l.Close()
+			_ = l.Close()
 			break
 		}
 		backoff = 0
@@ -141,7 +141,7 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	f.opts.Config.Log("port-forward: connection %d from %s on %s", id, local.RemoteAddr(), where)
 	fc, err := f.Dial(ctx, remote)
 	if err != nil {
-		local.Close()
+		_ = local.Close()
 		if ctx.Err() == nil {
 			f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
 		}
@@ -171,7 +171,7 @@ func pfMessage(err error) string {
 // side's error, if any. A local end of input becomes a half-close.
 func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) error {
 	var closeOnce sync.Once
-	closeBoth := func() { closeOnce.Do(func() { fc.Close(); local.Close() }) }
+	closeBoth := func() { closeOnce.Do(func() { _ = fc.Close(); _ = local.Close() }) }
 	stop := context.AfterFunc(ctx, closeBoth)
 	defer stop()
 
@@ -209,7 +209,7 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 		// The local client gets its EOF now; the runtime's verdict (an
 		// error message trailing the data) is waited for after.
 		if cw, ok := local.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
+			_ = cw.CloseWrite()
 		}
 		err = fc.RemoteError()
 	}

@@ -152,7 +152,7 @@ func Connect(ctx context.Context, rawURL string, offer transport.Offer, ports []
 		case bound.expired():
 			err = bound.err(parent, offer, att.URL, err)
 		default:
-			if tlsErr := tw.Describe(err); tlsErr != err {
+			if tlsErr := tw.Describe(err); tlsErr.Error() != err.Error() {
 				err = fmt.Errorf("port-forward: %w", tlsErr)
 			} else {
 				err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",

@@ -86,6 +86,6 @@ func (s *spdySession) load() int {
 // writers blocked on a runtime that stopped reading return at once, and
 // the rest of the shutdown can take the SPDY library's locks.
 func (s *spdySession) abort() {
-	s.raw.Close()
+	_ = s.raw.Close()
 	s.shutdown()
 }
