@@ -80,7 +80,8 @@ func (f *Forwarder) pickSession(ctx context.Context) (pooled, error) {
 	p := &pendingSession{done: make(chan struct{}), reserved: 1}
 	f.pending = append(f.pending, p)
 	reason := "a fresh"
-	if len(f.pool) > 0 {
+	replacing := len(f.pool) == 0
+	if !replacing {
 		reason = fmt.Sprintf("another (%d open)", len(f.pool))
 	}
 	chosen := *f.chosen
@@ -110,8 +111,12 @@ func (f *Forwarder) pickSession(ctx context.Context) (pooled, error) {
 		if ss, ok := ps.(*spdySession); ok {
 			ss.watchStalls(f.opts.StallTimeout, func() { f.stalled(ss) })
 		}
-		f.opts.Config.Log("port-forward: established %s at %s (HTTP %d, upgrade %s); %d connection(s) to the streaming server",
-			pfOfferName(chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond), len(f.pool))
+		verb := "opened another" // the pool grows
+		if replacing {
+			verb = "re-established" // negotiation's session is gone
+		}
+		f.opts.Config.Log("port-forward: %s %s at %s (HTTP %d, upgrade %s); %d connection(s) to the streaming server",
+			verb, pfOfferName(chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond), len(f.pool))
 	}
 	f.mu.Unlock()
 	close(p.done)
