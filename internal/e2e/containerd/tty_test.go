@@ -121,29 +121,31 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 // crisp exec -it under a real terminal: the size arrives, a resize follows,
 // the remote exit code comes back and the terminal is restored.
 func TestCrispExecTTY(t *testing.T) {
-	h := suiteHarness(t)
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			r := runTTYSession(t, crispCmd(t, t.Context(), "exec", "-it", "--transport", tr, h.Ctr, "--", "sh"))
-			if r.exitCode != 3 {
-				t.Errorf("crisp exec -it --transport %s: exit %d, want 3; terminal output:\n%q", tr, r.exitCode, r.output)
-			}
-			if !r.restored {
-				t.Errorf("crisp exec -it --transport %s: the terminal was not restored", tr)
-			}
-		})
-	}
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		for _, tr := range transports {
+			t.Run(tr, func(t *testing.T) {
+				r := runTTYSession(t, h.crispCmd(t, t.Context(), "exec", "-it", "--transport", tr, h.Ctr, "--", "sh"))
+				if r.exitCode != 3 {
+					t.Errorf("crisp exec -it --transport %s: exit %d, want 3; terminal output:\n%q", tr, r.exitCode, r.output)
+				}
+				if !r.restored {
+					t.Errorf("crisp exec -it --transport %s: the terminal was not restored", tr)
+				}
+			})
+		}
+	})
 }
 
 // crictl exec -it (SPDY) carries the size and the resize too, and loses the
 // exit code as it does without a terminal (3 becomes 1).
 func TestCrictlExecTTY(t *testing.T) {
-	h := suiteHarness(t)
-	r := runTTYSession(t, crictlCmd(t, t.Context(), "exec", "-it", h.Ctr, "sh"))
-	if r.exitCode != 1 {
-		t.Errorf("crictl exec -it: exit %d; crictl v1.37.0 turns the remote 3 into 1: update the matrix", r.exitCode)
-	}
-	if !r.restored {
-		t.Errorf("crictl exec -it: the terminal was not restored")
-	}
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		r := runTTYSession(t, h.crictlCmd(t, t.Context(), "exec", "-it", h.Ctr, "sh"))
+		if r.exitCode != 1 {
+			t.Errorf("crictl exec -it: exit %d; crictl v1.37.0 turns the remote 3 into 1: update the matrix", r.exitCode)
+		}
+		if !r.restored {
+			t.Errorf("crictl exec -it: the terminal was not restored")
+		}
+	})
 }
