@@ -77,8 +77,8 @@ func testCrispProbe(t *testing.T, h *Harness) {
 		}
 		res := report.Results[i]
 		if res.Accepted != want.accepted {
-			t.Errorf("crisp probe: %s over %s %s accepted=%v (status %d), containerd 1.6 gives accepted=%v",
-				want.call, want.transport, want.protocol, res.Accepted, res.Status, want.accepted)
+			t.Errorf("crisp probe: %s over %s %s accepted=%v (status %d), %s gives accepted=%v",
+				want.call, want.transport, want.protocol, res.Accepted, res.Status, h.Name, want.accepted)
 		}
 		if !want.accepted && res.Status != 403 {
 			t.Errorf("crisp probe: %s over %s %s refused with status %d, containerd answers 403", want.call, want.transport, want.protocol, res.Status)
