@@ -46,7 +46,7 @@ func crispBinary(t testing.TB) string {
 		cmd := exec.Command("go", "build", "-o", suite.crispBin, "./cmd/crisp")
 		cmd.Dir = suite.repo
 		if out, err := cmd.CombinedOutput(); err != nil {
-			suite.buildErr = fmt.Errorf("go build ./cmd/crisp: %v\n%s", err, out)
+			suite.buildErr = fmt.Errorf("go build ./cmd/crisp: %w\n%s", err, out)
 		}
 	})
 	if suite.buildErr != nil {
@@ -125,7 +125,7 @@ func run(cmd *exec.Cmd, in io.Reader) Result {
 	err := cmd.Run()
 	r := Result{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: cmd.ProcessState.ExitCode()}
 	var exitErr *exec.ExitError
-	if err != nil && !(errors.As(err, &exitErr) && r.ExitCode >= 0) {
+	if err != nil && (!errors.As(err, &exitErr) || r.ExitCode < 0) {
 		r.Err = err
 	}
 	return r

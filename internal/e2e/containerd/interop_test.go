@@ -97,7 +97,7 @@ func startMockServer(t *testing.T, profile string) *interopServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // best effort: a temporary folder
 	endpoint := "unix://" + filepath.Join(dir, "cri.sock")
 	mock := exec.Command(crispBinary(t), "mock-runtime", "--listen", endpoint, "--profile", profile)
 	mock.Env = cleanEnv()
@@ -160,12 +160,12 @@ func startEcho(t *testing.T) int {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer conn.Close()
-				io.Copy(conn, conn)
+				defer func() { _ = conn.Close() }() // the peer's end is what counts
+				_, _ = io.Copy(conn, conn)          // ends when either side closes
 			}()
 		}
 	}()
-	t.Cleanup(func() { l.Close(); wg.Wait() })
+	t.Cleanup(func() { _ = l.Close(); wg.Wait() }) // closing ends Accept
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -287,7 +287,7 @@ func portForwardCell(t *testing.T, s *interopServer, bin string, args []string) 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cancel(); cmd.Wait() }()
+	defer func() { cancel(); _ = cmd.Wait() }() // killed: its exit status says nothing
 	deadline := time.Now().Add(20 * time.Second)
 	var local string
 	for local == "" {
@@ -312,8 +312,10 @@ func roundTrip(addr string, echo bool) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	defer func() { _ = conn.Close() }() // the answer was read (or not) already
+	if err := conn.SetDeadline(time.Now().Add(15 * time.Second)); err != nil {
+		return err
+	}
 	msg, want := "ping through the forward\n", "ping through the forward\n"
 	if !echo {
 		msg, want = "GET / HTTP/1.0\r\n\r\n", "HTTP/1."

@@ -30,6 +30,14 @@ type runtimeSpec struct {
 	bridge    string
 	netPrefix string
 	tls       tlsNames // its TLS harness (tls_test.go)
+	serves    serves   // what of the CRI it implements, where the runtimes differ
+}
+
+// serves is what a runtime implements of the CRI where containerd 1.6 and 2.4
+// differ, as measured (differences_test.go asserts each runtime's values).
+type serves struct {
+	events        bool // GetContainerEvents (crictl events)
+	runtimeConfig bool // RuntimeConfig (crictl runtime-config)
 }
 
 // tlsNames are the names of a runtime's TLS harness; envVar names the env
@@ -42,13 +50,15 @@ var runtimeSpecs = []*runtimeSpec{
 	{
 		name: "containerd-1.6", label: "containerd 1.6", envVar: "CRISP_CTRD_ENV",
 		dir: "/tmp/crisp-e2e", bridge: "crispe2e0", netPrefix: "10.213.78",
-		tls: tlsNames{"CRISP_CTRD_TLS_ENV", "/tmp/crisp-e2e-tls", "crispe2etls0", "10.213.80"},
+		tls:    tlsNames{"CRISP_CTRD_TLS_ENV", "/tmp/crisp-e2e-tls", "crispe2etls0", "10.213.80"},
+		serves: serves{events: false, runtimeConfig: false},
 	},
 	{
 		name: "containerd-2.4", label: "containerd 2.4", envVar: "CRISP_CTRD2_ENV",
 		binDir: ".tools/containerd2/bin",
 		dir:    "/tmp/crisp-e2e2", bridge: "crispe2e2", netPrefix: "10.213.82",
-		tls: tlsNames{"CRISP_CTRD2_TLS_ENV", "/tmp/crisp-e2e2-tls", "crispe2e2tls", "10.213.83"},
+		tls:    tlsNames{"CRISP_CTRD2_TLS_ENV", "/tmp/crisp-e2e2-tls", "crispe2e2tls", "10.213.83"},
+		serves: serves{events: true, runtimeConfig: true},
 	},
 }
 
@@ -83,7 +93,7 @@ func TestMain(m *testing.M) {
 	// Returning lets the testing package exit with m.Run's code.
 	defer func() {
 		if suite.binDir != "" {
-			os.RemoveAll(suite.binDir)
+			_ = os.RemoveAll(suite.binDir) // best effort: a temporary folder
 		}
 	}()
 	for _, spec := range runtimeSpecs {

@@ -50,7 +50,7 @@ func startTLSHarness(spec *runtimeSpec) (h *Harness, ca string, stop func(), err
 	}
 	if _, err := certs.Generate(certDir, false); err != nil {
 		unlock()
-		os.RemoveAll(certDir)
+		_ = os.RemoveAll(certDir) // best effort: a temporary folder
 		return nil, "", nil, fmt.Errorf("generating the streaming key pair: %w", err)
 	}
 	env := spec.scriptEnv(spec.tls.dir, spec.tls.bridge, spec.tls.netPrefix, "CRISP_CTRD_TLS_DIR="+certDir)
@@ -58,13 +58,13 @@ func startTLSHarness(spec *runtimeSpec) (h *Harness, ca string, stop func(), err
 		if out, err := runScript(env, "containerd/tls-down.sh"); err != nil {
 			fmt.Fprintf(os.Stderr, "containerd e2e: scripts/containerd/tls-down.sh failed: %v\n%s", err, out)
 		}
-		os.RemoveAll(certDir)
+		_ = os.RemoveAll(certDir) // best effort: a temporary folder
 		unlock()
 	}
 	start := time.Now()
 	if out, err := runScript(env, "containerd/tls-up.sh"); err != nil {
 		down()
-		return nil, "", nil, fmt.Errorf("scripts/containerd/tls-up.sh failed: %v\n%s", err, out)
+		return nil, "", nil, fmt.Errorf("scripts/containerd/tls-up.sh failed: %w\n%s", err, out)
 	}
 	fmt.Fprintf(os.Stderr, "containerd e2e: %s TLS harness up in %v under %s\n", spec.name, time.Since(start).Round(10*time.Millisecond), spec.tls.dir)
 	envFile := filepath.Join(spec.tls.dir, "env")

@@ -58,7 +58,7 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 	if err != nil {
 		t.Fatalf("opening a pty: %v", err)
 	}
-	defer ptmx.Close()
+	defer func() { _ = ptmx.Close() }() // closed again below; the second close errs
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 41, Cols: 101}); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	tty.Close()
+	_ = tty.Close() // the child holds its own copy
 	out := &ptyOutput{}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -91,9 +91,9 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	defer func() {
-		cmd.Process.Kill()
-		<-done
-		ptmx.Close()
+		_ = cmd.Process.Kill() // it may have exited already
+		_ = <-done             // its exit status was taken below, or does not matter
+		_ = ptmx.Close()       // ends the reader
 		wg.Wait()
 	}()
 
