@@ -88,12 +88,13 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 			}
 		}
 	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// Closed once cmd has ended; its exit code is read from cmd.ProcessState.
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
 	defer func() {
 		_ = cmd.Process.Kill() // it may have exited already
-		_ = <-done             // its exit status was taken below, or does not matter
-		_ = ptmx.Close()       // ends the reader
+		<-done
+		_ = ptmx.Close() // ends the reader
 		wg.Wait()
 	}()
 
@@ -106,8 +107,7 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-done:
-		done <- err // for the deferred clean-up
+	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%v did not end after `exit 3`; terminal output:\n%q", cmd.Args, out.String())
 	}
