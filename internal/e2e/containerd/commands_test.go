@@ -84,8 +84,7 @@ func (h *Harness) crispStdin(t testing.TB, in io.Reader, args ...string) Result 
 func (h *Harness) crictlCmd(t testing.TB, ctx context.Context, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, suite.crictl, append([]string{"--runtime-endpoint", h.Endpoint, "--image-endpoint", h.Endpoint}, args...)...)
-	// An empty config file: crictl otherwise warns that /etc/crictl.yaml is missing.
-	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+emptyCrictlConfig(t))
+	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+crictlConfig(t))
 	cmd.WaitDelay = 5 * time.Second
 	// crictl attach ignores SIGTERM: kill it.
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
@@ -106,14 +105,20 @@ func (h *Harness) crictlStdin(t testing.TB, in io.Reader, args ...string) Result
 	return run(h.crictlCmd(t, ctx, args...), in)
 }
 
-func emptyCrictlConfig(t testing.TB) string {
-	path := filepath.Join(suite.binDir, "crictl.yaml")
-	if _, err := os.Stat(path); err != nil {
-		if err := os.WriteFile(path, []byte("{}\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+// crictlConfig is the crictl config file of every crictl run here: without
+// one crictl warns that /etc/crictl.yaml is missing. It raises crictl's
+// 2-second default RPC timeout, which a busy machine overruns (StartContainer
+// with two containerds and other test packages at work).
+func crictlConfig(t testing.TB) string {
+	t.Helper()
+	suite.crictlConfigOnce.Do(func() {
+		suite.crictlConfig = filepath.Join(suite.binDir, "crictl.yaml")
+		suite.crictlConfigErr = os.WriteFile(suite.crictlConfig, []byte("timeout: 60\n"), 0o644)
+	})
+	if suite.crictlConfigErr != nil {
+		t.Fatal(suite.crictlConfigErr)
 	}
-	return path
+	return suite.crictlConfig
 }
 
 // run runs cmd to its end with stdin from in (nil: no stdin).

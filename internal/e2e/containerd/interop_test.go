@@ -176,7 +176,7 @@ func runTool(t *testing.T, bin string, lead []string, stdin io.Reader, timeout t
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(append([]string{}, lead...), args...)...)
-	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+emptyCrictlConfig(t))
+	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+crictlConfig(t))
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = 2 * time.Second
 	return run(cmd, stdin)
@@ -280,7 +280,7 @@ func portForwardCell(t *testing.T, s *interopServer, bin string, args []string) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+emptyCrictlConfig(t))
+	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+crictlConfig(t))
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -84,6 +84,10 @@ var suite struct {
 	crispBin  string
 	buildErr  error
 
+	crictlConfigOnce sync.Once
+	crictlConfig     string
+	crictlConfigErr  error
+
 	resultsMu sync.Mutex
 	tracked   map[testing.TB]bool
 	results   []testResult // tests and runtime subtests, in the order they ended
