@@ -84,6 +84,9 @@ func summary(code int, took time.Duration) string {
 		}
 		fmt.Fprintf(&b, "containerd e2e suite: %s: %d passed, %d failed, %d skipped\n", r.spec.name, c.pass, c.fail, c.skip)
 	}
+	if c := per[""]; c != nil { // tests of every runtime at once (the interop matrix)
+		fmt.Fprintf(&b, "containerd e2e suite: all runtimes at once: %d passed, %d failed, %d skipped\n", c.pass, c.fail, c.skip)
+	}
 	fmt.Fprintf(&b, "containerd e2e suite: %d passed, %d failed, %d skipped in %v (exit %d)\n",
 		all.pass, all.fail, all.skip, took.Round(100*time.Millisecond), code)
 	return b.String()
