@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Starts containerd (Debian's 1.6, or the one in CRISP_CTRD_BIN_DIR: see
 # containerd/lib.sh and containerd/v2-up.sh) in the background for crisp's
-# end-to-end tests, with its own config, root, state, socket and CNI config under CRISP_CTRD_DIR
-# (default /tmp/crisp-ctrd), imports offline-built busybox/httpd/pause images,
-# and creates:
+# end-to-end tests, with its own config, root, state, socket and CNI config
+# under CRISP_CTRD_DIR (default /tmp/crisp-ctrd), imports offline-built
+# busybox/httpd/pause images, and creates:
 #   - pod crisp-bridge (own network namespace on the bridge BRIDGE, a private
 #     /24): containers sleep, httpd (busybox httpd on HTTPD_PORT) and attach
 #     (sh with stdin open);
