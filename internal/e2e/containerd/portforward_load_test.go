@@ -41,61 +41,62 @@ func pfLoadCount(t *testing.T) int {
 // connection per WebSocket, is the yardstick: 94-97 of 100), and it exits
 // within seconds of SIGINT. Bounded: 90 s for the echoes, 10 s for the exit.
 func TestCrispPortForwardConcurrentLoad(t *testing.T) {
-	h := suiteHarness(t)
-	const port = 9100
-	newContainer(t, ContainerSpec{Name: "echo", Command: []string{"nc", "-ll", "-p", strconv.Itoa(port), "-e", "cat"}})
-	n := pfLoadCount(t)
-	payload := pseudoRandom(pfLoadSize)
-	for _, tr := range []string{"spdy", "websocket"} {
-		t.Run(tr, func(t *testing.T) {
-			pf := startBackground(t, crispCmd(t, t.Context(), "port-forward", "--transport", tr, h.Pod, fmt.Sprintf(":%d", port)))
-			m := pf.WaitFor(t, regexp.MustCompile(fmt.Sprintf(`Forwarding from 127\.0\.0\.1:(\d+) -> %d`, port)), 30*time.Second)
-			addr := "127.0.0.1:" + m[1]
-			// nc in the pod may take a moment to listen.
-			if err := pfEcho(addr, payload[:1024], 10*time.Second); err != nil {
-				time.Sleep(time.Second) // one retry: the container just started
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		const port = 9100
+		h.newContainer(t, ContainerSpec{Name: "echo", Command: []string{"nc", "-ll", "-p", strconv.Itoa(port), "-e", "cat"}})
+		n := pfLoadCount(t)
+		payload := pseudoRandom(pfLoadSize)
+		for _, tr := range []string{"spdy", "websocket"} {
+			t.Run(tr, func(t *testing.T) {
+				pf := startBackground(t, h.crispCmd(t, t.Context(), "port-forward", "--transport", tr, h.Pod, fmt.Sprintf(":%d", port)))
+				m := pf.WaitFor(t, regexp.MustCompile(fmt.Sprintf(`Forwarding from 127\.0\.0\.1:(\d+) -> %d`, port)), 30*time.Second)
+				addr := "127.0.0.1:" + m[1]
+				// nc in the pod may take a moment to listen.
 				if err := pfEcho(addr, payload[:1024], 10*time.Second); err != nil {
-					t.Fatalf("one small echo through the forward: %v", err)
+					time.Sleep(time.Second) // one retry: the container just started
+					if err := pfEcho(addr, payload[:1024], 10*time.Second); err != nil {
+						t.Fatalf("one small echo through the forward: %v", err)
+					}
 				}
-			}
-			start := time.Now()
-			deadline := start.Add(90 * time.Second)
-			var wg sync.WaitGroup
-			errs := make([]error, n)
-			for i := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[i] = pfEcho(addr, payload, time.Until(deadline))
-				}()
-			}
-			wg.Wait()
-			intact := 0
-			var first []string
-			for i, err := range errs {
-				if err == nil {
-					intact++
-				} else if len(first) < 5 {
-					first = append(first, fmt.Sprintf("connection %d: %v", i, err))
+				start := time.Now()
+				deadline := start.Add(90 * time.Second)
+				var wg sync.WaitGroup
+				errs := make([]error, n)
+				for i := range n {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						errs[i] = pfEcho(addr, payload, time.Until(deadline))
+					}()
 				}
-			}
-			t.Logf("--transport %s: %d/%d concurrent 1 MiB echoes intact in %v", tr, intact, n, time.Since(start).Round(time.Millisecond))
-			if intact < n*85/100 {
-				t.Errorf("--transport %s: %d of %d concurrent 1 MiB echoes intact, want 85%%; first failures:\n%v", tr, intact, n, first)
-			}
-			// And the forward ends promptly on SIGINT even after the load.
-			if err := pf.cmd.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-			stopAt := time.Now()
-			select {
-			case <-pf.done:
-				t.Logf("--transport %s: exited %v after SIGINT", tr, time.Since(stopAt).Round(time.Millisecond))
-			case <-time.After(10 * time.Second):
-				t.Errorf("--transport %s: port-forward still running 10s after SIGINT", tr)
-			}
-		})
-	}
+				wg.Wait()
+				intact := 0
+				var first []string
+				for i, err := range errs {
+					if err == nil {
+						intact++
+					} else if len(first) < 5 {
+						first = append(first, fmt.Sprintf("connection %d: %v", i, err))
+					}
+				}
+				t.Logf("--transport %s: %d/%d concurrent 1 MiB echoes intact in %v", tr, intact, n, time.Since(start).Round(time.Millisecond))
+				if intact < n*85/100 {
+					t.Errorf("--transport %s: %d of %d concurrent 1 MiB echoes intact, want 85%%; first failures:\n%v", tr, intact, n, first)
+				}
+				// And the forward ends promptly on SIGINT even after the load.
+				if err := pf.cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+				stopAt := time.Now()
+				select {
+				case <-pf.done:
+					t.Logf("--transport %s: exited %v after SIGINT", tr, time.Since(stopAt).Round(time.Millisecond))
+				case <-time.After(10 * time.Second):
+					t.Errorf("--transport %s: port-forward still running 10s after SIGINT", tr)
+				}
+			})
+		}
+	})
 }
 
 // pfEcho sends payload to the echo server at addr while reading it back and
