@@ -66,6 +66,12 @@ var rules = []struct {
 		"probe returns reports as data; printing and flags live in cmd/"},
 	{"internal/demo", []string{"github.com/spf13/cobra", module + "/cmd/", module + "/internal/probe"},
 		"the demo drives the client side against the mock (so it may import client, transport, tty and mockruntime) but runs crisp's commands through the runner cmd/ gives it: it knows no command line"},
+	{"internal/cmdutil", []string{module + "/cmd/", module + "/internal/probe", module + "/internal/mockruntime", module + "/internal/session", module + "/internal/completion", module + "/internal/demo"},
+		"cmdutil is what every command shares (factory, usage errors, exit policy, shared flags): it sits below the packages that hold the commands' logic"},
+	{"internal/session", []string{module + "/cmd/", module + "/internal/probe", module + "/internal/mockruntime", module + "/internal/transport/portforward"},
+		"session runs exec's and attach's streams behind the terminal guard; it knows no command line beyond cmdutil's flags and nothing of probe, the mock or port-forward"},
+	{"internal/completion", []string{module + "/cmd/", module + "/internal/transport", module + "/internal/probe", module + "/internal/mockruntime"},
+		"completion lists containers and pods through the CRI client; it knows no streaming"},
 	{"internal/testkit", []string{module + "/internal/", module + "/cmd/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
 		"the tests of every package share the kit, the mock's included: it must import nothing of crisp's, or the mock's tests would share client code"},
 }
