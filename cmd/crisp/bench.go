@@ -72,11 +72,11 @@ func (o *benchOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer env.client.Close()
-	b := &probe.Bencher{URLs: env.urls, Streamer: env.streamer, Size: o.Size, Runs: o.Runs}
+	defer func() { _ = env.Client.Close() }() // closing a gRPC connection reports nothing to act on
+	b := &probe.Bencher{URLs: env.URLs, Streamer: env.Streamer, Size: o.Size, Runs: o.Runs}
 	rep, err := b.Run(ctx, t)
 	if err != nil {
-		return fmt.Errorf("bench of container %s at %s: %w", t.ContainerID, env.client.Endpoint, err)
+		return fmt.Errorf("bench of container %s at %s: %w", t.ContainerID, env.Client.Endpoint, err)
 	}
 	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, rep.WriteTable); err != nil {
 		return err

@@ -10,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/probe"
-	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // targetOptions are the flags probe, smoke and bench share: the container,
@@ -37,15 +35,9 @@ func (o *targetOptions) validate() error {
 	return o.TLS.Validate()
 }
 
-// diagEnv is what a diagnostics command needs at run time.
-type diagEnv struct {
-	client   *client.Client
-	urls     probe.URLs
-	streamer probe.Streamer
-}
-
-// connect dials the runtime and builds the streamer with the TLS settings.
-func connect(f *factory, tlsOpts tlsOptions) (*diagEnv, error) {
+// connect dials the runtime and builds the streamer with the TLS
+// settings; the caller closes env.Client.
+func connect(f *factory, tlsOpts tlsOptions) (*probe.Env, error) {
 	settings, err := f.Settings()
 	if err != nil {
 		return nil, err
@@ -54,45 +46,19 @@ func connect(f *factory, tlsOpts tlsOptions) (*diagEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.Dial(settings)
-	if err != nil {
-		return nil, err
-	}
-	// Negotiation details are noise next to probe's own report: -vv.
-	cfg := transport.NewConfig(transport.ConfigOptions{
-		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: f.Global.Verbose, LogLevel: 2, Out: f.Streams.ErrOut,
-	})
-	return &diagEnv{client: c, urls: probe.CRIURLs{Client: c}, streamer: probe.TransportStreamer{Config: cfg}}, nil
-}
-
-// resolve turns the container and pod references into IDs; the pod
-// defaults to the container's.
-func (o *targetOptions) resolve(ctx context.Context, c *client.Client) (probe.Target, error) {
-	ctr, err := c.ResolveContainer(ctx, o.Container)
-	if err != nil {
-		return probe.Target{}, err
-	}
-	t := probe.Target{ContainerID: ctr.Id, PodID: ctr.PodSandboxId, Port: o.Port}
-	if o.Pod != "" {
-		pod, err := c.ResolvePod(ctx, o.Pod)
-		if err != nil {
-			return probe.Target{}, err
-		}
-		t.PodID = pod.Id
-	}
-	return t, nil
+	return probe.Dial(settings, tlsCfg, f.Global.Verbose, f.Streams.ErrOut)
 }
 
 // connect dials the runtime and resolves the target, for probe and bench;
-// the caller closes env.client.
-func (o *targetOptions) connect(ctx context.Context, f *factory) (*diagEnv, probe.Target, error) {
+// the caller closes env.Client.
+func (o *targetOptions) connect(ctx context.Context, f *factory) (*probe.Env, probe.Target, error) {
 	env, err := connect(f, o.TLS)
 	if err != nil {
 		return nil, probe.Target{}, err
 	}
-	t, err := o.resolve(ctx, env.client)
+	t, err := env.Resolve(ctx, o.Container, o.Pod, o.Port)
 	if err != nil {
-		env.client.Close()
+		_ = env.Client.Close() // the resolution error is the one to report
 		return nil, probe.Target{}, err
 	}
 	return env, t, nil
@@ -177,93 +143,19 @@ func (o *probeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer env.client.Close()
+	defer func() { _ = env.Client.Close() }() // closing a gRPC connection reports nothing to act on
 	t.Command = strings.Fields(o.Command)
-	p := &probe.Prober{URLs: env.urls, Streamer: env.streamer, Timeout: o.Timeout}
+	p := &probe.Prober{URLs: env.URLs, Streamer: env.Streamer, Timeout: o.Timeout}
 	rep, err := p.Run(ctx, t)
 	if err != nil {
-		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.client.Endpoint, err)
+		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.Client.Endpoint, err)
 	}
 	rep.Origin = probe.NewOrigin(probe.KindProbe, probe.NodeName(o.NodeName, nil, nil))
 	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, func(w io.Writer) error {
-		printProbeTable(w, rep, o.f.Global.Verbose > 0)
+		rep.WriteTable(w, o.f.Global.Verbose > 0)
 		return nil
 	}); err != nil {
 		return err
 	}
-	return probeReachedNothing(rep) // tls_test.go
-}
-
-// printProbeTable writes the matrix, then the details that matter, then
-// the summary.
-func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
-	row(w, "CALL", "TRANSPORT", "PROTOCOL", "RESULT", "NEGOTIATED", "RPC", "UPGRADE", "CHECKS")
-	var notes []string
-	for _, r := range rep.Results {
-		result := "accepted"
-		switch {
-		case r.Accepted:
-		case r.Status != 0:
-			result = fmt.Sprintf("refused %d", r.Status)
-		default:
-			result = "failed"
-		}
-		negotiated, upgrade := r.Negotiated, r.Upgrade.String()
-		if negotiated == "" {
-			negotiated = "-"
-		}
-		if !r.Accepted && r.Status == 0 {
-			upgrade = "-"
-		}
-		var checks []string
-		for _, c := range r.Checks {
-			checks = append(checks, c.Name+":"+string(c.Outcome))
-			if c.Outcome == probe.Fail || (verbose && c.Outcome != probe.Pass) || (verbose && c.Detail != "") {
-				notes = append(notes, fmt.Sprintf("%s %s %s: %s: %s", r.Call, r.Transport, r.Name, c.Name, c.Detail))
-			}
-		}
-		if len(checks) == 0 {
-			checks = []string{"-"}
-		}
-		row(w, r.Call, r.Transport, r.Name, result, negotiated, r.RPC, upgrade, strings.Join(checks, " "))
-		if !r.Accepted {
-			why := r.Reason
-			if why == "" {
-				why = r.Error
-			}
-			notes = append(notes, fmt.Sprintf("%s %s %s: refused: %s", r.Call, r.Transport, r.Name, firstLineOf(why)))
-		}
-	}
-	fmt.Fprintln(w)
-	if len(notes) > 0 {
-		fmt.Fprintln(w, "Details:")
-		for _, n := range notes {
-			fmt.Fprintln(w, "  "+n)
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w, "--transport auto picks:")
-	for _, a := range rep.Summary.Auto {
-		if a.Protocol == nil {
-			fmt.Fprintf(w, "  %s:\tnothing (every step of the auto order was refused)\n", a.Call)
-			continue
-		}
-		fmt.Fprintf(w, "  %s:\t%s %s\t(step: %s)\n", a.Call, a.Protocol.Transport, a.Protocol.Name, a.Step)
-	}
-	if len(rep.Summary.Gaps) == 0 {
-		fmt.Fprintln(w, "Gaps: none")
-		return
-	}
-	fmt.Fprintln(w, "Gaps:")
-	for _, g := range rep.Summary.Gaps {
-		fmt.Fprintln(w, "  - "+g)
-	}
-}
-
-func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return rep.ReachedNothing() // tls_test.go
 }

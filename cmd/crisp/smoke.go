@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/crisp-cri/crisp/internal/probe"
 )
@@ -89,18 +87,10 @@ func (o *smokeOptions) Complete(args []string) error {
 		return usageErrorf("smoke takes one CONTAINER, got %d arguments", len(args))
 	}
 	if o.PodConfig != "" {
-		data, err := os.ReadFile(o.PodConfig)
-		if err != nil {
-			return usageErrorf("--pod-config: %v", err)
+		var err error
+		if o.podCfg, err = probe.LoadPodConfig(o.PodConfig); err != nil {
+			return usageError{Err: err}
 		}
-		cfg := &runtimeapi.PodSandboxConfig{}
-		if err := yaml.Unmarshal(data, cfg); err != nil {
-			return usageErrorf("--pod-config %s: not a PodSandboxConfig in JSON or YAML: %v", o.PodConfig, err)
-		}
-		if cfg.GetMetadata().GetName() == "" {
-			return usageErrorf("--pod-config %s: metadata.name is required", o.PodConfig)
-		}
-		o.podCfg = cfg
 	}
 	return nil
 }
@@ -131,37 +121,17 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer env.client.Close()
+	defer func() { _ = env.Client.Close() }() // closing a gRPC connection reports nothing to act on
 	out := o.f.Streams.Out
 	table := o.f.Global.Output == "table"
-	smoker := &probe.Smoker{URLs: env.urls, Streamer: env.streamer, Strict: o.Strict}
+	smoker := &probe.Smoker{URLs: env.URLs, Streamer: env.Streamer, Strict: o.Strict}
 	if table {
 		smoker.Progress = func(c probe.SmokeCheck) { _ = c.WriteLine(out) } // a lost progress line leaves the report intact
 	}
 	started := time.Now()
-	var rep *probe.SmokeReport
-	runOn := func(ctx context.Context, t probe.Target) error {
-		var err error
-		rep, err = smoker.Run(ctx, t)
-		return err
-	}
-	if o.Image != "" {
-		logf := func(format string, args ...any) {
-			fmt.Fprintf(o.f.Streams.ErrOut, "crisp: smoke: "+format+"\n", args...)
-		}
-		err = probe.WithScratch(ctx, env.client, o.Image, o.target.Port, o.podCfg, logf, func(ctx context.Context, s probe.Scratch) error {
-			return runOn(ctx, probe.Target{ContainerID: s.ContainerID, PodID: s.PodID, Port: o.target.Port})
-		})
-		if rep != nil {
-			rep.Image = o.Image
-		}
-	} else {
-		var t probe.Target
-		t, err = o.target.resolve(ctx, env.client)
-		if err == nil {
-			err = runOn(ctx, t)
-		}
-	}
+	rep, err := env.Smoke(ctx, smoker, o.target.Container, o.target.Pod, o.target.Port, o.Image, o.podCfg, func(format string, args ...any) {
+		_, _ = fmt.Fprintf(o.f.Streams.ErrOut, "crisp: smoke: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
+	})
 	if rep == nil {
 		return err
 	}
@@ -175,11 +145,8 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		if perr := printData(out, o.f.Global.Output, rep, nil); perr != nil {
 			return perr
 		}
-	} else {
-		if rep.Warnings > 0 {
-			fmt.Fprintf(out, "%d warning(s): defects on transports --transport auto does not pick (--strict fails them)\n", rep.Warnings)
-		}
-		fmt.Fprintln(out, rep.Tally())
+	} else if perr := rep.WriteSummary(out); perr != nil {
+		return perr
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -192,7 +159,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 	}
 	if !rep.OK() {
 		if !table {
-			fmt.Fprintln(o.f.Streams.ErrOut, rep.Tally())
+			_, _ = fmt.Fprintln(o.f.Streams.ErrOut, rep.Tally()) // the error stream is the last resort: a failed write there has nowhere to go
 		}
 		return errReported
 	}

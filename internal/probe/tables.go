@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/crisp-cri/crisp/internal/output"
@@ -94,4 +95,104 @@ func (r *SmokeReport) WriteJUnitFile(path string, started time.Time) error {
 		return fmt.Errorf("--junit %s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteTable writes the probe matrix as tab-separated rows (the caller
+// aligns them), then the details that matter (every detail with verbose),
+// then what --transport auto picks and the gaps.
+func (rep *ProbeReport) WriteTable(w io.Writer, verbose bool) {
+	output.Row(w, "CALL", "TRANSPORT", "PROTOCOL", "RESULT", "NEGOTIATED", "RPC", "UPGRADE", "CHECKS")
+	var notes []string
+	for _, r := range rep.Results {
+		result := "accepted"
+		switch {
+		case r.Accepted:
+		case r.Status != 0:
+			result = fmt.Sprintf("refused %d", r.Status)
+		default:
+			result = "failed"
+		}
+		negotiated, upgrade := r.Negotiated, r.Upgrade.String()
+		if negotiated == "" {
+			negotiated = "-"
+		}
+		if !r.Accepted && r.Status == 0 {
+			upgrade = "-"
+		}
+		var checks []string
+		for _, c := range r.Checks {
+			checks = append(checks, c.Name+":"+string(c.Outcome))
+			if c.Outcome == Fail || (verbose && c.Outcome != Pass) || (verbose && c.Detail != "") {
+				notes = append(notes, fmt.Sprintf("%s %s %s: %s: %s", r.Call, r.Transport, r.Name, c.Name, c.Detail))
+			}
+		}
+		if len(checks) == 0 {
+			checks = []string{"-"}
+		}
+		output.Row(w, r.Call, r.Transport, r.Name, result, negotiated, r.RPC, upgrade, strings.Join(checks, " "))
+		if !r.Accepted {
+			why := r.Reason
+			if why == "" {
+				why = r.Error
+			}
+			notes = append(notes, fmt.Sprintf("%s %s %s: refused: %s", r.Call, r.Transport, r.Name, firstLineOf(why)))
+		}
+	}
+	p := &linePrinter{w: w}
+	p.f("\n")
+	if len(notes) > 0 {
+		p.f("Details:\n")
+		for _, n := range notes {
+			p.f("  %s\n", n)
+		}
+		p.f("\n")
+	}
+	p.f("--transport auto picks:\n")
+	for _, a := range rep.Summary.Auto {
+		if a.Protocol == nil {
+			p.f("  %s:\tnothing (every step of the auto order was refused)\n", a.Call)
+			continue
+		}
+		p.f("  %s:\t%s %s\t(step: %s)\n", a.Call, a.Protocol.Transport, a.Protocol.Name, a.Step)
+	}
+	if len(rep.Summary.Gaps) == 0 {
+		p.f("Gaps: none\n")
+		return
+	}
+	p.f("Gaps:\n")
+	for _, g := range rep.Summary.Gaps {
+		p.f("  - %s\n", g)
+	}
+}
+
+// linePrinter writes to a table's buffer, whose Flush reports errors.
+type linePrinter struct{ w io.Writer }
+
+func (p *linePrinter) f(format string, args ...any) {
+	_, _ = fmt.Fprintf(p.w, format, args...) // a table's writer is a buffer; its Flush reports errors
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// ReachedNothing fails a probe in which no handshake got an HTTP answer
+// (every attempt failed before the server could accept or refuse: a
+// certificate crisp cannot verify, a client certificate the server wants,
+// an unreachable streaming server). The matrix is printed either way; the
+// error, with the first attempt's reason, makes the exit status 1.
+func (rep *ProbeReport) ReachedNothing() error {
+	if len(rep.Results) == 0 {
+		return nil
+	}
+	for _, r := range rep.Results {
+		if r.Accepted || r.Status != 0 || r.Error == "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("probe: no streaming handshake got an answer from the runtime; the first failed with: %s", rep.Results[0].Error)
 }
