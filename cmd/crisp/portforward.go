@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"sync"
 
 	"github.com/spf13/cobra"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 
@@ -29,25 +25,15 @@ type portForwardOptions struct {
 	deps portForwardDeps
 }
 
-// portForwardDeps are what port-forward needs from the world; tests replace
-// them.
-type portForwardDeps struct {
-	streamDeps
-	// Listen opens the local listeners (portforward.ListenLocal).
-	Listen func(addresses []string, mappings []portforward.PortMapping) ([]portforward.LocalListener, error)
-	// NewForwarder builds the forwarder (portforward.NewForwarder).
-	NewForwarder func(portforward.ForwarderOptions) (*portforward.Forwarder, error)
-}
+// portForwardDeps are what port-forward needs from the world
+// (session.ForwardDeps); tests replace them.
+type portForwardDeps = session.ForwardDeps
 
 func newPortForwardCommand(f *factory) *cobra.Command {
-	o := &portForwardOptions{deps: portForwardDeps{
-		streamDeps:   session.NewDeps(f),
-		Listen:       portforward.ListenLocal,
-		NewForwarder: portforward.NewForwarder,
-	}}
+	o := &portForwardOptions{deps: session.NewForwardDeps(f)}
 	return o.command(func(ctx context.Context) error {
 		// -v is parsed after the command was built: take the deps now.
-		o.deps.streamDeps = session.NewDeps(f)
+		o.deps.Deps = session.NewDeps(f)
 		return o.Run(ctx)
 	})
 }
@@ -146,69 +132,5 @@ func (o *portForwardOptions) Validate() error {
 // Run resolves the pod, opens the listeners, negotiates the protocol and
 // forwards until ctx ends (SIGINT/SIGTERM), then drains and returns nil.
 func (o *portForwardOptions) Run(ctx context.Context) error {
-	d := o.deps
-	settings, err := d.Settings()
-	if err != nil {
-		return err
-	}
-	cli, err := d.Dial(settings)
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	pod, err := cli.ResolvePod(ctx, o.PodRef)
-	if err != nil {
-		return fmt.Errorf("port-forward: %w", err)
-	}
-	cfg, err := d.TransportConfig(o.TLS, settings)
-	if err != nil {
-		return err
-	}
-
-	listeners, err := d.Listen(o.Addresses, o.Mappings)
-	if err != nil {
-		return err
-	}
-	closeListeners := func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}
-
-	var reportMu sync.Mutex
-	fwd, err := d.NewForwarder(portforward.ForwarderOptions{
-		Source:    cli.PortForwardSource("", pod.Id),
-		Transport: o.transport,
-		Config:    cfg,
-		Report: func(format string, args ...any) {
-			reportMu.Lock()
-			defer reportMu.Unlock()
-			fmt.Fprintf(d.Streams.ErrOut, "crisp: "+format+"\n", args...)
-		},
-	})
-	if err != nil {
-		closeListeners()
-		return err
-	}
-	defer fwd.Close()
-	if _, err := fwd.Negotiate(ctx); err != nil {
-		closeListeners()
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("port-forward to pod %s (%s) at %s: %w", pfPodName(pod), client.ShortID(pod.Id), cli.Endpoint, err)
-	}
-
-	return fwd.ServeAll(ctx, listeners, func(ls []portforward.LocalListener) {
-		for _, l := range ls {
-			fmt.Fprintf(d.Streams.Out, "Forwarding from %s -> %d\n", l.Addr(), l.Remote)
-		}
-	})
-}
-
-func pfPodName(p *runtimeapi.PodSandbox) string {
-	if n := p.GetMetadata().GetName(); n != "" {
-		return n
-	}
-	return p.Id
+	return o.deps.Forward(ctx, session.Forward{PodRef: o.PodRef, Addresses: o.Addresses, Mappings: o.Mappings, Transport: o.transport, TLS: o.TLS})
 }

@@ -197,7 +197,7 @@ func pfOptionsFor(endpoint string, out, errOut io.Writer, args ...string) *portF
 		Addresses: []string{"127.0.0.1"},
 		Transport: "auto",
 		deps: portForwardDeps{
-			streamDeps: streamDeps{
+			Deps: streamDeps{
 				Streams: ioStreams{Out: out, ErrOut: errOut},
 				Settings: func() (client.Settings, error) {
 					return client.Settings{RuntimeEndpoint: endpoint, RequestTimeout: 10 * time.Second}, nil
