@@ -11,6 +11,8 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // ProbeReport is probe's answer: every call and protocol tried alone.
@@ -195,7 +197,7 @@ func recordHandshake(res *Result, hs Handshake, err error) {
 
 func (p *Prober) probeExec(ctx context.Context, t Target, proto Protocol) Result {
 	res := Result{Call: CallExec, Protocol: proto}
-	caps := CapabilitiesOf(proto)
+	caps := capabilities(CallExec, proto)
 	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
 
@@ -232,7 +234,7 @@ func exitCodeCheck(proto Protocol, caps Capabilities, cmd []string, err error, s
 	case ok:
 		c.Outcome, c.Detail = Pass, fmt.Sprintf("%q exited %d", strings.Join(cmd, " "), code)
 		if !caps.ExitCode {
-			c.Detail += " (no error text, so success; " + caps.missing("exit-code", proto) + ")"
+			c.Detail += " (no error text, so success; " + missing("exit-code", proto) + ")"
 		}
 	case !caps.ExitCode:
 		c.Outcome, c.Detail = Pass, fmt.Sprintf("error text only: %v", err)
@@ -274,7 +276,7 @@ func (p *Prober) catChecks(ctx context.Context, t Target, proto Protocol, caps C
 	eof := Check{Name: CheckStdinEOF}
 	switch {
 	case !caps.StdinEOF:
-		eof.Outcome, eof.Detail = Skip, caps.missing("stdin-eof", proto)
+		eof.Outcome, eof.Detail = Skip, missing("stdin-eof", proto)
 	case ctx1.Err() != nil && ctx.Err() == nil:
 		eof.Outcome, eof.Detail = Fail, fmt.Sprintf("`cat` did not end within %s after stdin was closed", p.timeout())
 	default:
@@ -291,7 +293,7 @@ func (p *Prober) catChecks(ctx context.Context, t Target, proto Protocol, caps C
 func (p *Prober) resizeCheck(ctx context.Context, t Target, proto Protocol, caps Capabilities) Check {
 	c := Check{Name: CheckResize}
 	if !caps.Resize {
-		c.Outcome, c.Detail = Skip, caps.missing("resize", proto)
+		c.Outcome, c.Detail = Skip, missing("resize", proto)
 		return c
 	}
 	res := Result{}
@@ -442,7 +444,7 @@ func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Res
 // relying on shutdown(SHUT_WR) needs.
 func (p *Prober) halfCloseCheck(ctx context.Context, t Target, proto Protocol) Check {
 	c := Check{Name: CheckHalfClose}
-	if proto.Transport == WebSocket && proto.Name != ProtoPFTunnel {
+	if !capabilities(CallPortForward, proto).HalfClose {
 		c.Outcome, c.Detail = Skip, proto.String()+" (direct WebSocket port-forward) cannot carry a half-close"
 		return c
 	}
@@ -643,27 +645,32 @@ func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func
 	if !ok {
 		return []string{fmt.Sprintf("%s: the runtime accepts nothing crisp's auto order can use; %s fails on this runtime", call, call)}
 	}
-	ws := func(name string) bool { return accepted(Protocol{WebSocket, name}) }
+	ws := func(name string) bool { return accepted(Protocol{Transport: transport.WebSocket, Name: name}) }
+	anyWS := false
+	for _, p := range transport.Protocols(call) {
+		anyWS = anyWS || p.Transport == transport.WebSocket && accepted(p)
+	}
+	direct := choice.Transport == transport.WebSocket && !capabilities(call, choice.Protocol).StdinEOF && !capabilities(call, choice.Protocol).HalfClose
 	switch call {
 	case CallExec, CallAttach:
-		if !ws(ProtoV5) {
-			g = append(g, fmt.Sprintf("%s: no WebSocket v5.channel.k8s.io, so stdin EOF cannot be sent over WebSocket (clients that speak only v5, such as crictl --transport websocket, fail)", call))
+		if !ws(transport.ExecProtocolV5) {
+			g = append(g, fmt.Sprintf("%s: no WebSocket %s, so stdin EOF cannot be sent over WebSocket (clients that speak only v5, such as crictl --transport websocket, fail)", call, transport.ExecProtocolV5))
 		}
-		if !ws(ProtoV5) && !ws(ProtoV4) && !ws(ProtoV4Base64) && !ws(ProtoV1) && !ws(ProtoBase64) {
+		if !anyWS {
 			g = append(g, fmt.Sprintf("%s: no WebSocket protocol at all; only SPDY clients work", call))
 		}
-		if !CapabilitiesOf(choice.Protocol).ExitCode {
+		if !capabilities(call, choice.Protocol).ExitCode {
 			g = append(g, fmt.Sprintf("%s: auto picks %s, which carries no exit code: crisp shows the error text and exits 1 unless it states the code", call, choice.Protocol))
 		}
-		if choice.Transport == WebSocket && choice.Name == ProtoV4 {
-			g = append(g, fmt.Sprintf("%s: auto picks WebSocket v4.channel.k8s.io, which cannot close stdin: `exec -i` of a command that waits for EOF hangs", call))
+		if direct {
+			g = append(g, fmt.Sprintf("%s: auto picks WebSocket %s, which cannot close stdin: `exec -i` of a command that waits for EOF hangs", call, choice.Name))
 		}
 	case CallPortForward:
-		if !accepted(Protocol{WebSocket, ProtoPFTunnel}) {
-			g = append(g, "port-forward: no SPDY/3.1+portforward.k8s.io tunnel (clients that speak only the tunnel over WebSocket, such as crictl --transport websocket, fail)")
+		if !ws(transport.PortForwardTunnel) {
+			g = append(g, fmt.Sprintf("port-forward: no %s tunnel (clients that speak only the tunnel over WebSocket, such as crictl --transport websocket, fail)", transport.PortForwardTunnel))
 		}
-		if choice.Transport == WebSocket && choice.Name == ProtoV4 {
-			g = append(g, "port-forward: auto uses direct WebSocket v4.channel.k8s.io: no half-close, one WebSocket per connection")
+		if direct {
+			g = append(g, fmt.Sprintf("port-forward: auto uses direct WebSocket %s: no half-close, one WebSocket per connection", choice.Name))
 		}
 	}
 	for _, res := range rep.Results {

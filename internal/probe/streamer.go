@@ -20,7 +20,7 @@ type TransportStreamer struct {
 
 // Stream implements Streamer.
 func (s TransportStreamer) Stream(ctx context.Context, url string, p Protocol, sess Session) (Handshake, error) {
-	if p.Transport == WebSocket && (p.Name == ProtoBase64 || p.Name == ProtoV4Base64) {
+	if p.Transport == transport.WebSocket && (p.Name == transport.ExecProtocolBase64 || p.Name == transport.ExecProtocolV4Base64) {
 		// crisp's exec transport (client-go's executor) reads binary
 		// frames only; probe speaks the base64 framings itself.
 		return wsStream(ctx, url, p, sess, s.Config.TLS)

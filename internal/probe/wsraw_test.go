@@ -12,6 +12,8 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // The base64 framings against the mock's streaming server (k8s.io's
@@ -37,8 +39,8 @@ func TestBase64FramingOnMock(t *testing.T) {
 		}
 		return err
 	}
-	for _, name := range []string{ProtoBase64, ProtoV4Base64} {
-		p := Protocol{WebSocket, name}
+	for _, name := range []string{transport.ExecProtocolBase64, transport.ExecProtocolV4Base64} {
+		p := Protocol{Transport: transport.WebSocket, Name: name}
 		t.Run(name, func(t *testing.T) {
 			data := make([]byte, 300<<10)
 			rand.Read(data)

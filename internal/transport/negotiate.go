@@ -14,21 +14,6 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 )
 
-// The remote-command subprotocols of exec and attach, newest first. SPDY
-// carries all five; WebSocket servers speak v5, v4 and channel.k8s.io (v1)
-// in the binary framing client-go's WebSocket executor reads (v2 and v3
-// exist on SPDY only; the base64 variants are a different framing).
-const (
-	ExecProtocolV5 = "v5.channel.k8s.io"
-	ExecProtocolV4 = "v4.channel.k8s.io"
-	ExecProtocolV3 = "v3.channel.k8s.io"
-	ExecProtocolV2 = "v2.channel.k8s.io"
-	ExecProtocolV1 = "channel.k8s.io"
-)
-
-// ExecProtocols lists every exec/attach subprotocol, newest first.
-var ExecProtocols = []string{ExecProtocolV5, ExecProtocolV4, ExecProtocolV3, ExecProtocolV2, ExecProtocolV1}
-
 // Offer is one negotiation step: one connection on one transport offering
 // protocols in preference order.
 type Offer struct {
@@ -44,62 +29,6 @@ func (o Offer) String() string {
 		return name + " v5..v1"
 	}
 	return name + " " + strings.Join(o.Protocols, ",")
-}
-
-// ParseExecProtocol accepts a subprotocol name or its short form (v1..v5).
-func ParseExecProtocol(s string) (string, error) {
-	for i, p := range ExecProtocols {
-		short := fmt.Sprintf("v%d", 5-i)
-		if s == p || s == short {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("unknown exec/attach protocol %q: want one of %s (or v5..v1)", s, strings.Join(ExecProtocols, ", "))
-}
-
-// ExecOffers is the negotiation plan for exec and attach (DESIGN.md):
-//
-//   - auto: WebSocket v5 (the only WebSocket version that can close stdin),
-//     then SPDY offering v5..v1, then WebSocket v4;
-//   - websocket: WebSocket v5, then v4 (never v5 alone: containerd and CRI-O
-//     speak v4 only);
-//   - spdy: SPDY offering v5..v1.
-//
-// A non-empty pin offers exactly that subprotocol on every transport of the
-// choice that can carry it.
-func ExecOffers(t Transport, pin string) ([]Offer, error) {
-	if pin != "" {
-		p, err := ParseExecProtocol(pin)
-		if err != nil {
-			return nil, err
-		}
-		wsOK := p == ExecProtocolV5 || p == ExecProtocolV4 || p == ExecProtocolV1
-		switch t {
-		case SPDY:
-			return []Offer{{SPDY, []string{p}}}, nil
-		case WebSocket:
-			if !wsOK {
-				return nil, fmt.Errorf("--transport websocket carries only %s, %s and %s, not %s; use --transport spdy for it", ExecProtocolV5, ExecProtocolV4, ExecProtocolV1, p)
-			}
-			return []Offer{{WebSocket, []string{p}}}, nil
-		case Auto, "":
-			if !wsOK {
-				return []Offer{{SPDY, []string{p}}}, nil
-			}
-			return []Offer{{WebSocket, []string{p}}, {SPDY, []string{p}}}, nil
-		}
-		return nil, fmt.Errorf("unknown transport %q", t)
-	}
-	all := append([]string(nil), ExecProtocols...)
-	switch t {
-	case Auto, "":
-		return []Offer{{WebSocket, []string{ExecProtocolV5}}, {SPDY, all}, {WebSocket, []string{ExecProtocolV4}}}, nil
-	case WebSocket:
-		return []Offer{{WebSocket, []string{ExecProtocolV5}}, {WebSocket, []string{ExecProtocolV4}}}, nil
-	case SPDY:
-		return []Offer{{SPDY, all}}, nil
-	}
-	return nil, fmt.Errorf("unknown transport %q", t)
 }
 
 // TerminalSizeQueue yields terminal sizes: the first call returns the size at

@@ -8,47 +8,6 @@ import (
 	"net/url"
 )
 
-// Port-forward subprotocols, as offered in X-Stream-Protocol-Version (SPDY)
-// or Sec-WebSocket-Protocol (the tunnel and the direct WebSocket protocol).
-const (
-	// PortForwardSPDY is SPDY/3.1 with one data and one error stream per
-	// forwarded connection, all on one connection.
-	PortForwardSPDY = "portforward.k8s.io"
-	// PortForwardTunnel is the same SPDY protocol tunnelled in one WebSocket.
-	PortForwardTunnel = "SPDY/3.1+portforward.k8s.io"
-	// PortForwardWebSocket is the direct WebSocket protocol CRI streaming
-	// servers speak: one WebSocket per forwarded connection, per port a data
-	// channel 2i and an error channel 2i+1, each opened by the port as 2
-	// little-endian bytes. It cannot forward a half-close.
-	PortForwardWebSocket = "v4.channel.k8s.io"
-	// PortForwardWebSocketBase64 is PortForwardWebSocket with base64 text frames.
-	PortForwardWebSocketBase64 = "v4.base64.channel.k8s.io"
-)
-
-// PortForwardOffers is the negotiation plan for port-forward (DESIGN.md):
-//
-//   - auto: SPDY portforward.k8s.io, then SPDY/3.1+portforward.k8s.io (SPDY
-//     tunnelled in one WebSocket), then the direct WebSocket protocol
-//     (v4.channel.k8s.io or its base64 variant, offered together);
-//   - websocket: the last two;
-//   - spdy: the first.
-//
-// Every offer is one handshake with a fresh URL.
-func PortForwardOffers(t Transport) ([]Offer, error) {
-	spdyOffer := Offer{Transport: SPDY, Protocols: []string{PortForwardSPDY}}
-	tunnel := Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel}}
-	direct := Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocket, PortForwardWebSocketBase64}}
-	switch t {
-	case Auto, "":
-		return []Offer{spdyOffer, tunnel, direct}, nil
-	case WebSocket:
-		return []Offer{tunnel, direct}, nil
-	case SPDY:
-		return []Offer{spdyOffer}, nil
-	}
-	return nil, fmt.Errorf("unknown transport %q: want auto, websocket or spdy", t)
-}
-
 // pfKind is how an offer reaches the server.
 type pfKind int
 
