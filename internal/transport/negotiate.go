@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/crisp-cri/crisp/internal/tracefile"
 )
 
 // Offer is one negotiation step: one connection on one transport offering
@@ -113,6 +115,7 @@ func Stream(ctx context.Context, op string, src URLSource, offers []Offer, cfg C
 			return res, err
 		}
 		rpc := time.Since(rpcStart)
+		sess.tr.fileTrace().setRPC(rpc) // tracefile.go: the handshake event carries it
 		att, err := sess.run(ctx, rawURL, offer)
 		att.RPC = rpc
 		res.Attempts = append(res.Attempts, att)
@@ -161,7 +164,7 @@ type session struct {
 
 func newSession(op string, cfg Config, s Streams) *session {
 	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{})}
-	tr := newTracer(cfg.Trace, sess.start)
+	tr := newSessionTracer(cfg, op, sess.start) // tracefile.go
 	sess.tr = tr
 	sess.s = Streams{TTY: s.TTY}
 	if s.Stdin != nil {
@@ -203,6 +206,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		s.mu.Lock()
 		s.accepted = att
 		s.mu.Unlock()
+		s.tr.fileTrace().handshake(att)
 		s.cfg.logf("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, transportName(offer.Transport), protocol, rawURL, status, upgrade.Round(time.Microsecond))
 		reportTLS(s.cfg, s.op, rawURL, att.TLS)
 	}
@@ -278,6 +282,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer Offer) (Attempt,
 		}
 		att.Err = fmt.Errorf("%s: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?", s.op, rawURL, offer, err)
 	}
+	s.tr.fileTrace().handshake(att)
 	return att, att.Err
 }
 
@@ -293,8 +298,10 @@ func (s *session) outcome(ctx context.Context, att Attempt, err error) error {
 		return re
 	}
 	if ctx.Err() != nil {
+		s.tr.fileTrace().close("local", tracefile.StreamClose)
 		return ctx.Err()
 	}
+	s.tr.fileTrace().close("remote", tracefile.StreamClose)
 	return fmt.Errorf("%s: the session over %s %s (%s) broke off: %w; did the runtime or its streaming server stop?",
 		s.op, transportName(att.Transport), att.Protocol, att.URL, err)
 }
@@ -302,6 +309,8 @@ func (s *session) outcome(ctx context.Context, att Attempt, err error) error {
 func (s *session) traceExit(code int) {
 	if s.tr != nil {
 		s.tr.note("<-", "error", 3, fmt.Sprintf("exit status %d", code))
+		s.tr.fileTrace().exit(code)
+		s.tr.fileTrace().close("remote", tracefile.StreamClose)
 	}
 }
 

@@ -63,6 +63,7 @@ type Forwarder struct {
 	offers  []Offer
 	bufs    sync.Pool
 	connSeq atomic.Int64
+	ft      *fileTrace // --trace-file (tracefile.go); nil: none
 
 	mu       sync.Mutex
 	chosen   *Offer           // the offer in use; nil until negotiated
@@ -92,7 +93,7 @@ func NewForwarder(opts ForwarderOptions) (*Forwarder, error) {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = pfDefaultDrain
 	}
-	f := &Forwarder{opts: opts, offers: offers}
+	f := &Forwarder{opts: opts, offers: offers, ft: newFileTrace(opts.Config.TraceFile, "port-forward")}
 	f.bufs.New = func() any { b := make([]byte, pfCopyBuffer); return &b }
 	return f, nil
 }
@@ -133,6 +134,7 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (Offer, error) {
 		if kind, _ := pfKindOf(offer); kind == pfKindWebSocket {
 			att, err := f.checkWebSocket(ctx, offer)
 			f.attempts = append(f.attempts, att)
+			f.ft.handshake(att)
 			var refused *RefusedError
 			if errors.As(err, &refused) {
 				f.opts.Config.logf("port-forward: %s; trying the next protocol", refused.Error())
@@ -215,6 +217,7 @@ func (f *Forwarder) connect(ctx context.Context, offer Offer, ports []uint16) (F
 	rpc := time.Since(start)
 	sess, att, err := ConnectPortForward(ctx, u, offer, ports, f.opts.Config)
 	att.RPC = rpc
+	f.ft.handshake(att)
 	return sess, att, err
 }
 
@@ -427,11 +430,14 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 		}
 		return
 	}
-	if f.opts.Config.Trace != nil {
-		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id}
+	if f.opts.Config.Trace != nil || f.ft != nil {
+		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id, ft: f.ft}
 	}
 	err = f.pipe(ctx, local, fc)
 	var re *RemoteError
+	if errors.As(err, &re) {
+		f.ft.forwardError(re.Message, remote, id)
+	}
 	if so, ok := fc.(sessionOwner); ok && errors.As(err, &re) {
 		f.retire(so.forwardSession())
 	}
@@ -541,6 +547,7 @@ type pfTraceConn struct {
 	ForwardConn
 	cfg Config
 	id  int64
+	ft  *fileTrace // and records them in the trace file
 }
 
 func (c *pfTraceConn) forwardSession() ForwardSession {
@@ -554,6 +561,7 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 	n, err := c.ForwardConn.Read(p)
 	if n > 0 {
 		pfTracef(c.cfg, "<- conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
+		c.ft.forwardFrame("<-", p[:n], c.RemotePort(), c.id)
 	}
 	return n, err
 }
@@ -561,6 +569,7 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 func (c *pfTraceConn) Write(p []byte) (int, error) {
 	n, err := c.ForwardConn.Write(p)
 	pfTracef(c.cfg, "-> conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
+	c.ft.forwardFrame("->", p[:n], c.RemotePort(), c.id)
 	return n, err
 }
 

@@ -15,8 +15,9 @@ import (
 // read from stdin one frame sent. A nil *tracer traces nothing.
 type tracer struct {
 	mu    sync.Mutex
-	w     io.Writer
+	w     io.Writer // nil: no -vv lines, only the trace file
 	start time.Time
+	file  *fileTrace // --trace-file (tracefile.go); nil: none
 }
 
 func newTracer(w io.Writer, start time.Time) *tracer {
@@ -28,7 +29,7 @@ func newTracer(w io.Writer, start time.Time) *tracer {
 
 // note writes one trace line. dir is "->" (to the runtime) or "<-".
 func (t *tracer) note(dir, channel string, id int, what string) {
-	if t == nil {
+	if t == nil || t.w == nil {
 		return
 	}
 	t.mu.Lock()
@@ -37,8 +38,9 @@ func (t *tracer) note(dir, channel string, id int, what string) {
 		time.Since(t.start).Round(time.Microsecond))
 }
 
-func (t *tracer) frame(dir, channel string, id, n int) {
-	t.note(dir, channel, id, fmt.Sprintf("%d B", n))
+func (t *tracer) frame(dir, channel string, id int, p []byte) {
+	t.note(dir, channel, id, fmt.Sprintf("%d B", len(p)))
+	t.fileTrace().frame(dir, channel, p)
 }
 
 // writer wraps a local output stream; without tracing it is w itself.
@@ -65,7 +67,7 @@ type traceWriter struct {
 }
 
 func (w *traceWriter) Write(p []byte) (int, error) {
-	w.t.frame("<-", w.channel, w.id, len(p))
+	w.t.frame("<-", w.channel, w.id, p)
 	return w.w.Write(p)
 }
 
@@ -78,6 +80,7 @@ func (s *traceSizes) Next() *TerminalSize {
 	size := s.q.Next()
 	if size != nil {
 		s.t.note("->", "resize", 4, fmt.Sprintf("%dx%d", size.Width, size.Height))
+		s.t.fileTrace().resize(*size)
 	}
 	return size
 }
@@ -102,7 +105,7 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 	}
 	n, err := r.r.Read(p)
 	if n > 0 {
-		r.sess.tr.frame("->", "stdin", 0, n)
+		r.sess.tr.frame("->", "stdin", 0, p[:n])
 	}
 	if errors.Is(err, io.EOF) {
 		if r.holdOpen {
@@ -113,6 +116,7 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		r.sess.tr.note("->", "stdin", 0, "end of input")
+		r.sess.tr.fileTrace().close("local", "stdin")
 		if att := r.sess.negotiated(); att.Transport == WebSocket && att.Protocol != ExecProtocolV5 {
 			r.warnOnce.Do(func() {
 				r.sess.cfg.warnf("stdin ended, but WebSocket %s cannot pass end-of-input to the remote process: "+
