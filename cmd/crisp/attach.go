@@ -23,6 +23,7 @@ type attachOptions struct {
 	Transport  string
 	Protocol   string
 	TLS        tlsOptions
+	Trace      traceOptions // traceflags.go
 
 	Container string
 
@@ -77,6 +78,8 @@ EXIT STATUS
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io (debugging)")
 	o.TLS.AddFlags(fl)
+	o.Trace.addFlags(fl)
+	o.Trace.closeAfter(cmd)
 	return cmd
 }
 
@@ -119,6 +122,9 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	}
 	cfg, err := o.deps.transportConfig(o.TLS, settings)
 	if err != nil {
+		return err
+	}
+	if err := o.Trace.apply(&cfg); err != nil {
 		return err
 	}
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)

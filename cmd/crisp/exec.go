@@ -225,6 +225,7 @@ type execOptions struct {
 	Transport string
 	Protocol  string
 	TLS       tlsOptions
+	Trace     traceOptions // traceflags.go
 
 	Container string
 	Command   []string
@@ -279,6 +280,8 @@ EXIT STATUS
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io or v4 (debugging)")
 	o.TLS.AddFlags(fl)
+	o.Trace.addFlags(fl)
+	o.Trace.closeAfter(cmd)
 	return cmd
 }
 
@@ -351,6 +354,9 @@ func (o *execOptions) Run(ctx context.Context) error {
 	}
 	cfg, err := o.deps.transportConfig(o.TLS, settings)
 	if err != nil {
+		return err
+	}
+	if err := o.Trace.apply(&cfg); err != nil {
 		return err
 	}
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)

@@ -139,7 +139,7 @@ EXIT STATUS
 		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f), newInspectImageCommand(f),
 		newStatsCommand(f), newPodStatsCommand(f), newImageFsInfoCommand(f), newEventsCommand(f), newRuntimeConfigCommand(f))
 	add(groupImages, newPullCommand(f), newRmiCommand(f))
-	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f))
+	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f), newTraceCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newCompletionCommand(f), newGenDocsCommand(f))
