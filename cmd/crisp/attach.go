@@ -23,7 +23,8 @@ type attachOptions struct {
 	Transport  string
 	Protocol   string
 	TLS        tlsOptions
-	Trace      traceOptions // traceflags.go
+	Trace      traceOptions  // traceflags.go
+	Record     recordOptions // recordflags.go
 
 	Container string
 
@@ -80,6 +81,8 @@ EXIT STATUS
 	o.TLS.AddFlags(fl)
 	o.Trace.addFlags(fl)
 	o.Trace.closeAfter(cmd)
+	o.Record.addFlags(fl)
+	o.Record.closeAfter(cmd)
 	return cmd
 }
 
@@ -128,6 +131,9 @@ func (o *attachOptions) Run(ctx context.Context) error {
 		return err
 	}
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
+	if err := o.Record.start(&o.deps, []string{"attach", o.Container}); err != nil {
+		return err
+	}
 	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: o.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
 	src := cli.AttachSource("attach", req)
 

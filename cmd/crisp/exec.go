@@ -225,7 +225,8 @@ type execOptions struct {
 	Transport string
 	Protocol  string
 	TLS       tlsOptions
-	Trace     traceOptions // traceflags.go
+	Trace     traceOptions  // traceflags.go
+	Record    recordOptions // recordflags.go
 
 	Container string
 	Command   []string
@@ -282,6 +283,8 @@ EXIT STATUS
 	o.TLS.AddFlags(fl)
 	o.Trace.addFlags(fl)
 	o.Trace.closeAfter(cmd)
+	o.Record.addFlags(fl)
+	o.Record.closeAfter(cmd)
 	return cmd
 }
 
@@ -360,6 +363,9 @@ func (o *execOptions) Run(ctx context.Context) error {
 		return err
 	}
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
+	if err := o.Record.start(&o.deps, o.Command); err != nil {
+		return err
+	}
 	req := &runtimeapi.ExecRequest{
 		ContainerId: ctr.Id, Cmd: o.Command, Tty: withTTY, Stdin: o.Stdin, Stdout: true, Stderr: !withTTY,
 	}
