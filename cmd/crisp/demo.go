@@ -25,6 +25,8 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/tty"
+
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // The demo's pod and container, and the commands it runs in them.
@@ -336,7 +338,7 @@ func (d *demoRun) stepStdinEOF(ctx context.Context) (string, error) {
 // stepTTYSize runs `stty size` on a TTY whose size is fixed at 24x80.
 // crisp exec -t without a terminal on stdin warns and drops -t (kubectl's
 // behaviour), and the demo has no terminal of its own to lend it (it may
-// run in CI), so this step drives the same transport.Stream exec -t uses,
+// run in CI), so this step drives the same remotecommand.Stream exec -t uses,
 // with a size queue that says 24x80.
 func (d *demoRun) stepTTYSize(ctx context.Context) (string, error) {
 	d.out.printf("$ %s   # in a %dx%d terminal\n", d.commandLine("", "exec", "-it", demoContainerName, "--", "stty", "size"), demoTTYRows, demoTTYCols)
@@ -350,8 +352,8 @@ func (d *demoRun) stepTTYSize(ctx context.Context) (string, error) {
 		return "", err
 	}
 	capture := newDemoCapture(d.out)
-	sizes := newDemoSizeQueue(transport.TerminalSize{Width: demoTTYCols, Height: demoTTYRows})
-	res, err := transport.Stream(ctx, "exec", src, offers, transport.Config{}, transport.Streams{Stdout: capture, TTY: true, Resize: sizes})
+	sizes := newDemoSizeQueue(remotecommand.TerminalSize{Width: demoTTYCols, Height: demoTTYRows})
+	res, err := remotecommand.Stream(ctx, "exec", src, offers, transport.Config{}, remotecommand.Streams{Stdout: capture, TTY: true, Resize: sizes})
 	sizes.close()
 	got := strings.TrimSpace(capture.text())
 	if att, ok := res.Negotiated(); ok && (att.Protocol == transport.ExecProtocolV1 || att.Protocol == transport.ExecProtocolV2) && got != want {
@@ -601,19 +603,19 @@ func (c *demoCapture) waitFor(ctx context.Context, re *regexp.Regexp) (string, e
 // demoSizeQueue is a terminal that never resizes: its size once, then
 // nothing until close (which ends client-go's resize goroutine).
 type demoSizeQueue struct {
-	size transport.TerminalSize
+	size remotecommand.TerminalSize
 	sent bool
 	done chan struct{}
 	once sync.Once
 }
 
-func newDemoSizeQueue(size transport.TerminalSize) *demoSizeQueue {
+func newDemoSizeQueue(size remotecommand.TerminalSize) *demoSizeQueue {
 	return &demoSizeQueue{size: size, done: make(chan struct{})}
 }
 
 // Next returns the size the first time, then blocks until close and
 // returns nil. client-go calls it from one goroutine.
-func (q *demoSizeQueue) Next() *transport.TerminalSize {
+func (q *demoSizeQueue) Next() *remotecommand.TerminalSize {
 	if !q.sent {
 		q.sent = true
 		size := q.size

@@ -14,6 +14,8 @@ import (
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/tty"
+
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // streamDeps are what exec and attach need from the world; tests replace
@@ -24,8 +26,8 @@ type streamDeps struct {
 	Settings func() (client.Settings, error)
 	// Dial connects to the runtime.
 	Dial func(client.Settings) (*client.Client, error)
-	// Stream negotiates and runs a session (transport.Stream).
-	Stream func(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, s transport.Streams) (transport.Result, error)
+	// Stream negotiates and runs a session (remotecommand.Stream).
+	Stream func(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, s remotecommand.Streams) (remotecommand.Result, error)
 	// Verbose is the -v count.
 	Verbose int
 }
@@ -35,7 +37,7 @@ func newStreamDeps(f *factory) streamDeps {
 		Streams:  f.Streams,
 		Settings: f.Settings,
 		Dial:     client.Dial,
-		Stream:   transport.Stream,
+		Stream:   remotecommand.Stream,
 		Verbose:  f.Global.Verbose,
 	}
 }
@@ -70,22 +72,11 @@ func (d streamDeps) transportConfig(tlsOpts tlsOptions, settings client.Settings
 	if err != nil {
 		return transport.Config{}, err
 	}
-	cfg := transport.Config{
-		TLS: tlsCfg,
-		// A streaming server that takes the connection and never answers
-		// gets as long as a gRPC call would.
-		UpgradeTimeout: settings.RequestTimeout,
-		Warnf: func(format string, args ...any) {
-			fmt.Fprintf(d.Streams.ErrOut, "crisp: warning: "+format+"\n", args...)
-		},
-	}
-	if d.Verbose >= 1 {
-		cfg.Logf = d.logf
-	}
-	if d.Verbose >= 2 {
-		cfg.Trace = d.Streams.ErrOut
-	}
-	return cfg, nil
+	// A streaming server that takes the connection and never answers gets
+	// as long as a gRPC call would.
+	return transport.NewConfig(transport.ConfigOptions{
+		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: d.Verbose, Warnings: true, Out: d.Streams.ErrOut,
+	}), nil
 }
 
 // terminal describes the local terminal, honouring the streams'
@@ -124,13 +115,13 @@ func (d streamDeps) checkTTY(stdin, wantTTY bool) bool {
 // handled, and the terminal size sent from the first moment and after every
 // SIGWINCH. stdin is the session's input (attach wraps it to watch for the
 // detach keys), or nil for none.
-func (d streamDeps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool) (transport.Result, error) {
+func (d streamDeps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool) (remotecommand.Result, error) {
 	t := d.terminal(stdin != nil && withTTY)
-	var res transport.Result
+	var res remotecommand.Result
 	err := t.Safe(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // ends the size queue so client-go's resize goroutine returns
-		s := transport.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
+		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
 		if !withTTY {
 			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
 		} else {
@@ -148,12 +139,12 @@ func (d streamDeps) session(ctx context.Context, op string, src transport.URLSou
 // sizeQueue adapts tty's size queue to client-go's.
 type sizeQueue struct{ q *tty.SizeQueue }
 
-func (s sizeQueue) Next() *transport.TerminalSize {
+func (s sizeQueue) Next() *remotecommand.TerminalSize {
 	size := s.q.Next()
 	if size == nil {
 		return nil
 	}
-	return &transport.TerminalSize{Width: size.Width, Height: size.Height}
+	return &remotecommand.TerminalSize{Width: size.Width, Height: size.Height}
 }
 
 // remoteStatus is the remote process's exit status, passed through as

@@ -14,6 +14,8 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
+
+	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
 // portForwardOptions are port-forward's flags and arguments.
@@ -25,7 +27,7 @@ type portForwardOptions struct {
 
 	// Set by Complete.
 	PodRef    string
-	Mappings  []transport.PortMapping
+	Mappings  []portforward.PortMapping
 	transport transport.Transport
 
 	deps portForwardDeps
@@ -35,17 +37,17 @@ type portForwardOptions struct {
 // them.
 type portForwardDeps struct {
 	streamDeps
-	// Listen opens the local listeners (transport.ListenLocal).
-	Listen func(addresses []string, mappings []transport.PortMapping) ([]transport.LocalListener, error)
-	// NewForwarder builds the forwarder (transport.NewForwarder).
-	NewForwarder func(transport.ForwarderOptions) (*transport.Forwarder, error)
+	// Listen opens the local listeners (portforward.ListenLocal).
+	Listen func(addresses []string, mappings []portforward.PortMapping) ([]portforward.LocalListener, error)
+	// NewForwarder builds the forwarder (portforward.NewForwarder).
+	NewForwarder func(portforward.ForwarderOptions) (*portforward.Forwarder, error)
 }
 
 func newPortForwardCommand(f *factory) *cobra.Command {
 	o := &portForwardOptions{deps: portForwardDeps{
 		streamDeps:   newStreamDeps(f),
-		Listen:       transport.ListenLocal,
-		NewForwarder: transport.NewForwarder,
+		Listen:       portforward.ListenLocal,
+		NewForwarder: portforward.NewForwarder,
 	}}
 	return o.command(func(ctx context.Context) error {
 		// -v is parsed after the command was built: take the deps now.
@@ -168,9 +170,9 @@ func (o *portForwardOptions) Validate() error {
 
 // parsePortSpec parses [LOCAL:]REMOTE: "80" (80 on both sides), "8080:80",
 // ":80" and "0:80" (a free local port).
-func parsePortSpec(spec string) (transport.PortMapping, error) {
-	bad := func(why string) (transport.PortMapping, error) {
-		return transport.PortMapping{}, fmt.Errorf("port %q: %s; want [LOCAL:]REMOTE, e.g. 8080:80, 80, or :80 for a free local port", spec, why)
+func parsePortSpec(spec string) (portforward.PortMapping, error) {
+	bad := func(why string) (portforward.PortMapping, error) {
+		return portforward.PortMapping{}, fmt.Errorf("port %q: %s; want [LOCAL:]REMOTE, e.g. 8080:80, 80, or :80 for a free local port", spec, why)
 	}
 	localStr, remoteStr, hasLocal := strings.Cut(spec, ":")
 	if !hasLocal {
@@ -192,7 +194,7 @@ func parsePortSpec(spec string) (transport.PortMapping, error) {
 			return bad("local " + err.Error())
 		}
 	}
-	return transport.PortMapping{Local: local, Remote: remote}, nil
+	return portforward.PortMapping{Local: local, Remote: remote}, nil
 }
 
 func pfParsePort(s string) (uint16, error) {
@@ -247,7 +249,7 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 	}
 
 	var reportMu sync.Mutex
-	fwd, err := d.NewForwarder(transport.ForwarderOptions{
+	fwd, err := d.NewForwarder(portforward.ForwarderOptions{
 		Source:    portForwardSource(cli, pod.Id),
 		Transport: o.transport,
 		Config:    cfg,
@@ -300,7 +302,7 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 // portForwardSource makes one PortForward RPC per URL, with the ports the
 // direct WebSocket protocol needs in the request (cri-streaming reads them
 // there).
-func portForwardSource(cli *client.Client, podID string) transport.PortForwardURLSource {
+func portForwardSource(cli *client.Client, podID string) portforward.URLSource {
 	return func(ctx context.Context, ports []uint16) (string, error) {
 		req := &runtimeapi.PortForwardRequest{PodSandboxId: podID}
 		for _, p := range ports {

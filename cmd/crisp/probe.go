@@ -60,13 +60,13 @@ func connect(f *factory, tlsOpts tlsOptions, trace *traceOptions) (*diagEnv, err
 	if err != nil {
 		return nil, err
 	}
-	cfg := transport.Config{TLS: tlsCfg}
+	// Negotiation details are noise next to probe's own report: -vv.
+	cfg := transport.NewConfig(transport.ConfigOptions{
+		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: f.Global.Verbose, LogLevel: 2, Out: f.Streams.ErrOut,
+	})
 	if err := trace.apply(&cfg); err != nil {
 		c.Close()
 		return nil, err
-	}
-	if f.Global.Verbose >= 2 {
-		cfg.Logf = func(format string, args ...any) { f.Verbosef(2, format, args...) }
 	}
 	return &diagEnv{client: c, urls: probe.CRIURLs{Client: c}, streamer: probe.TransportStreamer{Config: cfg}}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/record"
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // recordOptions are --record and --record-input (exec -t, attach -t): the
@@ -66,7 +67,7 @@ func (o *recordOptions) start(d *streamDeps, command []string) error {
 	}
 	o.rec = rec
 	inner := d.Stream
-	d.Stream = func(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, s transport.Streams) (transport.Result, error) {
+	d.Stream = func(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, s remotecommand.Streams) (remotecommand.Result, error) {
 		s.Stdout = rec.Output(s.Stdout)
 		s.Stdin = rec.Input(s.Stdin)
 		if s.Resize != nil {
@@ -79,11 +80,11 @@ func (o *recordOptions) start(d *streamDeps, command []string) error {
 
 // recordSizes records every size the session sends.
 type recordSizes struct {
-	q   transport.TerminalSizeQueue
+	q   remotecommand.TerminalSizeQueue
 	rec *record.Recorder
 }
 
-func (s recordSizes) Next() *transport.TerminalSize {
+func (s recordSizes) Next() *remotecommand.TerminalSize {
 	size := s.q.Next()
 	if size != nil {
 		s.rec.Resize(int(size.Width), int(size.Height))

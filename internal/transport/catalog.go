@@ -250,7 +250,7 @@ func PickAuto(call Call, accepted func(Protocol) bool) (Protocol, Step, bool) {
 // form of a SPDY version (v1..v5).
 func ParseExecProtocol(s string) (string, error) {
 	for _, spec := range catalogue {
-		if !spec.Serves(CallExec) || !pinnable(spec) {
+		if !spec.Serves(CallExec) {
 			continue
 		}
 		if s == spec.Name || spec.Framing == FramingSPDY && s == fmt.Sprintf("v%d", spec.Version) {
@@ -259,15 +259,12 @@ func ParseExecProtocol(s string) (string, error) {
 	}
 	var names []string
 	for _, p := range Protocols(CallExec) {
-		if spec, _ := Lookup(CallExec, p); pinnable(spec) && !slices.Contains(names, p.Name) {
+		if !slices.Contains(names, p.Name) {
 			names = append(names, p.Name)
 		}
 	}
 	return "", fmt.Errorf("unknown exec/attach protocol %q: want one of %s (or v5..v1)", s, strings.Join(names, ", "))
 }
-
-// pinnable reports whether exec and attach have an executor for spec.
-func pinnable(spec Spec) bool { return spec.Framing != FramingBase64 }
 
 // carriers lists the transports of the catalogue that carry the
 // remote-command subprotocol name.
@@ -320,7 +317,7 @@ func ExecOffers(t Transport, pin string) ([]Offer, error) {
 	if len(offers) == 0 {
 		var names []string
 		for _, q := range Protocols(CallExec) {
-			if spec, _ := Lookup(CallExec, q); q.Transport == t && pinnable(spec) {
+			if q.Transport == t {
 				names = append(names, q.Name)
 			}
 		}

@@ -7,10 +7,11 @@ import (
 	"github.com/crisp-cri/crisp/internal/tracefile"
 )
 
-// fileTrace is the --trace-file side of a session's tracer: the same
-// frames -vv prints, as structured events with their payloads, plus the
-// handshakes. A nil *fileTrace records nothing.
-type fileTrace struct {
+// FileTrace is one session's side of a --trace-file: the frames -vv prints,
+// as structured events with their payloads, plus the handshakes.
+// remotecommand's tracer and portforward's Forwarder feed it. A nil
+// *FileTrace records nothing, so callers need no checks.
+type FileTrace struct {
 	w       *tracefile.Writer
 	session int
 	op      string
@@ -18,10 +19,20 @@ type fileTrace struct {
 	mu        sync.Mutex
 	transport string
 	closed    bool
-	rpc       time.Duration // of the attempt under way (Stream sets it before the handshake)
+	rpc       time.Duration // of the attempt under way (set before its handshake)
 }
 
-func (f *fileTrace) setRPC(d time.Duration) {
+// NewFileTrace starts a session named op in cfg.TraceFile; nil without one.
+func NewFileTrace(cfg Config, op string) *FileTrace {
+	if cfg.TraceFile == nil {
+		return nil
+	}
+	return &FileTrace{w: cfg.TraceFile, session: cfg.TraceFile.NewSession(), op: op}
+}
+
+// SetRPC notes how long the URL of the attempt under way took to get, for
+// its handshake event (which is recorded before the session's frames).
+func (f *FileTrace) SetRPC(d time.Duration) {
 	if f == nil {
 		return
 	}
@@ -30,32 +41,7 @@ func (f *fileTrace) setRPC(d time.Duration) {
 	f.mu.Unlock()
 }
 
-func newFileTrace(w *tracefile.Writer, op string) *fileTrace {
-	if w == nil {
-		return nil
-	}
-	return &fileTrace{w: w, session: w.NewSession(), op: op}
-}
-
-// newSessionTracer is the tracer for one exec or attach session: lines on
-// cfg.Trace (-vv), events in cfg.TraceFile, or both; nil when neither.
-func newSessionTracer(cfg Config, op string, start time.Time) *tracer {
-	t := newTracer(cfg.Trace, start)
-	ft := newFileTrace(cfg.TraceFile, op)
-	if ft == nil {
-		return t
-	}
-	if t == nil {
-		t = &tracer{start: start}
-	}
-	t.file = ft
-	return t
-}
-
-func (f *fileTrace) record(ev tracefile.Event) {
-	if f == nil {
-		return
-	}
+func (f *FileTrace) record(ev tracefile.Event) {
 	ev.Session, ev.Op = f.session, f.op
 	if ev.Kind == tracefile.KindFrame {
 		f.mu.Lock()
@@ -65,14 +51,14 @@ func (f *fileTrace) record(ev tracefile.Event) {
 	f.w.Record(ev)
 }
 
-// handshake records one negotiation attempt; an accepted one names the
+// Handshake records one negotiation attempt; an accepted one names the
 // transport of the frames that follow.
-func (f *fileTrace) handshake(att Attempt) {
+func (f *FileTrace) Handshake(att Attempt) {
 	if f == nil {
 		return
 	}
 	ev := tracefile.Event{
-		Kind: tracefile.KindHandshake, URL: att.URL, Transport: transportName(att.Transport),
+		Kind: tracefile.KindHandshake, URL: att.URL, Transport: att.Transport.Title(),
 		Offered: att.Protocols, Protocol: att.Protocol, Status: att.Status, Reason: att.Reason,
 		RPCMillis: millis(att.RPC), UpgradeMillis: millis(att.Upgrade),
 	}
@@ -83,40 +69,41 @@ func (f *fileTrace) handshake(att Attempt) {
 	if ev.RPCMillis == 0 {
 		ev.RPCMillis = millis(f.rpc)
 	}
-	f.mu.Unlock()
 	if att.Err == nil {
-		f.mu.Lock()
 		f.transport = ev.Transport
-		f.mu.Unlock()
 	}
+	f.mu.Unlock()
 	f.record(ev)
 }
 
-// frame records one frame: dir is "->" (to the runtime) or "<-".
-func (f *fileTrace) frame(dir, stream string, p []byte) {
+// Frame records one exec/attach frame: dir is "->" (to the runtime) or
+// "<-", stream stdin, stdout or stderr.
+func (f *FileTrace) Frame(dir, stream string, p []byte) {
 	if f == nil {
 		return
 	}
 	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: fileDir(dir), Stream: stream, Size: len(p), Data: p})
 }
 
-func (f *fileTrace) resize(size TerminalSize) {
+// Resize records a terminal size sent.
+func (f *FileTrace) Resize(width, height uint16) {
 	if f == nil {
 		return
 	}
-	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: tracefile.DirSend, Stream: tracefile.StreamResize, Width: size.Width, Height: size.Height})
+	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: tracefile.DirSend, Stream: tracefile.StreamResize, Width: width, Height: height})
 }
 
-func (f *fileTrace) exit(code int) {
+// Exit records the exit status the error stream carried.
+func (f *FileTrace) Exit(code int) {
 	if f == nil {
 		return
 	}
 	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: tracefile.DirRecv, Stream: tracefile.StreamError, ExitCode: &code})
 }
 
-// close records that a side ended a stream (stdin) or the whole session
-// (stream "close"); the session's close is recorded once.
-func (f *fileTrace) close(by, stream string) {
+// Close records that a side ("local" or "remote") ended a stream (stdin)
+// or the whole session (stream "close"); the session's end is recorded once.
+func (f *FileTrace) Close(by, stream string) {
 	if f == nil {
 		return
 	}
@@ -132,6 +119,23 @@ func (f *fileTrace) close(by, stream string) {
 	f.record(tracefile.Event{Kind: tracefile.KindClose, Stream: stream, By: by})
 }
 
+// ForwardFrame records one port-forward data frame of connection req to
+// the remote port.
+func (f *FileTrace) ForwardFrame(dir string, p []byte, port uint16, req int64) {
+	if f == nil {
+		return
+	}
+	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: fileDir(dir), Stream: tracefile.StreamData, Size: len(p), Data: p, Port: int(port), Request: req})
+}
+
+// ForwardError records a port-forward connection's error-stream message.
+func (f *FileTrace) ForwardError(msg string, port uint16, req int64) {
+	if f == nil {
+		return
+	}
+	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: tracefile.DirRecv, Stream: tracefile.StreamError, Size: len(msg), Data: []byte(msg), Port: int(port), Request: req})
+}
+
 func fileDir(dir string) string {
 	if dir == "->" {
 		return tracefile.DirSend
@@ -140,28 +144,3 @@ func fileDir(dir string) string {
 }
 
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// forwardFrame records one port-forward data frame of connection req to
-// the remote port.
-func (f *fileTrace) forwardFrame(dir string, p []byte, port uint16, req int64) {
-	if f == nil {
-		return
-	}
-	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: fileDir(dir), Stream: tracefile.StreamData, Size: len(p), Data: p, Port: int(port), Request: req})
-}
-
-// forwardError records a port-forward connection's error-stream message.
-func (f *fileTrace) forwardError(msg string, port uint16, req int64) {
-	if f == nil {
-		return
-	}
-	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: tracefile.DirRecv, Stream: tracefile.StreamError, Size: len(msg), Data: []byte(msg), Port: int(port), Request: req})
-}
-
-// fileTrace is t's file side; nil for a nil tracer.
-func (t *tracer) fileTrace() *fileTrace {
-	if t == nil {
-		return nil
-	}
-	return t.file
-}

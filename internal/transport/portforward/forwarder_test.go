@@ -1,4 +1,4 @@
-package transport
+package portforward
 
 import (
 	"context"
@@ -20,24 +20,26 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // pfCase is one port-forward protocol pinned alone.
 type pfCase struct {
 	name  string
-	offer Offer
+	offer transport.Offer
 }
 
 var pfCases = []pfCase{
-	{"spdy", Offer{Transport: SPDY, Protocols: []string{PortForwardSPDY}}},
-	{"tunnel", Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel}}},
-	{"websocket-v4", Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocket}}},
-	{"websocket-v4-base64", Offer{Transport: WebSocket, Protocols: []string{PortForwardWebSocketBase64}}},
+	{"spdy", transport.Offer{Transport: transport.SPDY, Protocols: []string{transport.PortForwardSPDY}}},
+	{"tunnel", transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.PortForwardTunnel}}},
+	{"websocket-v4", transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.PortForwardWebSocket}}},
+	{"websocket-v4-base64", transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.PortForwardWebSocketBase64}}},
 }
 
-func newTestForwarder(t testing.TB, src PortForwardURLSource, offer Offer, report *lockedBuffer) *Forwarder {
+func newTestForwarder(t testing.TB, src URLSource, offer transport.Offer, report *lockedBuffer) *Forwarder {
 	t.Helper()
-	opts := ForwarderOptions{Source: src, Offers: []Offer{offer}}
+	opts := ForwarderOptions{Source: src, Offers: []transport.Offer{offer}}
 	if report != nil {
 		opts.Report = report.Printf
 	}
@@ -51,14 +53,14 @@ func newTestForwarder(t testing.TB, src PortForwardURLSource, offer Offer, repor
 
 func TestPortForwardOffers(t *testing.T) {
 	for _, tc := range []struct {
-		t    Transport
+		t    transport.Transport
 		want []string
 	}{
-		{Auto, []string{"SPDY portforward.k8s.io", "WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
-		{WebSocket, []string{"WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
-		{SPDY, []string{"SPDY portforward.k8s.io"}},
+		{transport.Auto, []string{"SPDY portforward.k8s.io", "WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
+		{transport.WebSocket, []string{"WebSocket SPDY/3.1+portforward.k8s.io", "WebSocket v4.channel.k8s.io,v4.base64.channel.k8s.io"}},
+		{transport.SPDY, []string{"SPDY portforward.k8s.io"}},
 	} {
-		offers, err := PortForwardOffers(tc.t)
+		offers, err := transport.PortForwardOffers(tc.t)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,10 +72,10 @@ func TestPortForwardOffers(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.t, got, tc.want)
 		}
 	}
-	if _, err := pfKindOf(Offer{Transport: SPDY, Protocols: []string{PortForwardWebSocket}}); err == nil {
+	if _, err := pfKindOf(transport.Offer{Transport: transport.SPDY, Protocols: []string{transport.PortForwardWebSocket}}); err == nil {
 		t.Error("v4.channel.k8s.io over SPDY was accepted")
 	}
-	if _, err := pfKindOf(Offer{Transport: WebSocket, Protocols: []string{PortForwardTunnel, PortForwardWebSocket}}); err == nil {
+	if _, err := pfKindOf(transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.PortForwardTunnel, transport.PortForwardWebSocket}}); err == nil {
 		t.Error("the tunnel offered with the direct protocol was accepted")
 	}
 }
@@ -208,7 +210,7 @@ func TestPortForwardResetFault(t *testing.T) {
 			// connection opens a fresh one (containerd 1.6 stalls later
 			// connections on the old one). WebSocket: one URL per connection.
 			wantURLs := int64(2)
-			if tc.offer.Protocols[0] == PortForwardWebSocket || tc.offer.Protocols[0] == PortForwardWebSocketBase64 {
+			if tc.offer.Protocols[0] == transport.PortForwardWebSocket || tc.offer.Protocols[0] == transport.PortForwardWebSocketBase64 {
 				wantURLs = 21 // the portless check at negotiation, then one per connection
 			}
 			if got := urls.Load(); got != wantURLs {
@@ -287,7 +289,7 @@ func TestPortForwardStreamServerRestart(t *testing.T) {
 			if err := srv.Stop(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := io.ReadAll(open); err == nil && tc.offer.Transport == SPDY {
+			if _, err := io.ReadAll(open); err == nil && tc.offer.Transport == transport.SPDY {
 				t.Log("the open connection ended without an error (the server closed it cleanly)")
 			}
 			open.Close()
@@ -366,17 +368,17 @@ func TestPortForwardNegotiation(t *testing.T) {
 	app := startPFApp(t, hashApp)
 	for _, tc := range []struct {
 		profile   streamserver.Profile
-		transport Transport
+		transport transport.Transport
 		want      string // chosen subprotocol, or "" for failure
 		attempts  int
 	}{
-		{streamserver.ProfileFull, Auto, PortForwardSPDY, 1},
-		{streamserver.ProfileFull, WebSocket, PortForwardTunnel, 1},
-		{streamserver.ProfileCRIStreaming, WebSocket, PortForwardWebSocket, 2},
-		{streamserver.ProfileConmonRS, Auto, PortForwardTunnel, 2},
-		{streamserver.ProfileLegacy, Auto, PortForwardSPDY, 1},
-		{streamserver.ProfileLegacy, WebSocket, "", 2},
-		{streamserver.ProfileConmonRS, SPDY, "", 1},
+		{streamserver.ProfileFull, transport.Auto, transport.PortForwardSPDY, 1},
+		{streamserver.ProfileFull, transport.WebSocket, transport.PortForwardTunnel, 1},
+		{streamserver.ProfileCRIStreaming, transport.WebSocket, transport.PortForwardWebSocket, 2},
+		{streamserver.ProfileConmonRS, transport.Auto, transport.PortForwardTunnel, 2},
+		{streamserver.ProfileLegacy, transport.Auto, transport.PortForwardSPDY, 1},
+		{streamserver.ProfileLegacy, transport.WebSocket, "", 2},
+		{streamserver.ProfileConmonRS, transport.SPDY, "", 1},
 	} {
 		t.Run(fmt.Sprintf("%s-%s", tc.profile, tc.transport), func(t *testing.T) {
 			_, src := startStreamServer(t, tc.profile)
@@ -389,7 +391,7 @@ func TestPortForwardNegotiation(t *testing.T) {
 			defer f.Close()
 			offer, err := f.Negotiate(context.Background())
 			if tc.want == "" {
-				var ne *NegotiationError
+				var ne *transport.NegotiationError
 				if !errors.As(err, &ne) || !strings.Contains(err.Error(), "403") || len(ne.Attempts) != tc.attempts {
 					t.Fatalf("got %v, want a negotiation error naming the %d refusal(s)", err, tc.attempts)
 				}
@@ -404,7 +406,7 @@ func TestPortForwardNegotiation(t *testing.T) {
 			if urls != tc.attempts {
 				t.Errorf("used %d URLs, want %d (one per handshake)", urls, tc.attempts)
 			}
-			if tc.want == PortForwardWebSocket {
+			if tc.want == transport.PortForwardWebSocket {
 				// Negotiation checked the direct protocol with a handshake
 				// naming no port; the first connection is the real thing.
 				fc, err := f.Dial(context.Background(), app.port)
@@ -432,9 +434,9 @@ func TestConnectPortForwardRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess, att, err := ConnectPortForward(ctx, u, tc.offer, []uint16{app.port}, Config{})
+			sess, att, err := Connect(ctx, u, tc.offer, []uint16{app.port}, transport.Config{})
 			if tc.name == "tunnel" {
-				var refused *RefusedError
+				var refused *transport.RefusedError
 				if !errors.As(err, &refused) || att.Status != 403 || att.Accepted() || att.Reason == "" {
 					t.Fatalf("tunnel on cri-streaming: got %v (status %d, reason %q), want a 403 refusal", err, att.Status, att.Reason)
 				}
@@ -462,12 +464,12 @@ func TestConnectPortForwardRecord(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess, _, err := ConnectPortForward(ctx, u, pfCases[0].offer, nil, Config{})
+		sess, _, err := Connect(ctx, u, pfCases[0].offer, nil, transport.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sess.Close()
-		_, att, err := ConnectPortForward(ctx, u, pfCases[0].offer, nil, Config{})
+		_, att, err := Connect(ctx, u, pfCases[0].offer, nil, transport.Config{})
 		if err == nil || att.Status != 404 {
 			t.Errorf("a used URL: got %v, status %d; want a 404 refusal", err, att.Status)
 		}
@@ -612,7 +614,7 @@ func TestPortForwardTLS(t *testing.T) {
 	clientTLS := &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := NewForwarder(ForwarderOptions{Source: src, Offers: []Offer{tc.offer}, Config: Config{TLS: clientTLS}})
+			f, err := NewForwarder(ForwarderOptions{Source: src, Offers: []transport.Offer{tc.offer}, Config: transport.Config{TLS: clientTLS}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -628,7 +630,7 @@ func TestPortForwardTLS(t *testing.T) {
 		})
 	}
 	t.Run("unknown-authority", func(t *testing.T) {
-		f, err := NewForwarder(ForwarderOptions{Source: src, Transport: Auto, Config: Config{TLS: &tls.Config{MinVersion: tls.VersionTLS12}}})
+		f, err := NewForwarder(ForwarderOptions{Source: src, Transport: transport.Auto, Config: transport.Config{TLS: &tls.Config{MinVersion: tls.VersionTLS12}}})
 		if err != nil {
 			t.Fatal(err)
 		}

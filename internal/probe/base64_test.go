@@ -33,7 +33,7 @@ func TestBase64FramingOnMock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs, err := wsStream(ctx, resp.Url, p, s, nil)
+		hs, err := TransportStreamer{}.Stream(ctx, resp.Url, p, s)
 		if !hs.Accepted || hs.Negotiated != p.Name {
 			t.Fatalf("%s not accepted: %+v %v", p, hs, err)
 		}

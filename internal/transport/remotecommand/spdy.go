@@ -1,21 +1,21 @@
-package transport
+package remotecommand
 
 import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
-	"k8s.io/client-go/tools/remotecommand"
+	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 	clientspdy "k8s.io/client-go/transport/spdy"
 	"k8s.io/streaming/pkg/httpstream"
 	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // spdyPingPeriod keeps idle sessions alive through NATs and proxies, as
@@ -30,7 +30,7 @@ const headerProtocolVersion = "X-Stream-Protocol-Version"
 // executor's round tripper: the status, the negotiated protocol, the upgrade
 // latency, or the refusal.
 type recorder struct {
-	offer    Offer
+	offer    transport.Offer
 	url      string
 	onAccept func(status int, protocol string, upgrade time.Duration)
 
@@ -110,37 +110,13 @@ func (r *recorder) refuse(status int, reason string) error {
 	r.mu.Lock()
 	r.status, r.reason, r.upgrade = status, reason, time.Since(r.dialedAt)
 	r.mu.Unlock()
-	return &RefusedError{Offer: r.offer, URL: r.url, Status: status, Reason: reason}
+	return &transport.RefusedError{Offer: r.offer, URL: r.url, Status: status, Reason: reason}
 }
 
 func (r *recorder) accepted() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ok
-}
-
-// refusalReason reads a refused upgrade's answer: "403 Forbidden: body".
-func refusalReason(resp *http.Response) string {
-	reason := resp.Status
-	if reason == "" {
-		reason = fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-	}
-	if resp.Body != nil {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if msg := oneLine(string(body)); msg != "" {
-			reason += ": " + msg
-		}
-	}
-	return reason + redirectNote(resp) // redirect.go
-}
-
-// oneLine squeezes a server's message into one short line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }
 
 // spdyUpgrader is both the round tripper and the upgrader of client-go's
@@ -155,13 +131,13 @@ type spdyUpgrader struct {
 func (u *spdyUpgrader) RoundTrip(req *http.Request) (*http.Response, error) {
 	u.rec.dialing()
 	resp, err := u.rt.RoundTrip(req)
-	hideRedirect(resp) // redirect.go: net/http must not follow it
+	transport.HideRedirect(resp) // redirect.go: net/http must not follow it
 	return resp, err
 }
 
 func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection, error) {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return nil, u.rec.refuse(resp.StatusCode, refusalReason(resp))
+		return nil, u.rec.refuse(resp.StatusCode, transport.RefusalReason(resp))
 	}
 	conn, err := u.rt.NewConnection(resp)
 	if err != nil {
@@ -169,14 +145,14 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 	}
 	protocol := resp.Header.Get(headerProtocolVersion)
 	if protocol == "" {
-		protocol = ExecProtocolV1 // what client-go speaks when the server names none
+		protocol = transport.ExecProtocolV1 // what client-go speaks when the server names none
 	}
 	u.rec.accept(resp.StatusCode, protocol)
 	return u.rec.final.wrap(conn, protocol), nil
 }
 
 // newSPDYExecutor is client-go's SPDY executor offering exactly protocols.
-func newSPDYExecutor(cfg Config, u *url.URL, protocols []string, rec *recorder) (remotecommand.Executor, error) {
+func newSPDYExecutor(cfg transport.Config, u *url.URL, protocols []string, rec *recorder) (clientremotecommand.Executor, error) {
 	// The upgrade transport is only a dialer (ours, so an upgrade timeout can
 	// close the connection) and a TLS configuration; without one,
 	// k8s.io/streaming would skip verification for https.
@@ -198,5 +174,5 @@ func newSPDYExecutor(cfg Config, u *url.URL, protocols []string, rec *recorder) 
 		return nil, err
 	}
 	up := &spdyUpgrader{rt: rt, rec: rec}
-	return remotecommand.NewSPDYExecutorForProtocols(up, clientspdy.NewUpgraderForStreaming(up), http.MethodPost, u, protocols...)
+	return clientremotecommand.NewSPDYExecutorForProtocols(up, clientspdy.NewUpgraderForStreaming(up), http.MethodPost, u, protocols...)
 }

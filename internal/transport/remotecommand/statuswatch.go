@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // statusWatch observes the error stream of a SPDY exec or attach session,
@@ -84,13 +86,13 @@ const errorTextWait = 2 * time.Second
 // statusCarryingProtocol reports whether the protocol's servers always send
 // a final status (v4 and v5; v1-v3 send one only on failure).
 func statusCarryingProtocol(protocol string) bool {
-	return protocol == ExecProtocolV4 || protocol == ExecProtocolV5
+	return protocol == transport.ExecProtocolV4 || protocol == transport.ExecProtocolV5
 }
 
 // wrap returns conn, negotiated for protocol, with its error stream
 // observed (and held, on v1).
 func (w *statusWatch) wrap(conn httpstream.Connection, protocol string) httpstream.Connection {
-	if protocol == ExecProtocolV1 {
+	if protocol == transport.ExecProtocolV1 {
 		w.holdV1()
 		w.deferClose(conn.Close)
 	}

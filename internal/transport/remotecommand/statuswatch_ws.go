@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 	"sync/atomic"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // WebSocket frame opcodes (RFC 6455) that wsV1Filter tells apart.
@@ -105,7 +107,7 @@ func (f *wsV1Filter) readHeaderLine(p []byte) (int, error) {
 		name, value, ok := strings.Cut(line, ":")
 		switch {
 		case ok && strings.EqualFold(strings.TrimSpace(name), headerWebSocketProtocol):
-			f.chose = strings.TrimSpace(value) == ExecProtocolV1
+			f.chose = strings.TrimSpace(value) == transport.ExecProtocolV1
 		case strings.TrimSpace(line) == "":
 			f.sawBlank = true
 			if f.chose && strings.Contains(f.status, " 101") {

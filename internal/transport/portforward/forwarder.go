@@ -1,4 +1,4 @@
-package transport
+package portforward
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // pfCopyBuffer is the size of each direction's copy buffer: memory stays
@@ -26,15 +28,15 @@ const pfDefaultDrain = 2 * time.Second
 type ForwarderOptions struct {
 	// Source makes a fresh port-forward URL (one PortForward RPC) per
 	// handshake.
-	Source PortForwardURLSource
+	Source URLSource
 	// Transport restricts the protocols tried: auto tries SPDY, then the
 	// SPDY-over-WebSocket tunnel, then the direct WebSocket protocol;
 	// websocket the last two; spdy only the first.
-	Transport Transport
+	Transport transport.Transport
 	// Offers, when set, replaces the transport's plan: exactly these
 	// handshakes, in order (a probe or benchmark pins one protocol so).
-	Offers []Offer
-	Config Config
+	Offers []transport.Offer
+	Config transport.Config
 	// Report receives one line per forwarded connection that failed. nil
 	// discards them.
 	Report func(format string, args ...any)
@@ -43,14 +45,14 @@ type ForwarderOptions struct {
 	DrainTimeout time.Duration
 }
 
-// PortForwardURLSource makes one fresh port-forward URL: one PortForward RPC
+// URLSource makes one fresh port-forward URL: one PortForward RPC
 // with ports in PortForwardRequest.Port. ports is nil for a SPDY session,
 // which carries any port; the direct WebSocket protocol passes the
 // connection's port, because runtimes built on k8s.io/cri-streaming
 // (containerd, CRI-O) take that protocol's ports from the request and ignore
 // the URL's ?port= query (which kubelet-style servers read, and crisp sends
 // too).
-type PortForwardURLSource func(ctx context.Context, ports []uint16) (string, error)
+type URLSource func(ctx context.Context, ports []uint16) (string, error)
 
 // Forwarder forwards connections to ports of one pod. It owns every
 // forwarded connection's stream pair, so a failure closes that connection
@@ -60,16 +62,16 @@ type PortForwardURLSource func(ctx context.Context, ports []uint16) (string, err
 // protocol every connection has its own WebSocket and URL.
 type Forwarder struct {
 	opts    ForwarderOptions
-	offers  []Offer
+	offers  []transport.Offer
 	bufs    sync.Pool
 	connSeq atomic.Int64
-	ft      *fileTrace // --trace-file (tracefile.go); nil: none
+	ft      *transport.FileTrace // --trace-file; nil: none
 
 	mu       sync.Mutex
-	chosen   *Offer           // the offer in use; nil until negotiated
-	attempts []Attempt        // what negotiation tried
-	session  ForwardSession   // the shared SPDY or tunnel session
-	retired  []ForwardSession // sessions retired after a failure, closing
+	chosen   *transport.Offer    // the offer in use; nil until negotiated
+	attempts []transport.Attempt // what negotiation tried
+	session  ForwardSession      // the shared SPDY or tunnel session
+	retired  []ForwardSession    // sessions retired after a failure, closing
 	closed   bool
 }
 
@@ -81,7 +83,7 @@ func NewForwarder(opts ForwarderOptions) (*Forwarder, error) {
 	offers := opts.Offers
 	if len(offers) == 0 {
 		var err error
-		if offers, err = PortForwardOffers(opts.Transport); err != nil {
+		if offers, err = transport.PortForwardOffers(opts.Transport); err != nil {
 			return nil, err
 		}
 	}
@@ -93,7 +95,7 @@ func NewForwarder(opts ForwarderOptions) (*Forwarder, error) {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = pfDefaultDrain
 	}
-	f := &Forwarder{opts: opts, offers: offers, ft: newFileTrace(opts.Config.TraceFile, "port-forward")}
+	f := &Forwarder{opts: opts, offers: offers, ft: transport.NewFileTrace(opts.Config, "port-forward")}
 	f.bufs.New = func() any { b := make([]byte, pfCopyBuffer); return &b }
 	return f, nil
 }
@@ -110,7 +112,7 @@ func (f *Forwarder) report(format string, args ...any) {
 // handshake, so it is checked with a handshake naming no port (see
 // checkWebSocket). It returns the chosen offer; the error is a
 // *NegotiationError when every handshake was refused.
-func (f *Forwarder) Negotiate(ctx context.Context) (Offer, error) {
+func (f *Forwarder) Negotiate(ctx context.Context) (transport.Offer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.chosen != nil {
@@ -120,54 +122,54 @@ func (f *Forwarder) Negotiate(ctx context.Context) (Offer, error) {
 }
 
 // Attempts returns the handshakes negotiation made, in order.
-func (f *Forwarder) Attempts() []Attempt {
+func (f *Forwarder) Attempts() []transport.Attempt {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Attempt(nil), f.attempts...)
+	return append([]transport.Attempt(nil), f.attempts...)
 }
 
-func (f *Forwarder) negotiateLocked(ctx context.Context) (Offer, error) {
+func (f *Forwarder) negotiateLocked(ctx context.Context) (transport.Offer, error) {
 	if f.closed {
-		return Offer{}, errors.New("port-forward: forwarder closed")
+		return transport.Offer{}, errors.New("port-forward: forwarder closed")
 	}
 	for _, offer := range f.offers {
 		if kind, _ := pfKindOf(offer); kind == pfKindWebSocket {
 			att, err := f.checkWebSocket(ctx, offer)
 			f.attempts = append(f.attempts, att)
-			f.ft.handshake(att)
-			var refused *RefusedError
+			f.ft.Handshake(att)
+			var refused *transport.RefusedError
 			if errors.As(err, &refused) {
-				f.opts.Config.logf("port-forward: %s; trying the next protocol", refused.Error())
+				f.opts.Config.Log("port-forward: %s; trying the next protocol", refused.Error())
 				continue
 			}
 			if err != nil {
-				return Offer{}, err
+				return transport.Offer{}, err
 			}
 			f.chosen = &offer
-			f.opts.Config.logf("port-forward: negotiated WebSocket %s at %s (HTTP %d, upgrade %s): one WebSocket (and one PortForward call) per connection; "+
+			f.opts.Config.Log("port-forward: negotiated WebSocket %s at %s (HTTP %d, upgrade %s): one WebSocket (and one PortForward call) per connection; "+
 				"this protocol cannot forward a half-close, so a connection stays open until the remote side closes it",
 				strings.Join(offer.Protocols, " or "), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
-			reportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
+			transport.ReportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
 			return offer, nil
 		}
 		sess, att, err := f.connect(ctx, offer, nil)
 		f.attempts = append(f.attempts, att)
-		var refused *RefusedError
+		var refused *transport.RefusedError
 		if errors.As(err, &refused) {
-			f.opts.Config.logf("port-forward: %s; trying the next protocol", refused.Error())
+			f.opts.Config.Log("port-forward: %s; trying the next protocol", refused.Error())
 			continue
 		}
 		if err != nil {
-			return Offer{}, err
+			return transport.Offer{}, err
 		}
-		chosen := Offer{Transport: offer.Transport, Protocols: []string{att.Protocol}}
+		chosen := transport.Offer{Transport: offer.Transport, Protocols: []string{att.Protocol}}
 		f.chosen, f.session = &chosen, sess
-		f.opts.Config.logf("port-forward: negotiated %s at %s (HTTP %d, upgrade %s)",
+		f.opts.Config.Log("port-forward: negotiated %s at %s (HTTP %d, upgrade %s)",
 			pfOfferName(chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
-		reportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
+		transport.ReportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
 		return chosen, nil
 	}
-	return Offer{}, &NegotiationError{Op: "port-forward", Attempts: append([]Attempt(nil), f.attempts...)}
+	return transport.Offer{}, &transport.NegotiationError{Op: "port-forward", Attempts: append([]transport.Attempt(nil), f.attempts...)}
 }
 
 // checkWebSocket asks whether the server speaks the direct WebSocket
@@ -175,22 +177,22 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (Offer, error) {
 // cri-streaming servers upgrade it (and close at once: no channels), servers
 // that read ports from the query answer 400 (they speak the protocol but
 // want a port), and servers without it refuse (403).
-func (f *Forwarder) checkWebSocket(ctx context.Context, offer Offer) (Attempt, error) {
+func (f *Forwarder) checkWebSocket(ctx context.Context, offer transport.Offer) (transport.Attempt, error) {
 	start := time.Now()
 	u, err := f.opts.Source(ctx, nil)
 	if err != nil {
 		err = fmt.Errorf("port-forward: getting a streaming URL from the runtime: %w", err)
-		return Attempt{Offer: offer, Err: err}, err
+		return transport.Attempt{Offer: offer, Err: err}, err
 	}
-	att := Attempt{Offer: offer, URL: u, RPC: time.Since(start)}
-	cfg, tw := watchTLS(f.opts.Config, u) // tlsinfo.go
+	att := transport.Attempt{Offer: offer, URL: u, RPC: time.Since(start)}
+	cfg, tw := transport.WatchTLS(f.opts.Config, u)
 	ws, err := pfDialWebSocket(ctx, &att, u, cfg, 4096)
-	att.TLS = tw.result()
+	att.TLS = tw.Result()
 	if err == nil {
 		ws.Close()
 		return att, nil
 	}
-	var refused *RefusedError
+	var refused *transport.RefusedError
 	if errors.As(err, &refused) && refused.Status == http.StatusBadRequest {
 		return att, nil
 	}
@@ -199,7 +201,7 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer Offer) (Attempt, e
 			err = ctx.Err()
 		} else {
 			err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
-				u, pfOfferName(offer), tw.describe(err))
+				u, pfOfferName(offer), tw.Describe(err))
 		}
 	}
 	att.Err = err
@@ -207,17 +209,17 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer Offer) (Attempt, e
 }
 
 // connect makes one handshake with a fresh URL.
-func (f *Forwarder) connect(ctx context.Context, offer Offer, ports []uint16) (ForwardSession, Attempt, error) {
+func (f *Forwarder) connect(ctx context.Context, offer transport.Offer, ports []uint16) (ForwardSession, transport.Attempt, error) {
 	start := time.Now()
 	u, err := f.opts.Source(ctx, ports)
 	if err != nil {
 		err = fmt.Errorf("port-forward: getting a streaming URL from the runtime: %w", err)
-		return nil, Attempt{Offer: offer, Err: err}, err
+		return nil, transport.Attempt{Offer: offer, Err: err}, err
 	}
 	rpc := time.Since(start)
-	sess, att, err := ConnectPortForward(ctx, u, offer, ports, f.opts.Config)
+	sess, att, err := Connect(ctx, u, offer, ports, f.opts.Config)
 	att.RPC = rpc
-	f.ft.handshake(att)
+	f.ft.Handshake(att)
 	return sess, att, err
 }
 
@@ -288,7 +290,7 @@ func (f *Forwarder) retire(s ForwardSession) {
 	f.mu.Unlock()
 	if r, ok := s.(interface{ retire() }); ok {
 		if current {
-			f.opts.Config.logf("port-forward: a connection failed; its %s connection takes no new ones (the next gets a fresh one)", s.Protocol())
+			f.opts.Config.Log("port-forward: a connection failed; its %s connection takes no new ones (the next gets a fresh one)", s.Protocol())
 		}
 		r.retire()
 	}
@@ -305,20 +307,20 @@ func (f *Forwarder) sharedSession(ctx context.Context) (ForwardSession, error) {
 	if f.session != nil {
 		select {
 		case <-f.session.Done():
-			f.opts.Config.logf("port-forward: the connection to the streaming server was lost; re-establishing it with a fresh URL")
+			f.opts.Config.Log("port-forward: the connection to the streaming server was lost; re-establishing it with a fresh URL")
 			f.session.Close()
 			f.session = nil
 		default:
 			return f.session, nil
 		}
 	} else {
-		f.opts.Config.logf("port-forward: opening a fresh %s connection with a fresh URL", pfOfferName(*f.chosen))
+		f.opts.Config.Log("port-forward: opening a fresh %s connection with a fresh URL", pfOfferName(*f.chosen))
 	}
 	sess, att, err := f.connect(ctx, *f.chosen, nil)
 	if err != nil {
 		return nil, fmt.Errorf("re-establishing the connection to the streaming server: %w", err)
 	}
-	f.opts.Config.logf("port-forward: re-established %s at %s (HTTP %d, upgrade %s)",
+	f.opts.Config.Log("port-forward: re-established %s at %s (HTTP %d, upgrade %s)",
 		pfOfferName(*f.chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
 	f.session = sess
 	return sess, nil
@@ -421,7 +423,7 @@ func pfAcceptRetryable(err error) bool {
 func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	id := f.connSeq.Add(1)
 	where := fmt.Sprintf("%s -> %d", local.LocalAddr(), remote)
-	f.opts.Config.logf("port-forward: connection %d from %s on %s", id, local.RemoteAddr(), where)
+	f.opts.Config.Log("port-forward: connection %d from %s on %s", id, local.RemoteAddr(), where)
 	fc, err := f.Dial(ctx, remote)
 	if err != nil {
 		local.Close()
@@ -436,7 +438,7 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	err = f.pipe(ctx, local, fc)
 	var re *RemoteError
 	if errors.As(err, &re) {
-		f.ft.forwardError(re.Message, remote, id)
+		f.ft.ForwardError(re.Message, remote, id)
 	}
 	if so, ok := fc.(sessionOwner); ok && errors.As(err, &re) {
 		f.retire(so.forwardSession())
@@ -483,7 +485,7 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 			return
 		}
 		if cerr := fc.CloseWrite(); errors.Is(cerr, ErrHalfCloseUnsupported) {
-			f.opts.Config.logf("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection stays open until the remote side closes", local.RemoteAddr())
+			f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection stays open until the remote side closes", local.RemoteAddr())
 		}
 	}()
 
@@ -545,9 +547,9 @@ func (w pfWriterOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
 // pfTraceConn prints one line per read and write (-vv).
 type pfTraceConn struct {
 	ForwardConn
-	cfg Config
+	cfg transport.Config
 	id  int64
-	ft  *fileTrace // and records them in the trace file
+	ft  *transport.FileTrace // and records them in the trace file
 }
 
 func (c *pfTraceConn) forwardSession() ForwardSession {
@@ -561,7 +563,7 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 	n, err := c.ForwardConn.Read(p)
 	if n > 0 {
 		pfTracef(c.cfg, "<- conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
-		c.ft.forwardFrame("<-", p[:n], c.RemotePort(), c.id)
+		c.ft.ForwardFrame("<-", p[:n], c.RemotePort(), c.id)
 	}
 	return n, err
 }
@@ -569,11 +571,11 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 func (c *pfTraceConn) Write(p []byte) (int, error) {
 	n, err := c.ForwardConn.Write(p)
 	pfTracef(c.cfg, "-> conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
-	c.ft.forwardFrame("->", p[:n], c.RemotePort(), c.id)
+	c.ft.ForwardFrame("->", p[:n], c.RemotePort(), c.id)
 	return n, err
 }
 
-func pfTracef(cfg Config, format string, args ...any) {
+func pfTracef(cfg transport.Config, format string, args ...any) {
 	if cfg.Trace != nil {
 		// One write per line: many connections trace at once.
 		line := fmt.Sprintf("crisp: frame "+format, args...) + " " + time.Now().Format("15:04:05.000000") + "\n"

@@ -1,4 +1,4 @@
-package transport
+package portforward
 
 import (
 	"bufio"
@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"k8s.io/client-go/tools/portforward"
+	clientportforward "k8s.io/client-go/tools/portforward"
 	"k8s.io/klog/v2"
 	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/streaming/pkg/httpstream/spdy"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // Header names and values of the SPDY port-forward protocol (kubelet's
@@ -43,7 +45,7 @@ const pfErrorGrace = 2 * time.Second
 const pfMaxErrorMessage = 64 << 10
 
 // connectSPDY upgrades an HTTP POST to SPDY/3.1 offering att.Protocols.
-func connectSPDY(ctx context.Context, att *Attempt, cfg Config) (ForwardSession, error) {
+func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Config) (ForwardSession, error) {
 	rt, err := spdy.NewRoundTripperWithConfig(spdy.RoundTripperConfig{TLS: cfg.TLS})
 	if err != nil {
 		return nil, err
@@ -77,15 +79,15 @@ func connectSPDY(ctx context.Context, att *Attempt, cfg Config) (ForwardSession,
 	att.Status = resp.StatusCode
 	if resp.StatusCode != http.StatusSwitchingProtocols ||
 		!strings.Contains(strings.ToLower(resp.Header.Get(httpstream.HeaderUpgrade)), strings.ToLower(spdy.HeaderSpdy31)) {
-		att.Reason = refusalReason(resp)
+		att.Reason = transport.RefusalReason(resp)
 		conn.Close()
-		return nil, &RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
+		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
 	protocol := resp.Header.Get(httpstream.HeaderProtocolVersion)
 	if !pfContains(att.Protocols, protocol) {
 		conn.Close()
 		att.Reason = fmt.Sprintf("switched protocols but chose %q, which was not offered", protocol)
-		return nil, &RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
+		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
 	att.Protocol = protocol
 	var nc net.Conn = &pfOnceCloseConn{Conn: conn}
@@ -101,13 +103,13 @@ func connectSPDY(ctx context.Context, att *Attempt, cfg Config) (ForwardSession,
 }
 
 // connectTunnel upgrades to a WebSocket whose binary messages carry SPDY.
-func connectTunnel(ctx context.Context, att *Attempt, cfg Config) (ForwardSession, error) {
+func connectTunnel(ctx context.Context, att *transport.Attempt, cfg transport.Config) (ForwardSession, error) {
 	ws, err := pfDialWebSocket(ctx, att, att.URL, cfg, pfWebSocketBuffer)
 	if err != nil {
 		return nil, err
 	}
-	tc := &pfOnceCloseConn{Conn: portforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)}
-	sc, err := spdy.NewClientConnectionWithPings(tc, portforward.PingPeriod)
+	tc := &pfOnceCloseConn{Conn: clientportforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)}
+	sc, err := spdy.NewClientConnectionWithPings(tc, clientportforward.PingPeriod)
 	if err != nil {
 		tc.Close()
 		return nil, fmt.Errorf("starting SPDY in the WebSocket tunnel: %w", err)
@@ -117,8 +119,8 @@ func connectTunnel(ctx context.Context, att *Attempt, cfg Config) (ForwardSessio
 
 // pfDialWebSocket makes one WebSocket handshake offering att.Protocols and
 // fills in the handshake record.
-func pfDialWebSocket(ctx context.Context, att *Attempt, rawURL string, cfg Config, bufSize int) (*websocket.Conn, error) {
-	wsURL, err := pfWebSocketURL(rawURL)
+func pfDialWebSocket(ctx context.Context, att *transport.Attempt, rawURL string, cfg transport.Config, bufSize int) (*websocket.Conn, error) {
+	wsURL, err := transport.WebSocketURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -138,32 +140,19 @@ func pfDialWebSocket(ctx context.Context, att *Attempt, rawURL string, cfg Confi
 	}
 	if err != nil {
 		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
-			att.Reason = refusalReason(resp)
+			att.Reason = transport.RefusalReason(resp)
 			resp.Body.Close()
-			return nil, &RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
+			return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 		}
 		return nil, err
 	}
 	if protocol := ws.Subprotocol(); !pfContains(att.Protocols, protocol) {
 		ws.Close()
 		att.Reason = fmt.Sprintf("switched protocols but chose subprotocol %q, which was not offered", protocol)
-		return nil, &RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
+		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
 	att.Protocol = ws.Subprotocol()
 	return ws, nil
-}
-
-// pfWebSocketURL maps http(s) streaming URLs to ws(s).
-func pfWebSocketURL(raw string) (string, error) {
-	switch {
-	case strings.HasPrefix(raw, "http://"):
-		return "ws://" + strings.TrimPrefix(raw, "http://"), nil
-	case strings.HasPrefix(raw, "https://"):
-		return "wss://" + strings.TrimPrefix(raw, "https://"), nil
-	case strings.HasPrefix(raw, "ws://"), strings.HasPrefix(raw, "wss://"):
-		return raw, nil
-	}
-	return "", fmt.Errorf("port-forward: streaming URL %q is not http(s) or ws(s)", raw)
 }
 
 func pfContains(list []string, s string) bool {
@@ -205,7 +194,7 @@ type spdySession struct {
 	conn     httpstream.Connection
 	raw      net.Conn
 	protocol string
-	cfg      Config
+	cfg      transport.Config
 	nextID   atomic.Int64
 	done     chan struct{}
 	watch    sync.WaitGroup
@@ -253,7 +242,7 @@ func (s *spdySession) release() {
 // pfRetireGrace is how long an idle retired session stays open.
 const pfRetireGrace = 2 * time.Second
 
-func newSPDYSession(conn httpstream.Connection, raw net.Conn, protocol string, cfg Config) *spdySession {
+func newSPDYSession(conn httpstream.Connection, raw net.Conn, protocol string, cfg transport.Config) *spdySession {
 	s := &spdySession{conn: conn, raw: raw, protocol: protocol, cfg: cfg,
 		done: make(chan struct{}), closing: make(chan struct{}), idleRetired: make(chan struct{})}
 	s.watch.Add(1)

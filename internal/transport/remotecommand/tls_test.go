@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"bytes"
@@ -12,6 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/crisp-cri/crisp/internal/transport"
+
+	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
 // newTLSFakeServer is newFakeServer over https (httptest's "Acme Co"
@@ -48,14 +52,14 @@ func (l *logLines) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-var tlsOffers = []Offer{{SPDY, criSPDY}, {WebSocket, []string{ExecProtocolV4}}}
+var tlsOffers = []transport.Offer{{Transport: transport.SPDY, Protocols: criSPDY}, {Transport: transport.WebSocket, Protocols: []string{transport.ExecProtocolV4}}}
 
 func TestExecOverTLS(t *testing.T) {
 	f, trusted := newTLSFakeServer(t, nil)
 	for _, offer := range tlsOffers {
 		var out bytes.Buffer
 		var logs logLines
-		res, err := f.stream([]Offer{offer}, Config{TLS: trusted, Logf: logs.logf}, Streams{Stdout: &out}, "echo", "hi")
+		res, err := f.stream([]transport.Offer{offer}, transport.Config{TLS: trusted, Logf: logs.logf}, Streams{Stdout: &out}, "echo", "hi")
 		if err != nil || out.String() != "hi\n" {
 			t.Fatalf("%s with the CA: %q, %v", offer, out.String(), err)
 		}
@@ -69,7 +73,7 @@ func TestExecOverTLS(t *testing.T) {
 
 		out.Reset()
 		logs = logLines{}
-		_, err = f.stream([]Offer{offer}, Config{TLS: &tls.Config{InsecureSkipVerify: true}, Logf: logs.logf}, Streams{Stdout: &out}, "echo", "hi")
+		_, err = f.stream([]transport.Offer{offer}, transport.Config{TLS: &tls.Config{InsecureSkipVerify: true}, Logf: logs.logf}, Streams{Stdout: &out}, "echo", "hi")
 		if err != nil || out.String() != "hi\n" || !strings.Contains(logs.String(), "NOT verified (--insecure-skip-tls-verify)") {
 			t.Errorf("%s insecure: %q, %v, log:\n%s", offer, out.String(), err, logs.String())
 		}
@@ -90,8 +94,8 @@ func TestExecTLSFailuresSayWhatToDo(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, offer := range tlsOffers {
-			_, err := f.stream([]Offer{offer}, Config{TLS: c.cfg}, Streams{Stdout: &bytes.Buffer{}}, "echo", "hi")
-			var refused *RefusedError
+			_, err := f.stream([]transport.Offer{offer}, transport.Config{TLS: c.cfg}, Streams{Stdout: &bytes.Buffer{}}, "echo", "hi")
+			var refused *transport.RefusedError
 			if err == nil || errors.As(err, &refused) {
 				t.Errorf("%s %s: got %v, want a TLS failure", c.name, offer, err)
 				continue
@@ -108,7 +112,7 @@ func TestExecTLSFailuresSayWhatToDo(t *testing.T) {
 func TestExecTLSClientCertificateRequired(t *testing.T) {
 	f, trusted := newTLSFakeServer(t, func(c *tls.Config) { c.ClientAuth = tls.RequireAnyClientCert })
 	for _, offer := range tlsOffers {
-		_, err := f.stream([]Offer{offer}, Config{TLS: trusted}, Streams{Stdout: &bytes.Buffer{}}, "echo", "hi")
+		_, err := f.stream([]transport.Offer{offer}, transport.Config{TLS: trusted}, Streams{Stdout: &bytes.Buffer{}}, "echo", "hi")
 		if err == nil || !strings.Contains(err.Error(), "requires a client certificate") || !strings.Contains(err.Error(), "--tls-cert FILE and --tls-key FILE") {
 			t.Errorf("%s without a client certificate: %v", offer, err)
 		}
@@ -128,7 +132,7 @@ func TestPlaintextWarning(t *testing.T) {
 		{"https://10.1.2.3:10010/exec/x", false},
 	} {
 		var logs, warns logLines
-		reportTLS(Config{Logf: logs.logf, Warnf: warns.logf}, "exec", c.url, nil)
+		transport.ReportTLS(transport.Config{Logf: logs.logf, Warnf: warns.logf}, "exec", c.url, nil)
 		if got := warns.String() != ""; got != c.warn {
 			t.Errorf("%s: warned %v (%q), want %v", c.url, got, warns.String(), c.warn)
 		}
@@ -147,7 +151,7 @@ func TestPlaintextWarning(t *testing.T) {
 func TestPortForwardTLSFailures(t *testing.T) {
 	f, trusted := newTLSFakeServer(t, nil)
 	mtls, mtlsTrusted := newTLSFakeServer(t, func(c *tls.Config) { c.ClientAuth = tls.RequireAnyClientCert })
-	offers, err := PortForwardOffers(Auto)
+	offers, err := transport.PortForwardOffers(transport.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,15 +168,15 @@ func TestPortForwardTLSFailures(t *testing.T) {
 			{"wrong name", f.srv.URL, wrongName, []string{`not valid for "wrong.example"`, "--tls-server-name"}},
 			{"no client certificate", mtls.srv.URL, mtlsTrusted, []string{"requires a client certificate", "--tls-cert FILE and --tls-key FILE"}},
 		} {
-			sess, _, err := ConnectPortForward(context.Background(), c.url+"/portforward/tok", offer, []uint16{80}, Config{TLS: c.cfg})
+			sess, _, err := portforward.Connect(context.Background(), c.url+"/portforward/tok", offer, []uint16{80}, transport.Config{TLS: c.cfg})
 			if sess != nil {
 				sess.Close()
-				t.Errorf("%s %s: connected", pfOfferName(offer), c.name)
+				t.Errorf("%s %s: connected", offer.String(), c.name)
 				continue
 			}
 			for _, w := range c.want {
 				if err == nil || !strings.Contains(err.Error(), w) {
-					t.Errorf("%s %s: %v does not mention %q", pfOfferName(offer), c.name, err, w)
+					t.Errorf("%s %s: %v does not mention %q", offer.String(), c.name, err, w)
 				}
 			}
 		}
@@ -189,7 +193,7 @@ func TestWatchTLSKeepsCallerChecks(t *testing.T) {
 		chains = len(cs.VerifiedChains)
 		return errors.New("certificate is not the pinned one")
 	}
-	_, err := f.stream([]Offer{{SPDY, criSPDY}}, Config{TLS: pinned}, Streams{Stdout: &bytes.Buffer{}}, "echo", "hi")
+	_, err := f.stream([]transport.Offer{{Transport: transport.SPDY, Protocols: criSPDY}}, transport.Config{TLS: pinned}, Streams{Stdout: &bytes.Buffer{}}, "echo", "hi")
 	if err == nil || !strings.Contains(err.Error(), "not the pinned one") {
 		t.Errorf("caller's VerifyConnection ignored: %v", err)
 	}

@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // tracer writes one line per frame (-vv): direction, channel, size and the
@@ -17,7 +19,7 @@ type tracer struct {
 	mu    sync.Mutex
 	w     io.Writer // nil: no -vv lines, only the trace file
 	start time.Time
-	file  *fileTrace // --trace-file (tracefile.go); nil: none
+	file  *transport.FileTrace // --trace-file (tracefile.go); nil: none
 }
 
 func newTracer(w io.Writer, start time.Time) *tracer {
@@ -40,7 +42,7 @@ func (t *tracer) note(dir, channel string, id int, what string) {
 
 func (t *tracer) frame(dir, channel string, id int, p []byte) {
 	t.note(dir, channel, id, fmt.Sprintf("%d B", len(p)))
-	t.fileTrace().frame(dir, channel, p)
+	t.fileTrace().Frame(dir, channel, p)
 }
 
 // writer wraps a local output stream; without tracing it is w itself.
@@ -80,7 +82,7 @@ func (s *traceSizes) Next() *TerminalSize {
 	size := s.q.Next()
 	if size != nil {
 		s.t.note("->", "resize", 4, fmt.Sprintf("%dx%d", size.Width, size.Height))
-		s.t.fileTrace().resize(*size)
+		s.t.fileTrace().Resize(size.Width, size.Height)
 	}
 	return size
 }
@@ -116,10 +118,10 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		r.sess.tr.note("->", "stdin", 0, "end of input")
-		r.sess.tr.fileTrace().close("local", "stdin")
-		if att := r.sess.negotiated(); att.Transport == WebSocket && att.Protocol != ExecProtocolV5 {
+		r.sess.tr.fileTrace().Close("local", "stdin")
+		if att := r.sess.negotiated(); att.Transport == transport.WebSocket && att.Protocol != transport.ExecProtocolV5 {
 			r.warnOnce.Do(func() {
-				r.sess.cfg.warnf("stdin ended, but WebSocket %s cannot pass end-of-input to the remote process: "+
+				r.sess.cfg.Warn("stdin ended, but WebSocket %s cannot pass end-of-input to the remote process: "+
 					"it runs until it exits by itself (Ctrl-C stops crisp); --transport spdy carries it", att.Protocol)
 			})
 		}

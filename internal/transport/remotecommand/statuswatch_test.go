@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/streaming/pkg/httpstream"
 	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // spdyV1Server speaks SPDY channel.k8s.io as a v1 server that keeps its
@@ -20,7 +22,7 @@ import (
 // which client-go's v1 handler used to lose it.
 func spdyV1Server(t *testing.T, text string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if _, err := httpstream.Handshake(req, w, []string{ExecProtocolV1}); err != nil {
+		if _, err := httpstream.Handshake(req, w, []string{transport.ExecProtocolV1}); err != nil {
 			return
 		}
 		streams := make(chan httpstream.Stream, 4)
@@ -68,7 +70,7 @@ func TestSPDYV1ErrorTextAfterOutput(t *testing.T) {
 		for range 20 {
 			var out bytes.Buffer
 			s := Streams{Stdout: &out, Stderr: io.Discard}
-			_, err := Try(context.Background(), "exec", srv.URL+"/exec/x", Offer{SPDY, []string{ExecProtocolV1}}, Config{}, s)
+			_, err := Try(context.Background(), "exec", srv.URL+"/exec/x", transport.Offer{Transport: transport.SPDY, Protocols: []string{transport.ExecProtocolV1}}, transport.Config{}, s)
 			checkExit(t, tt.text, err, tt.want)
 			if out.String() != "out\n" {
 				t.Fatalf("stdout %q, want %q", out.String(), "out\n")
@@ -80,16 +82,16 @@ func TestSPDYV1ErrorTextAfterOutput(t *testing.T) {
 // WebSocket channel.k8s.io (cri-streaming's server, which sends the text
 // just before every channel ends at once): the text is never lost.
 func TestWebSocketV1ExitText(t *testing.T) {
-	f := newFakeServer(t, nil, []string{ExecProtocolV1})
-	offer := Offer{WebSocket, []string{ExecProtocolV1}}
+	f := newFakeServer(t, nil, []string{transport.ExecProtocolV1})
+	offer := transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.ExecProtocolV1}}
 	for range 50 {
 		for _, code := range []string{"7", "0"} {
 			var out bytes.Buffer
 			s := Streams{Stdout: &out, Stderr: io.Discard}
 			u, _ := f.source(s, "exit", code)(context.Background())
-			att, err := Try(context.Background(), "exec", u, offer, Config{}, s)
-			if att.Protocol != ExecProtocolV1 {
-				t.Fatalf("negotiated %q, want %s", att.Protocol, ExecProtocolV1)
+			att, err := Try(context.Background(), "exec", u, offer, transport.Config{}, s)
+			if att.Protocol != transport.ExecProtocolV1 {
+				t.Fatalf("negotiated %q, want %s", att.Protocol, transport.ExecProtocolV1)
 			}
 			want := 7
 			if code == "0" {
@@ -100,7 +102,7 @@ func TestWebSocketV1ExitText(t *testing.T) {
 		var out bytes.Buffer
 		s := Streams{Stdout: &out, Stderr: io.Discard}
 		u, _ := f.source(s, "echo", "hi")(context.Background())
-		if _, err := Try(context.Background(), "exec", u, offer, Config{}, s); err != nil || out.String() != "hi\n" {
+		if _, err := Try(context.Background(), "exec", u, offer, transport.Config{}, s); err != nil || out.String() != "hi\n" {
 			t.Fatalf("echo hi: %q, %v", out.String(), err)
 		}
 	}

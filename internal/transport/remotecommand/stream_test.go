@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 	utilexec "k8s.io/utils/exec"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // fakeServer is a streaming server in the style of containerd's: single-use
@@ -85,7 +87,7 @@ func newFakeServer(t testing.TB, spdy, ws []string) *fakeServer {
 
 // source is a URLSource issuing a fresh token per call, for cmd with the
 // streams s asks for (as a CRI ExecRequest would say).
-func (f *fakeServer) source(s Streams, cmd ...string) URLSource {
+func (f *fakeServer) source(s Streams, cmd ...string) transport.URLSource {
 	q := url.Values{}
 	for k, on := range map[string]bool{"input": s.Stdin != nil, "output": s.Stdout != nil, "error": s.Stderr != nil && !s.TTY, "tty": s.TTY} {
 		if on {
@@ -158,7 +160,7 @@ func (f *fakeServer) serve(w http.ResponseWriter, req *http.Request) {
 }
 
 // stream runs Stream for cmd with a source that asks for streams.
-func (f *fakeServer) stream(offers []Offer, cfg Config, streams Streams, cmd ...string) (Result, error) {
+func (f *fakeServer) stream(offers []transport.Offer, cfg transport.Config, streams Streams, cmd ...string) (Result, error) {
 	return Stream(context.Background(), "exec", f.source(streams, cmd...), offers, cfg, streams)
 }
 
@@ -180,83 +182,41 @@ func (e execFunc) ExecInContainer(_ context.Context, _, _, _ string, cmd []strin
 }
 
 var (
-	criSPDY = []string{ExecProtocolV4, ExecProtocolV3, ExecProtocolV2, ExecProtocolV1}
-	criWS   = []string{ExecProtocolV4}
+	criSPDY = []string{transport.ExecProtocolV4, transport.ExecProtocolV3, transport.ExecProtocolV2, transport.ExecProtocolV1}
+	criWS   = []string{transport.ExecProtocolV4}
 )
-
-func TestExecOffers(t *testing.T) {
-	all := ExecProtocols
-	tests := []struct {
-		transport Transport
-		pin       string
-		want      []Offer
-		wantErr   string
-	}{
-		{Auto, "", []Offer{{WebSocket, []string{ExecProtocolV5}}, {SPDY, all}, {WebSocket, []string{ExecProtocolV4}}}, ""},
-		{WebSocket, "", []Offer{{WebSocket, []string{ExecProtocolV5}}, {WebSocket, []string{ExecProtocolV4}}}, ""},
-		{SPDY, "", []Offer{{SPDY, all}}, ""},
-		{Auto, "v4", []Offer{{WebSocket, []string{ExecProtocolV4}}, {SPDY, []string{ExecProtocolV4}}}, ""},
-		{Auto, "v2.channel.k8s.io", []Offer{{SPDY, []string{ExecProtocolV2}}}, ""},
-		{SPDY, "v1", []Offer{{SPDY, []string{ExecProtocolV1}}}, ""},
-		{WebSocket, "v1", []Offer{{WebSocket, []string{ExecProtocolV1}}}, ""},
-		{Auto, "channel.k8s.io", []Offer{{WebSocket, []string{ExecProtocolV1}}, {SPDY, []string{ExecProtocolV1}}}, ""},
-		{WebSocket, "v5", []Offer{{WebSocket, []string{ExecProtocolV5}}}, ""},
-		{WebSocket, "v3", nil, "carries only"},
-		{Auto, "v9", nil, "unknown exec/attach protocol"},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s/%s", tt.transport, tt.pin), func(t *testing.T) {
-			got, err := ExecOffers(tt.transport, tt.pin)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("offers (-want +got):\n%s", diff)
-			}
-		})
-	}
-	if s := (Offer{SPDY, all}).String(); s != "SPDY v5..v1" {
-		t.Errorf("String = %q", s)
-	}
-}
 
 func TestStreamFallsBackWithFreshURLs(t *testing.T) {
 	tests := []struct {
 		name      string
 		spdy, ws  []string
-		transport Transport
+		transport transport.Transport
 		wantSeen  []string
 		wantProto string
-		wantKind  Transport
+		wantKind  transport.Transport
 	}{
-		{"cri-streaming auto", criSPDY, criWS, Auto,
+		{"cri-streaming auto", criSPDY, criWS, transport.Auto,
 			[]string{"WebSocket v5.channel.k8s.io", "SPDY v5.channel.k8s.io,v4.channel.k8s.io,v3.channel.k8s.io,v2.channel.k8s.io,channel.k8s.io"},
-			ExecProtocolV4, SPDY},
-		{"websocket v4 only auto", nil, criWS, Auto,
+			transport.ExecProtocolV4, transport.SPDY},
+		{"websocket v4 only auto", nil, criWS, transport.Auto,
 			[]string{"WebSocket v5.channel.k8s.io", "SPDY v5.channel.k8s.io,v4.channel.k8s.io,v3.channel.k8s.io,v2.channel.k8s.io,channel.k8s.io", "WebSocket v4.channel.k8s.io"},
-			ExecProtocolV4, WebSocket},
-		{"cri-streaming websocket", criSPDY, criWS, WebSocket,
+			transport.ExecProtocolV4, transport.WebSocket},
+		{"cri-streaming websocket", criSPDY, criWS, transport.WebSocket,
 			[]string{"WebSocket v5.channel.k8s.io", "WebSocket v4.channel.k8s.io"},
-			ExecProtocolV4, WebSocket},
-		{"legacy spdy", []string{ExecProtocolV2, ExecProtocolV1}, nil, SPDY,
+			transport.ExecProtocolV4, transport.WebSocket},
+		{"legacy spdy", []string{transport.ExecProtocolV2, transport.ExecProtocolV1}, nil, transport.SPDY,
 			[]string{"SPDY v5.channel.k8s.io,v4.channel.k8s.io,v3.channel.k8s.io,v2.channel.k8s.io,channel.k8s.io"},
-			ExecProtocolV2, SPDY},
+			transport.ExecProtocolV2, transport.SPDY},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeServer(t, tt.spdy, tt.ws)
-			offers, err := ExecOffers(tt.transport, "")
+			offers, err := transport.ExecOffers(tt.transport, "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			var out, logs bytes.Buffer
-			cfg := Config{Logf: func(format string, args ...any) { fmt.Fprintf(&logs, format+"\n", args...) }}
+			cfg := transport.Config{Logf: func(format string, args ...any) { fmt.Fprintf(&logs, format+"\n", args...) }}
 			res, err := f.stream(offers, cfg, Streams{Stdout: &out}, "echo", "hi")
 			if err != nil {
 				t.Fatalf("Stream: %v\nlog:\n%s", err, logs.String())
@@ -279,7 +239,7 @@ func TestStreamFallsBackWithFreshURLs(t *testing.T) {
 					t.Errorf("refused attempt %+v: want a 403 upgrade failure on its own URL", a)
 				}
 			}
-			if !strings.Contains(logs.String(), "negotiated "+transportName(tt.wantKind)+" "+tt.wantProto) {
+			if !strings.Contains(logs.String(), "negotiated "+tt.wantKind.Title()+" "+tt.wantProto) {
 				t.Errorf("-v log does not name the negotiated protocol:\n%s", logs.String())
 			}
 			if len(res.Attempts) > 1 && !strings.Contains(logs.String(), "falling back") {
@@ -291,9 +251,9 @@ func TestStreamFallsBackWithFreshURLs(t *testing.T) {
 
 func TestStreamAllRefused(t *testing.T) {
 	f := newFakeServer(t, nil, criWS)
-	offers, _ := ExecOffers(SPDY, "")
-	res, err := f.stream(offers, Config{}, Streams{Stdout: io.Discard}, "echo", "hi")
-	var neg *NegotiationError
+	offers, _ := transport.ExecOffers(transport.SPDY, "")
+	res, err := f.stream(offers, transport.Config{}, Streams{Stdout: io.Discard}, "echo", "hi")
+	var neg *transport.NegotiationError
 	if !errors.As(err, &neg) {
 		t.Fatalf("err = %v, want a NegotiationError", err)
 	}
@@ -314,8 +274,8 @@ func TestStreamAllRefused(t *testing.T) {
 func TestStreamUnreachableDoesNotFallBack(t *testing.T) {
 	f := newFakeServer(t, criSPDY, criWS)
 	f.srv.Close()
-	offers, _ := ExecOffers(Auto, "")
-	res, err := f.stream(offers, Config{}, Streams{Stdout: io.Discard}, "echo")
+	offers, _ := transport.ExecOffers(transport.Auto, "")
+	res, err := f.stream(offers, transport.Config{}, Streams{Stdout: io.Discard}, "echo")
 	if err == nil || httpstream.IsUpgradeFailure(err) || !strings.Contains(err.Error(), f.srv.URL) {
 		t.Fatalf("err = %v, want a connection failure naming the URL", err)
 	}
@@ -326,19 +286,19 @@ func TestStreamUnreachableDoesNotFallBack(t *testing.T) {
 
 func TestExitCodes(t *testing.T) {
 	tests := []struct {
-		transport Transport
+		transport transport.Transport
 		pin       string
 	}{
-		{SPDY, ""}, {WebSocket, ""}, {SPDY, "v3"}, {SPDY, "v2"}, {SPDY, "v1"},
+		{transport.SPDY, ""}, {transport.WebSocket, ""}, {transport.SPDY, "v3"}, {transport.SPDY, "v2"}, {transport.SPDY, "v1"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.transport)+tt.pin, func(t *testing.T) {
 			f := newFakeServer(t, criSPDY, criWS)
-			offers, err := ExecOffers(tt.transport, tt.pin)
+			offers, err := transport.ExecOffers(tt.transport, tt.pin)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = f.stream(offers, Config{}, Streams{Stdout: io.Discard, Stderr: io.Discard}, "exit", "7")
+			_, err = f.stream(offers, transport.Config{}, Streams{Stdout: io.Discard, Stderr: io.Discard}, "exit", "7")
 			var coded interface{ ExitStatus() int }
 			if tt.pin == "v1" && err == nil {
 				// cri-streaming's v1 handler resets the error stream before
@@ -349,7 +309,7 @@ func TestExitCodes(t *testing.T) {
 			if !errors.As(err, &coded) || coded.ExitStatus() != 7 {
 				t.Fatalf("err = %v (%T), want exit status 7", err, err)
 			}
-			_, err = f.stream(offers, Config{}, Streams{Stdout: io.Discard}, "exit", "0")
+			_, err = f.stream(offers, transport.Config{}, Streams{Stdout: io.Discard}, "exit", "0")
 			if err != nil {
 				t.Fatalf("exit 0: %v", err)
 			}
@@ -357,37 +317,22 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-func TestExitCodeFromText(t *testing.T) {
-	for text, want := range map[string]int{
-		"command terminated with non-zero exit code: exit status 7":                              7,
-		"command terminated with exit code 3":                                                    3,
-		`command terminated with non-zero exit code: command ["sh" "-c" "exit 7"] exited with 7`: 7,
-		"error executing command [sh -c exit 9], exit code 9":                                    9,
-		"Internal error occurred: executable file not found":                                     1,
-		"exit status 300": 1,
-	} {
-		if got := exitCodeFromText(text); got != want {
-			t.Errorf("exitCodeFromText(%q) = %d, want %d", text, got, want)
-		}
-	}
-}
-
 func TestStdinAndStderr(t *testing.T) {
-	for _, transport := range []Transport{SPDY, WebSocket} {
-		t.Run(string(transport), func(t *testing.T) {
+	for _, tr := range []transport.Transport{transport.SPDY, transport.WebSocket} {
+		t.Run(string(tr), func(t *testing.T) {
 			f := newFakeServer(t, criSPDY, criWS)
-			offers, _ := ExecOffers(transport, "")
+			offers, _ := transport.ExecOffers(tr, "")
 			var out, errOut bytes.Buffer
-			_, err := f.stream(offers, Config{}, Streams{Stdout: &out, Stderr: &errOut}, "stderr")
+			_, err := f.stream(offers, transport.Config{}, Streams{Stdout: &out, Stderr: &errOut}, "stderr")
 			if err != nil || errOut.String() != "on stderr\n" {
 				t.Fatalf("err %v, stderr %q", err, errOut.String())
 			}
-			if transport == WebSocket {
+			if tr == transport.WebSocket {
 				return // v4 cannot end stdin; cat would never finish
 			}
 			out.Reset()
 			payload := strings.Repeat("0123456789abcdef", 64*1024)
-			_, err = f.stream(offers, Config{}, Streams{Stdin: strings.NewReader(payload), Stdout: &out}, "cat")
+			_, err = f.stream(offers, transport.Config{}, Streams{Stdin: strings.NewReader(payload), Stdout: &out}, "cat")
 			if err != nil || out.String() != payload {
 				t.Fatalf("cat: err %v, %d bytes back of %d", err, out.Len(), len(payload))
 			}
@@ -397,9 +342,9 @@ func TestStdinAndStderr(t *testing.T) {
 
 func TestWebSocketV4StdinEOFWarnsOnce(t *testing.T) {
 	f := newFakeServer(t, nil, criWS)
-	offers, _ := ExecOffers(WebSocket, "")
+	offers, _ := transport.ExecOffers(transport.WebSocket, "")
 	var out, warn bytes.Buffer
-	cfg := Config{Warnf: func(format string, args ...any) { fmt.Fprintf(&warn, format+"\n", args...) }}
+	cfg := transport.Config{Warnf: func(format string, args ...any) { fmt.Fprintf(&warn, format+"\n", args...) }}
 	_, err := f.stream(offers, cfg, Streams{Stdin: strings.NewReader("a\n"), Stdout: &out}, "readline")
 	if err != nil {
 		t.Fatal(err)
@@ -414,9 +359,9 @@ func TestWebSocketV4StdinEOFWarnsOnce(t *testing.T) {
 
 func TestTrace(t *testing.T) {
 	f := newFakeServer(t, criSPDY, criWS)
-	offers, _ := ExecOffers(SPDY, "")
+	offers, _ := transport.ExecOffers(transport.SPDY, "")
 	var out, trace bytes.Buffer
-	_, err := f.stream(offers, Config{Trace: &trace}, Streams{Stdin: strings.NewReader("hello"), Stdout: &out}, "cat")
+	_, err := f.stream(offers, transport.Config{Trace: &trace}, Streams{Stdin: strings.NewReader("hello"), Stdout: &out}, "cat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,27 +375,27 @@ func TestTrace(t *testing.T) {
 func TestTryReportsRefusal(t *testing.T) {
 	f := newFakeServer(t, criSPDY, criWS)
 	u, _ := f.source(Streams{Stdout: io.Discard}, "echo", "x")(context.Background())
-	att, err := Try(context.Background(), "exec", u, Offer{WebSocket, []string{ExecProtocolV5}}, Config{}, Streams{Stdout: io.Discard})
-	var refused *RefusedError
+	att, err := Try(context.Background(), "exec", u, transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.ExecProtocolV5}}, transport.Config{}, Streams{Stdout: io.Discard})
+	var refused *transport.RefusedError
 	if !errors.As(err, &refused) || att.Status != http.StatusForbidden || att.Accepted() || !strings.Contains(att.Reason, "unsupported websocket protocols") {
 		t.Fatalf("att %+v err %v", att, err)
 	}
 	u, _ = f.source(Streams{Stdout: io.Discard}, "echo", "x")(context.Background())
 	var out bytes.Buffer
-	att, err = Try(context.Background(), "exec", u, Offer{SPDY, []string{ExecProtocolV3}}, Config{}, Streams{Stdout: &out})
-	if err != nil || !att.Accepted() || att.Protocol != ExecProtocolV3 || att.Upgrade <= 0 || out.String() != "x\n" {
+	att, err = Try(context.Background(), "exec", u, transport.Offer{Transport: transport.SPDY, Protocols: []string{transport.ExecProtocolV3}}, transport.Config{}, Streams{Stdout: &out})
+	if err != nil || !att.Accepted() || att.Protocol != transport.ExecProtocolV3 || att.Upgrade <= 0 || out.String() != "x\n" {
 		t.Fatalf("att %+v err %v out %q", att, err, out.String())
 	}
 }
 
 func TestUpgradeTimeout(t *testing.T) {
-	for _, transport := range []Transport{SPDY, WebSocket} {
-		t.Run(string(transport), func(t *testing.T) {
+	for _, tr := range []transport.Transport{transport.SPDY, transport.WebSocket} {
+		t.Run(string(tr), func(t *testing.T) {
 			f := newFakeServer(t, criSPDY, criWS)
 			f.hang = make(chan struct{})
 			t.Cleanup(func() { close(f.hang) })
-			offers, _ := ExecOffers(transport, "")
-			res, err := f.stream(offers, Config{UpgradeTimeout: 50 * time.Millisecond}, Streams{Stdout: io.Discard}, "echo")
+			offers, _ := transport.ExecOffers(tr, "")
+			res, err := f.stream(offers, transport.Config{UpgradeTimeout: 50 * time.Millisecond}, Streams{Stdout: io.Discard}, "echo")
 			if err == nil || !strings.Contains(err.Error(), "did not answer") || httpstream.IsUpgradeFailure(err) {
 				t.Fatalf("err = %v, want an upgrade timeout (no fallback)", err)
 			}

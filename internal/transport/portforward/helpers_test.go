@@ -1,4 +1,4 @@
-package transport
+package portforward
 
 import (
 	"bytes"
@@ -188,14 +188,14 @@ func (dialBackend) PortForward(ctx context.Context, _ string, port int32, stream
 
 // startStreamServer runs the mock runtime's streaming server with a profile
 // and faults, and returns it with a URL source for one pod.
-func startStreamServer(t testing.TB, profile streamserver.Profile, faults ...string) (streamserver.Server, PortForwardURLSource) {
+func startStreamServer(t testing.TB, profile streamserver.Profile, faults ...string) (streamserver.Server, URLSource) {
 	t.Helper()
 	return startStreamServerTLS(t, nil, profile, faults...)
 }
 
 // startStreamServerTLS is startStreamServer speaking https/wss with tlsCfg
 // (plain http when nil).
-func startStreamServerTLS(t testing.TB, tlsCfg *tls.Config, profile streamserver.Profile, faults ...string) (streamserver.Server, PortForwardURLSource) {
+func startStreamServerTLS(t testing.TB, tlsCfg *tls.Config, profile streamserver.Profile, faults ...string) (streamserver.Server, URLSource) {
 	t.Helper()
 	quietKlogOnce.Do(func() {
 		// The streaming server logs every refused connection through klog.

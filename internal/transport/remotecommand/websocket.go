@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"context"
@@ -11,8 +11,10 @@ import (
 
 	gwebsocket "github.com/gorilla/websocket"
 	restclient "k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
+	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 	clientws "k8s.io/client-go/transport/websocket"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // wsBufferSize matches client-go's WebSocket data buffer plus room for the
@@ -29,7 +31,7 @@ const headerWebSocketProtocol = "Sec-Websocket-Protocol"
 // stores the connection where client-go's executor looks for it.
 type wsDialer struct {
 	holder *clientws.RoundTripper
-	cfg    Config
+	cfg    transport.Config
 	rec    *recorder
 }
 
@@ -52,7 +54,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		WriteBufferSize: wsBufferSize,
 		NetDialContext:  d.rec.dial,
 	}
-	if slices.Contains(protocols, ExecProtocolV1) {
+	if slices.Contains(protocols, transport.ExecProtocolV1) {
 		// statuswatch_ws.go: the filter sits above TLS, so crisp does the
 		// TLS handshake here as gorilla would (watchTLS's configuration
 		// verifies the server in VerifyConnection).
@@ -89,7 +91,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		if resp != nil {
 			defer resp.Body.Close()
-			return nil, d.rec.refuse(resp.StatusCode, refusalReason(resp))
+			return nil, d.rec.refuse(resp.StatusCode, transport.RefusalReason(resp))
 		}
 		if errors.Is(err, gwebsocket.ErrBadHandshake) {
 			return nil, d.rec.refuse(0, err.Error())
@@ -107,7 +109,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // newWebSocketExecutor is client-go's WebSocket executor offering exactly
 // protocols.
-func newWebSocketExecutor(cfg Config, rawURL string, protocols []string, rec *recorder) (remotecommand.Executor, error) {
+func newWebSocketExecutor(cfg transport.Config, rawURL string, protocols []string, rec *recorder) (clientremotecommand.Executor, error) {
 	var wrapErr error
 	rc := &restclient.Config{
 		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
@@ -119,7 +121,7 @@ func newWebSocketExecutor(cfg Config, rawURL string, protocols []string, rec *re
 			return &wsDialer{holder: holder, cfg: cfg, rec: rec}
 		},
 	}
-	exec, err := remotecommand.NewWebSocketExecutorForProtocols(rc, http.MethodGet, rawURL, protocols...)
+	exec, err := clientremotecommand.NewWebSocketExecutorForProtocols(rc, http.MethodGet, rawURL, protocols...)
 	if err == nil {
 		err = wrapErr
 	}

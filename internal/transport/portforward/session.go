@@ -1,4 +1,4 @@
-package transport
+package portforward
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // pfKind is how an offer reaches the server.
@@ -17,37 +19,37 @@ const (
 	pfKindWebSocket               // channel WebSocket, one per connection
 )
 
-func pfKindOf(o Offer) (pfKind, error) {
+func pfKindOf(o transport.Offer) (pfKind, error) {
 	if len(o.Protocols) == 0 {
 		return 0, errors.New("port-forward: no subprotocol to offer")
 	}
 	for _, p := range o.Protocols {
 		ok := false
 		switch o.Transport {
-		case SPDY:
-			ok = p == PortForwardSPDY
-		case WebSocket:
-			ok = p == PortForwardTunnel && len(o.Protocols) == 1 ||
-				p == PortForwardWebSocket || p == PortForwardWebSocketBase64
+		case transport.SPDY:
+			ok = p == transport.PortForwardSPDY
+		case transport.WebSocket:
+			ok = p == transport.PortForwardTunnel && len(o.Protocols) == 1 ||
+				p == transport.PortForwardWebSocket || p == transport.PortForwardWebSocketBase64
 		}
 		if !ok {
 			return 0, fmt.Errorf("port-forward: cannot offer %q over %s (SPDY carries %s; WebSocket carries %s alone, or %s and %s)",
-				p, transportName(o.Transport), PortForwardSPDY, PortForwardTunnel, PortForwardWebSocket, PortForwardWebSocketBase64)
+				p, o.Transport.Title(), transport.PortForwardSPDY, transport.PortForwardTunnel, transport.PortForwardWebSocket, transport.PortForwardWebSocketBase64)
 		}
 	}
 	switch {
-	case o.Transport == SPDY:
+	case o.Transport == transport.SPDY:
 		return pfKindSPDY, nil
-	case o.Protocols[0] == PortForwardTunnel:
+	case o.Protocols[0] == transport.PortForwardTunnel:
 		return pfKindTunnel, nil
 	}
 	return pfKindWebSocket, nil
 }
 
 // pfOfferName names an offer in messages.
-func pfOfferName(o Offer) string {
-	if len(o.Protocols) == 1 && o.Protocols[0] == PortForwardTunnel {
-		return "SPDY over WebSocket (" + PortForwardTunnel + ")"
+func pfOfferName(o transport.Offer) string {
+	if len(o.Protocols) == 1 && o.Protocols[0] == transport.PortForwardTunnel {
+		return "SPDY over WebSocket (" + transport.PortForwardTunnel + ")"
 	}
 	return o.String()
 }
@@ -107,13 +109,13 @@ type ForwardSession interface {
 	Close() error
 }
 
-// ConnectPortForward makes exactly one handshake with rawURL for offer and
+// Connect makes exactly one handshake with rawURL for offer and
 // returns the upgraded session with a record of the handshake (status,
 // reason, negotiated protocol, upgrade latency; Attempt.Err is the error
 // returned). Ports are needed by the direct WebSocket protocol only: they go
 // into the URL's query, one channel pair each. A refusal is a *RefusedError.
-func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports []uint16, cfg Config) (ForwardSession, Attempt, error) {
-	att := Attempt{Offer: offer, URL: rawURL}
+func Connect(ctx context.Context, rawURL string, offer transport.Offer, ports []uint16, cfg transport.Config) (ForwardSession, transport.Attempt, error) {
+	att := transport.Attempt{Offer: offer, URL: rawURL}
 	kind, err := pfKindOf(offer)
 	if err != nil {
 		att.Err = err
@@ -124,7 +126,7 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		att.Err = fmt.Errorf("port-forward: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", rawURL)
 		return nil, att, att.Err
 	}
-	cfg, tw := watchTLS(cfg, rawURL) // tlsinfo.go
+	cfg, tw := transport.WatchTLS(cfg, rawURL)
 	var sess ForwardSession
 	switch kind {
 	case pfKindSPDY:
@@ -139,13 +141,13 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		sess, err = connectWebSocket(ctx, &att, u, ports, cfg)
 	}
 	if err != nil {
-		var refused *RefusedError
+		var refused *transport.RefusedError
 		switch {
 		case errors.As(err, &refused):
 		case ctx.Err() != nil:
 			err = ctx.Err()
 		default:
-			if tlsErr := tw.describe(err); tlsErr != err {
+			if tlsErr := tw.Describe(err); tlsErr != err {
 				err = fmt.Errorf("port-forward: %w", tlsErr)
 			} else {
 				err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
@@ -155,6 +157,6 @@ func ConnectPortForward(ctx context.Context, rawURL string, offer Offer, ports [
 		att.Err = err
 		return nil, att, err
 	}
-	att.TLS = tw.result()
+	att.TLS = tw.Result()
 	return sess, att, nil
 }

@@ -1,4 +1,4 @@
-package transport
+package portforward
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // pfWebSocketBuffer sizes the WebSocket read and write buffers. Every message
@@ -35,7 +37,7 @@ const (
 
 // connectWebSocket dials the direct WebSocket port-forward protocol with the
 // ports in the URL's query, one data/error channel pair per port.
-func connectWebSocket(ctx context.Context, att *Attempt, u *url.URL, ports []uint16, cfg Config) (ForwardSession, error) {
+func connectWebSocket(ctx context.Context, att *transport.Attempt, u *url.URL, ports []uint16, cfg transport.Config) (ForwardSession, error) {
 	withPorts := *u
 	q := withPorts.Query()
 	for _, p := range ports {
@@ -50,7 +52,7 @@ func connectWebSocket(ctx context.Context, att *Attempt, u *url.URL, ports []uin
 	s := &wsSession{
 		ws:       ws,
 		protocol: att.Protocol,
-		base64:   att.Protocol == PortForwardWebSocketBase64,
+		base64:   att.Protocol == transport.PortForwardWebSocketBase64,
 		cfg:      cfg,
 		done:     make(chan struct{}),
 	}
@@ -74,7 +76,7 @@ type wsSession struct {
 	ws       *websocket.Conn
 	protocol string
 	base64   bool
-	cfg      Config
+	cfg      transport.Config
 	ports    []*wsPort
 
 	// Base64 decoding buffers, used by the read loop only.

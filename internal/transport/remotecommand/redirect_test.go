@@ -1,4 +1,4 @@
-package transport
+package remotecommand
 
 import (
 	"bytes"
@@ -9,6 +9,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/crisp-cri/crisp/internal/transport"
+
+	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
 // TestUpgradesNeverFollowRedirects: a streaming server answering 302 (or
@@ -29,7 +33,7 @@ func TestUpgradesNeverFollowRedirects(t *testing.T) {
 		src := func(context.Context) (string, error) { return redirector.URL + "/exec/tok", nil }
 		check := func(name string, err error) {
 			t.Helper()
-			var refused *RefusedError
+			var refused *transport.RefusedError
 			if !errors.As(err, &refused) || refused.Status != status {
 				t.Errorf("%d %s: got %v, want a refusal with status %d", status, name, err, status)
 				return
@@ -39,25 +43,25 @@ func TestUpgradesNeverFollowRedirects(t *testing.T) {
 			}
 		}
 
-		for _, offer := range []Offer{{SPDY, []string{ExecProtocolV4}}, {WebSocket, []string{ExecProtocolV4}}} {
-			_, err := Stream(context.Background(), "exec", src, []Offer{offer}, Config{}, Streams{Stdout: &bytes.Buffer{}})
-			var neg *NegotiationError
+		for _, offer := range []transport.Offer{{Transport: transport.SPDY, Protocols: []string{transport.ExecProtocolV4}}, {Transport: transport.WebSocket, Protocols: []string{transport.ExecProtocolV4}}} {
+			_, err := Stream(context.Background(), "exec", src, []transport.Offer{offer}, transport.Config{}, Streams{Stdout: &bytes.Buffer{}})
+			var neg *transport.NegotiationError
 			if !errors.As(err, &neg) || len(neg.Attempts) != 1 {
 				t.Errorf("%d exec %s: got %v, want a negotiation error with one attempt", status, offer, err)
 				continue
 			}
 			check("exec "+offer.String(), neg.Attempts[0].Err)
 		}
-		offers, err := PortForwardOffers(Auto)
+		offers, err := transport.PortForwardOffers(transport.Auto)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, offer := range offers {
-			sess, _, err := ConnectPortForward(context.Background(), redirector.URL+"/portforward/tok", offer, []uint16{80}, Config{})
+			sess, _, err := portforward.Connect(context.Background(), redirector.URL+"/portforward/tok", offer, []uint16{80}, transport.Config{})
 			if sess != nil {
 				sess.Close()
 			}
-			check("port-forward "+pfOfferName(offer), err)
+			check("port-forward "+offer.String(), err)
 		}
 		redirector.Close()
 	}
