@@ -43,21 +43,37 @@ EXIT STATUS
 		RunE: runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.Creds, "creds", o.f.Getenv("CRICTL_CREDS"), "USERNAME[:PASSWORD] for the registry (env CRICTL_CREDS)")
-	fl.StringVar(&o.Auth, "auth", o.f.Getenv("CRICTL_AUTH"), "base64 'USERNAME[:PASSWORD]' for the registry (env CRICTL_AUTH)")
+	fl.StringVar(&o.Creds, "creds", "", "USERNAME[:PASSWORD] for the registry (env CRICTL_CREDS)")
+	fl.StringVar(&o.Auth, "auth", "", "base64 'USERNAME[:PASSWORD]' for the registry (env CRICTL_AUTH)")
 	fl.StringVarP(&o.Username, "username", "u", "", "USERNAME for the registry; the password is read from stdin")
 	fl.StringArrayVarP(&o.Annotations, "annotation", "a", nil, "annotation key=value for the image (repeatable)")
 	fl.StringVar(&o.PodConfig, "pod-config", "", "a pod sandbox config (JSON or YAML) the runtime may pull for")
 	fl.DurationVar(&o.Timeout, "pull-timeout", 0, "the longest the pull may take (0: no limit; env CRICTL_PULL_TIMEOUT)")
-	if d, err := time.ParseDuration(o.f.Getenv("CRICTL_PULL_TIMEOUT")); err == nil {
-		o.Timeout = d
-	}
 	return cmd
 }
 
 // Complete builds the pull request's options.
-func (o *pullOptions) Complete(_ *factory, _ *cobra.Command, args []string) (err error) {
+func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (err error) {
 	o.Image = args[0]
+	// The environment stands in for unset flags at run time, never as a
+	// flag default: help and completion scripts must not show credentials.
+	fromEnv := func(flag, key string, set func(string) error) error {
+		if v := f.getenv(key); v != "" && !cmd.Flags().Changed(flag) {
+			if err := set(v); err != nil {
+				return usageErrorf("%s=%q: %v", key, v, err)
+			}
+		}
+		return nil
+	}
+	if err := fromEnv("creds", "CRICTL_CREDS", func(v string) error { o.Creds = v; return nil }); err != nil {
+		return err
+	}
+	if err := fromEnv("auth", "CRICTL_AUTH", func(v string) error { o.Auth = v; return nil }); err != nil {
+		return err
+	}
+	if err := fromEnv("pull-timeout", "CRICTL_PULL_TIMEOUT", func(v string) (err error) { o.Timeout, err = time.ParseDuration(v); return err }); err != nil {
+		return err
+	}
 	o.pull.Timeout = o.Timeout
 	if o.pull.Annotations, err = client.ParseLabels(o.Annotations); err != nil {
 		return usageErrorf("--annotation: %v", err)

@@ -37,6 +37,15 @@ type factory struct {
 	Getenv  func(string) string
 }
 
+// getenv reads the environment through the factory (tests may leave Getenv
+// nil: then nothing is set).
+func (f *factory) getenv(key string) string {
+	if f.Getenv == nil {
+		return ""
+	}
+	return f.Getenv(key)
+}
+
 // Settings resolves endpoint, timeouts and config-file keys.
 func (f *factory) Settings() (client.Settings, error) {
 	settings, err := client.Resolve(client.Sources{
@@ -125,6 +134,7 @@ EXIT STATUS
 		&cobra.Group{ID: groupStreaming, Title: "Streaming:"},
 		&cobra.Group{ID: groupInspection, Title: "Inspection:"},
 		&cobra.Group{ID: groupImages, Title: "Images:"},
+		&cobra.Group{ID: groupLifecycle, Title: "Pods and containers:"},
 		&cobra.Group{ID: groupDiagnostics, Title: "Diagnostics:"},
 		&cobra.Group{ID: groupMock, Title: "Mock runtime and demo:"},
 	)
@@ -139,6 +149,9 @@ EXIT STATUS
 		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f), newInspectImageCommand(f),
 		newStatsCommand(f), newPodStatsCommand(f), newImageFsInfoCommand(f), newEventsCommand(f), newRuntimeConfigCommand(f))
 	add(groupImages, newPullCommand(f), newRmiCommand(f))
+	add(groupLifecycle, newRunPodCommand(f), newCreateCommand(f), newStartCommand(f), newRunCommand(f),
+		newStopCommand(f), newRmCommand(f), newStopPodCommand(f), newRmPodCommand(f),
+		newUpdateCommand(f), newCheckpointCommand(f), newLogsCommand(f))
 	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f), newTraceCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -149,6 +162,9 @@ EXIT STATUS
 		"exec": completeContainers(f), "attach": completeContainers(f), "inspect": completeContainers(f),
 		"port-forward": completePods(f), "inspectp": completePods(f),
 		"stats": completeContainers(f), "statsp": completePods(f),
+		"start": completeContainers(f), "stop": completeContainers(f), "rm": completeContainers(f),
+		"update": completeContainers(f), "checkpoint": completeContainers(f), "logs": completeContainers(f),
+		"stopp": completePods(f), "rmp": completePods(f),
 	} {
 		if c, _, err := root.Find([]string{name}); err == nil && c.ValidArgsFunction == nil {
 			c.ValidArgsFunction = complete
