@@ -217,7 +217,10 @@ type execOptions struct {
 	Protocol  string
 	TLS       tlsOptions
 	Trace     traceOptions  // traceflags.go
-	Record    recordOptions // recordflags.go
+	Record    recordOptions   // recordflags.go
+	Many      execManyOptions // execmany.go: --label, --pod, --name, --parallel
+
+	many bool
 
 	Container string
 	Command   []string
@@ -276,6 +279,7 @@ EXIT STATUS
 	o.Trace.closeAfter(cmd)
 	o.Record.addFlags(fl)
 	o.Record.closeAfter(cmd)
+	o.Many.addFlags(fl)
 	return cmd
 }
 
@@ -285,7 +289,9 @@ func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) er
 	if o.deps.Stream == nil {
 		o.deps = newStreamDeps(f)
 	}
-	if len(args) > 0 {
+	if o.many = o.Many.selected(cmd); o.many {
+		o.Many.complete(o, args)
+	} else if len(args) > 0 {
 		o.Container = args[0]
 		o.Command = args[1:]
 		if len(o.Command) > 0 && o.Command[0] == "--" {
@@ -300,6 +306,9 @@ func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) er
 
 // Validate rejects bad input before any connection is made.
 func (o *execOptions) Validate() error {
+	if o.many {
+		return o.Many.validate(o)
+	}
 	if o.Container == "" {
 		return usageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
 	}
@@ -338,6 +347,9 @@ func parseOffers(transportFlag, protocol string) ([]transport.Offer, error) {
 
 // Run execs the command and returns its exit status as an error (nil for 0).
 func (o *execOptions) Run(ctx context.Context) error {
+	if o.many {
+		return o.Many.run(ctx, o)
+	}
 	cli, settings, ctr, err := o.deps.connect(ctx, o.Container)
 	if err != nil {
 		return err
