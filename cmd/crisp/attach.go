@@ -12,6 +12,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
@@ -23,8 +24,9 @@ type attachOptions struct {
 	Transport  string
 	Protocol   string
 	TLS        tlsOptions
-	Trace      traceOptions  // traceflags.go
-	Record     recordOptions // recordflags.go
+	Trace      traceOptions     // traceflags.go
+	Record     recordOptions    // recordflags.go
+	Reconnect  reconnectOptions // attachreconnect.go
 
 	Container string
 
@@ -83,6 +85,7 @@ EXIT STATUS
 	o.Trace.closeAfter(cmd)
 	o.Record.addFlags(fl)
 	o.Record.closeAfter(cmd)
+	o.Reconnect.addFlags(fl)
 	return cmd
 }
 
@@ -146,7 +149,10 @@ func (o *attachOptions) Run(ctx context.Context) error {
 		defer keys.Close()
 		stdin = keys
 	}
-	_, err = o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
+	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
+		return o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
+	}
+	err = o.Reconnect.run(ctx, o.deps, cli, ctr.Id, src, session, keys)
 	if keys != nil && keys.Detached() {
 		keys.Close()
 		o.deps.logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))

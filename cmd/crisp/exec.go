@@ -216,7 +216,7 @@ type execOptions struct {
 	Transport string
 	Protocol  string
 	TLS       tlsOptions
-	Trace     traceOptions  // traceflags.go
+	Trace     traceOptions    // traceflags.go
 	Record    recordOptions   // recordflags.go
 	Many      execManyOptions // execmany.go: --label, --pod, --name, --parallel
 
