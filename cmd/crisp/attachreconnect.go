@@ -36,7 +36,8 @@ func (o *reconnectOptions) run(ctx context.Context, d streamDeps, cli *client.Cl
 		return err
 	}
 	notify := func(format string, args ...any) {
-		fmt.Fprintf(d.Streams.ErrOut, "crisp: attach: "+format+"\n", args...)
+		// A status line that cannot be written has nowhere else to go.
+		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: attach: "+format+"\n", args...)
 	}
 	loop := reattach.Loop{
 		Session: func(ctx context.Context, retry bool) (bool, error) {

@@ -90,7 +90,7 @@ func (o *execManyOptions) run(ctx context.Context, e *execOptions) error {
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }() // closing a finished gRPC connection: nothing to report
 	filter := client.ContainerFilter{Labels: o.labels, Name: o.name, State: "running"}
 	if o.Pod != "" {
 		pod, err := cli.ResolvePod(ctx, o.Pod)
@@ -128,7 +128,7 @@ func (o *execManyOptions) run(ctx context.Context, e *execOptions) error {
 			}
 			return 0, err
 		})
-	fmt.Fprintf(d.Streams.ErrOut, "crisp: exec: %s\n", res.Summary())
+	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: exec: %s\n", res.Summary()) // stderr unwritable: nowhere else to say it
 	if code := res.ExitCode(); code != 0 {
 		return remoteStatus{code: code}
 	}

@@ -55,7 +55,7 @@ func (o *traceCmdOptions) Run(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read-only: a close error loses nothing
 	events, err := tracefile.Decode(fh)
 	if err != nil {
 		return fmt.Errorf("trace: %s: %w", o.File, err)
