@@ -11,7 +11,7 @@ import (
 
 func TestRedactURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"http://127.0.0.1:1234/exec/AbCdEfGh12345678":             "http://127.0.0.1:1234/exec/REDACTED",
+		"http://127.0.0.1:1234/exec/AbCdEfGh12345678":              "http://127.0.0.1:1234/exec/REDACTED",
 		"https://h:1/portforward/tok?port=80&port=81&other=secret": "https://h:1/portforward/REDACTED?other=REDACTED&port=80&port=81",
 		"http://u:pw@h:1/attach/tok/x":                             "http://h:1/attach/REDACTED/REDACTED",
 		"not a url":                                                "REDACTED",
