@@ -24,7 +24,7 @@ type recordOptions struct {
 }
 
 func (o *recordOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.File, "record", "", "with -t: record the terminal session to FILE (asciicast v2, mode 0600; play it with asciinema)")
+	fs.StringVar(&o.File, "record", "", "with -t: record the terminal session to `FILE` (asciicast v2, mode 0600; play it with asciinema)")
 	fs.BoolVar(&o.Input, "record-input", false, "with --record: record what is typed too (off by default: input holds passwords)")
 }
 

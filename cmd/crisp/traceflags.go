@@ -21,7 +21,7 @@ type traceOptions struct {
 }
 
 func (o *traceOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.File, "trace-file", "", "write every handshake and frame to FILE as JSON lines (read it with `crisp trace FILE`)")
+	fs.StringVar(&o.File, "trace-file", "", "write every handshake and frame to `FILE` as JSON lines (read it with crisp trace FILE)")
 	fs.IntVar(&o.Bytes, "trace-bytes", tracefile.DefaultPayloadBytes, "with --trace-file: bytes of each frame's payload to keep (0: none)")
 }
 
