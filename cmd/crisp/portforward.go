@@ -272,31 +272,11 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("port-forward to pod %s (%s) at %s: %w", pfPodName(pod), pfShortID(pod.Id), cli.Endpoint, err)
 	}
 
-	for _, l := range listeners {
-		fmt.Fprintf(d.Streams.Out, "Forwarding from %s -> %d\n", l.Addr(), l.Remote)
-	}
-
-	var wg sync.WaitGroup
-	errs := make(chan error, len(listeners))
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	for _, l := range listeners {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fwd.Serve(serveCtx, l.Listener, l.Remote); err != nil {
-				errs <- err
-				stop() // a broken listener ends the command
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return fwd.ServeAll(ctx, listeners, func(ls []portforward.LocalListener) {
+		for _, l := range ls {
+			fmt.Fprintf(d.Streams.Out, "Forwarding from %s -> %d\n", l.Addr(), l.Remote)
+		}
+	})
 }
 
 // portForwardSource makes one PortForward RPC per URL, with the ports the
