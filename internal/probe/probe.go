@@ -13,6 +13,7 @@ import (
 
 // ProbeReport is probe's answer: every call and protocol tried alone.
 type ProbeReport struct {
+	Origin
 	Container string   `json:"container"`
 	Pod       string   `json:"pod"`
 	Port      int32    `json:"port,omitempty"`
