@@ -51,10 +51,22 @@ func readCast(t *testing.T, path string) (map[string]any, []castEvent) {
 	return header, events
 }
 
+// privateConfig points crisp at an empty config file of the test's own
+// (a regular file: crisp refuses to read a device such as /dev/null).
+func privateConfig(t *testing.T, s *ptySession) {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "crictl.yaml")
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Env = append(s.cmd.Env, "CRI_CONFIG_FILE="+cfg) // the last one wins
+}
+
 func TestExecRecordAsciicast(t *testing.T) {
 	env, ctr := ptyContainer(t, streamserver.ProfileFull)
 	cast := filepath.Join(t.TempDir(), "session.cast")
 	s := startPTY(t, 30, 100, "-r", env.Endpoint, "exec", "-it", "--record", cast, ctr, "--", "sh", "-c", "echo hi; read x; echo bye")
+	privateConfig(t, s)
 	s.run()
 	m := s.waitOutput(0, `hi\r?\n`)
 
@@ -118,6 +130,7 @@ func TestRecordInputAndFlags(t *testing.T) {
 	env, ctr := ptyContainer(t, streamserver.ProfileFull)
 	cast := filepath.Join(t.TempDir(), "in.cast")
 	s := startPTY(t, 24, 80, "-r", env.Endpoint, "exec", "-it", "--record", cast, "--record-input", ctr, "--", "sh", "-c", "read x; echo got-$x")
+	privateConfig(t, s)
 	s.run()
 	s.typeText("secret\n")
 	s.waitOutput(0, `got-secret`)
