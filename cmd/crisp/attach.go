@@ -64,7 +64,8 @@ EXIT STATUS
 		Example: `  crisp attach web
   crisp attach -it 3f2a
   crisp attach -i --detach-keys ctrl-x,x web
-  crisp -v attach --transport spdy web`,
+  crisp -v attach --transport spdy web
+  crisp attach --reconnect web`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {

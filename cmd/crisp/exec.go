@@ -262,7 +262,10 @@ EXIT STATUS
   printf 'a\nb\n' | crisp exec -i web -- wc -l
   crisp exec -s --timeout 5s web -- cat /etc/hostname
   crisp -v exec --transport spdy web -- true
-  crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi`,
+  crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi
+  crisp exec --label app=web --parallel 4 -- cat /etc/hostname
+  crisp exec -it --record session.cast web sh
+  crisp exec --trace-file t.jsonl web -- echo hi && crisp trace t.jsonl`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
 		RunE:        runOptions(f, o),
 	}
