@@ -25,7 +25,7 @@ func TestCompare(t *testing.T) {
 	crictl := `{"info": {"pid": 1, "config": {"x": "y"}}, "status": {"size": "10", "labels": {}}}`
 	for _, tt := range []struct {
 		name, crisp string
-		diffs      []string
+		diffs       []string
 	}{
 		{"same shape, other values", `{"status": {"labels": {"k": "v"}, "size": "99"}, "info": {"config": {"x": ""}, "pid": 7}}`,
 			[]string{"status.labels.k: want absent, got string"}},
