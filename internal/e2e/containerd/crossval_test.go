@@ -1,0 +1,47 @@
+package containerd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/crisp-cri/crisp/internal/crossval"
+)
+
+// TestCrossvalShapes runs crisp and crictl on the same objects of each
+// containerd (the harness's pod, its sleeping container, the busybox image)
+// and requires every JSON and YAML output of crisp's data commands to have
+// crictl's paths, each with crictl's type. A difference fails with its path.
+func TestCrossvalShapes(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		o := crossval.Objects{Container: h.Ctr, Pod: h.Pod, Image: h.BusyboxImage}
+		total, compared := 0, 0
+		for _, c := range crossval.Cases(o) {
+			t.Run(c.Name, func(t *testing.T) {
+				want := h.crictl(t, c.Args...)
+				if want.ExitCode != 0 {
+					t.Fatalf("crictl %s: %v", strings.Join(c.Args, " "), want)
+				}
+				got := h.crisp(t, c.Args...)
+				if got.ExitCode != 0 {
+					t.Fatalf("crisp %s: %v", strings.Join(c.Args, " "), got)
+				}
+				r, err := c.Check([]byte(want.Stdout), []byte(got.Stdout))
+				if err != nil {
+					t.Fatalf("%v\ncrictl:\n%s\ncrisp:\n%s", err, want.Stdout, got.Stdout)
+				}
+				// Something real is compared: the harness's objects, not
+				// an empty list.
+				if r.Paths < 5 {
+					t.Errorf("only %d paths compared: crictl printed\n%s", r.Paths, want.Stdout)
+				}
+				total += r.Paths
+				compared++
+				if len(r.Differences) > 0 {
+					t.Errorf("crisp %s on %s: %d paths differ from crictl's:\n%s\ncrictl:\n%s\ncrisp:\n%s",
+						strings.Join(c.Args, " "), h.Name, len(r.Differences), r, truncate(want.Stdout), truncate(got.Stdout))
+				}
+			})
+		}
+		t.Logf("%s: %d outputs compared with crictl's, %d paths", h.Name, compared, total)
+	})
+}
