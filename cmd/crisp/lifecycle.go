@@ -8,6 +8,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // groupLifecycle holds crictl's verbs that make, change and remove pods
@@ -70,6 +71,8 @@ func (p *pullFlags) policy(f *factory, def lifecycle.PullPolicy) (lifecycle.Pull
 	out := p.Pull
 	out.Password, out.Prompt = f.Streams.In, f.Streams.ErrOut
 	switch {
+	case p.Creds != "" && p.Auth != "":
+		return out, usageErrorf("%v", query.ErrCredsAndAuth)
 	case p.NoPull && p.WithPull:
 		return out, usageErrorf("--no-pull and --with-pull contradict each other")
 	case p.NoPull:

@@ -24,7 +24,7 @@ type LogsOptions struct {
 // Logs prints a container's log, read from the file the runtime names in
 // ContainerStatus.LogPath (on this host, as crictl does).
 func Logs(ctx context.Context, c *client.Client, ref string, o LogsOptions, out, errOut io.Writer) error {
-	ctr, err := resolveContainer(ctx, c, ref)
+	ctr, err := c.ResolveContainer(ctx, ref)
 	if err != nil {
 		return err
 	}
