@@ -184,7 +184,9 @@ func TestCreatePullPolicy(t *testing.T) {
 	}
 }
 
-func creds(c, a, u string) query.Credentials { return query.Credentials{Creds: c, Auth: a, Username: u} }
+func creds(c, a, u string) query.Credentials {
+	return query.Credentials{Creds: c, Auth: a, Username: u}
+}
 
 // rm refuses a running container without force, removes it with force,
 // and stop, rm and rmp resolve names.
