@@ -8,12 +8,23 @@ export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
 GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
-.PHONY: all build demo test test-go check deps bench lint tidy-check completions man interop
+.PHONY: all build image demo test test-short test-go check deps bench lint tidy-check completions man interop fuzz
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/crisp
+
+## image: bin/crisp-image.tar, an OCI image (crisp:$(VERSION)) holding the static
+## binary on an empty base; offline and reproducible. `ctr -n k8s.io images import`,
+## `docker load` and `podman load` read it.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_TAR := $(CURDIR)/bin/crisp-image.tar
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '-s -w -buildid= -X main.crispVersion=$(VERSION)' \
+		-o $(CURDIR)/bin/crisp-static ./cmd/crisp
+	$(GO) run ./cmd/crisp-image -binary $(CURDIR)/bin/crisp-static -name crisp -tag $(VERSION) \
+		-arch $$($(GO) env GOARCH) -o $(IMAGE_TAR)
 
 ## demo: the mock runtime in-process, and every streaming call working on it.
 demo: build
@@ -26,6 +37,11 @@ deps:
 
 ## test: static checks, then every test suite (mock, crictl, critest, containerd).
 test: deps check test-go
+
+## test-short: the inner loop, under a minute: the unit tests; the long suites
+## (end-to-end scripts, the demo, containerd) skip under -short.
+test-short:
+	$(GO) test -short -count=1 ./...
 
 check:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
@@ -41,6 +57,19 @@ bench: build
 
 lint:
 	bash scripts/lint.sh
+
+## fuzz: every fuzz target (func Fuzz* in cmd/ and internal/) for FUZZTIME each. Not part of
+## `make test`, which runs the targets' seed corpora (testdata/fuzz) as ordinary tests.
+## New inputs that fail are written to the package's testdata/fuzz: commit them as seeds.
+FUZZTIME ?= 10s
+FUZZFLAGS ?= -parallel 2
+fuzz:
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' cmd internal | xargs -n1 dirname | sort -u); do \
+		for target in $$($(GO) test -list '^Fuzz' ./$$dir | grep '^Fuzz'); do \
+			echo "fuzz: ./$$dir $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./$$dir; \
+		done; \
+	done
 
 ## completions: regenerate the checked-in shell completion scripts.
 completions: build

@@ -14,6 +14,8 @@ import (
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/tty"
+
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // streamDeps are what exec and attach need from the world; tests replace
@@ -24,8 +26,8 @@ type streamDeps struct {
 	Settings func() (client.Settings, error)
 	// Dial connects to the runtime.
 	Dial func(client.Settings) (*client.Client, error)
-	// Stream negotiates and runs a session (transport.Stream).
-	Stream func(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, s transport.Streams) (transport.Result, error)
+	// Stream negotiates and runs a session (remotecommand.Stream).
+	Stream func(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, s remotecommand.Streams) (remotecommand.Result, error)
 	// Verbose is the -v count.
 	Verbose int
 }
@@ -35,7 +37,7 @@ func newStreamDeps(f *factory) streamDeps {
 		Streams:  f.Streams,
 		Settings: f.Settings,
 		Dial:     client.Dial,
-		Stream:   transport.Stream,
+		Stream:   remotecommand.Stream,
 		Verbose:  f.Global.Verbose,
 	}
 }
@@ -52,7 +54,7 @@ func (d streamDeps) connect(ctx context.Context, ref string) (*client.Client, cl
 	}
 	ctr, err := cli.ResolveContainer(ctx, ref)
 	if err != nil {
-		cli.Close()
+		_ = cli.Close() // closing a gRPC connection reports nothing to act on
 		return nil, settings, nil, err
 	}
 	return cli, settings, ctr, nil
@@ -60,7 +62,7 @@ func (d streamDeps) connect(ctx context.Context, ref string) (*client.Client, cl
 
 func (d streamDeps) logf(format string, args ...any) {
 	if d.Verbose >= 1 {
-		fmt.Fprintf(d.Streams.ErrOut, "crisp: "+format+"\n", args...)
+		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 }
 
@@ -70,22 +72,11 @@ func (d streamDeps) transportConfig(tlsOpts tlsOptions, settings client.Settings
 	if err != nil {
 		return transport.Config{}, err
 	}
-	cfg := transport.Config{
-		TLS: tlsCfg,
-		// A streaming server that takes the connection and never answers
-		// gets as long as a gRPC call would.
-		UpgradeTimeout: settings.RequestTimeout,
-		Warnf: func(format string, args ...any) {
-			fmt.Fprintf(d.Streams.ErrOut, "crisp: warning: "+format+"\n", args...)
-		},
-	}
-	if d.Verbose >= 1 {
-		cfg.Logf = d.logf
-	}
-	if d.Verbose >= 2 {
-		cfg.Trace = d.Streams.ErrOut
-	}
-	return cfg, nil
+	// A streaming server that takes the connection and never answers gets
+	// as long as a gRPC call would.
+	return transport.NewConfig(transport.ConfigOptions{
+		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: d.Verbose, Warnings: true, Out: d.Streams.ErrOut,
+	}), nil
 }
 
 // terminal describes the local terminal, honouring the streams'
@@ -115,7 +106,7 @@ func (d streamDeps) checkTTY(stdin, wantTTY bool) bool {
 	if d.terminal(true).IsTerminalIn() {
 		return true
 	}
-	fmt.Fprintf(d.Streams.ErrOut, "crisp: warning: %s\n", tty.NoTTYWarning)
+	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: warning: %s\n", tty.NoTTYWarning) // the error stream is the last resort: a failed write there has nowhere to go
 	return false
 }
 
@@ -124,13 +115,13 @@ func (d streamDeps) checkTTY(stdin, wantTTY bool) bool {
 // handled, and the terminal size sent from the first moment and after every
 // SIGWINCH. stdin is the session's input (attach wraps it to watch for the
 // detach keys), or nil for none.
-func (d streamDeps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool) (transport.Result, error) {
+func (d streamDeps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool) (remotecommand.Result, error) {
 	t := d.terminal(stdin != nil && withTTY)
-	var res transport.Result
+	var res remotecommand.Result
 	err := t.Safe(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // ends the size queue so client-go's resize goroutine returns
-		s := transport.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
+		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
 		if !withTTY {
 			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
 		} else {
@@ -148,12 +139,12 @@ func (d streamDeps) session(ctx context.Context, op string, src transport.URLSou
 // sizeQueue adapts tty's size queue to client-go's.
 type sizeQueue struct{ q *tty.SizeQueue }
 
-func (s sizeQueue) Next() *transport.TerminalSize {
+func (s sizeQueue) Next() *remotecommand.TerminalSize {
 	size := s.q.Next()
 	if size == nil {
 		return nil
 	}
-	return &transport.TerminalSize{Width: size.Width, Height: size.Height}
+	return &remotecommand.TerminalSize{Width: size.Width, Height: size.Height}
 }
 
 // remoteStatus is the remote process's exit status, passed through as
@@ -203,7 +194,7 @@ func (d streamDeps) sessionOutcome(ctx context.Context, err error) error {
 	if errors.As(err, &textOnly) {
 		// Protocols v1-v3 carry no exit code, only this text: show it, as it
 		// is all the user gets (the code is 1 unless the text states one).
-		fmt.Fprintf(d.Streams.ErrOut, "crisp: remote command failed: %s\n", textOnly.Message)
+		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: remote command failed: %s\n", textOnly.Message) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	var coded interface{ ExitStatus() int }
 	if errors.As(err, &coded) && !errors.Is(err, tty.ErrInterrupted) {
@@ -345,7 +336,7 @@ func (o *execOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
 	if o.Sync {
 		return o.runSync(ctx, cli, ctr)
 	}
@@ -368,21 +359,7 @@ func (o *execOptions) Run(ctx context.Context) error {
 // runSync runs the command with ExecSync: stdout and stderr go to crisp's
 // own, whatever the exit code, which is passed through.
 func (o *execOptions) runSync(ctx context.Context, cli *client.Client, ctr *runtimeapi.Container) error {
-	// The runtime enforces --timeout; the call itself may take that long plus
-	// the usual request timeout. Without --timeout the command may run as long
-	// as it likes: no deadline but the user's Ctrl-C.
-	call := *cli
-	if o.Timeout > 0 {
-		call.Timeout = o.Timeout + cli.Timeout
-	} else {
-		call.Timeout = 0
-	}
-	secs := int64((o.Timeout + time.Second - 1) / time.Second)
-	var resp *runtimeapi.ExecSyncResponse
-	err := call.Call(ctx, "exec -s: ExecSync call for container "+client.ShortID(ctr.Id), func(ctx context.Context) (err error) {
-		resp, err = call.Runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: ctr.Id, Cmd: o.Command, Timeout: secs})
-		return err
-	})
+	resp, err := cli.ExecSync(ctx, "exec -s", ctr.Id, o.Command, o.Timeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return newInterrupted(ctx.Err())

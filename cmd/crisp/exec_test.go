@@ -21,6 +21,8 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/transport"
+
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // fakeRuntime is the CRI runtime service as exec and attach use it; it
@@ -67,29 +69,29 @@ func (r *fakeRuntime) ContainerStatus(context.Context, *runtimeapi.ContainerStat
 	return &runtimeapi.ContainerStatusResponse{Status: r.status}, nil
 }
 
-// fakeStreamer stands in for transport.Stream: it gets as many URLs as
+// fakeStreamer stands in for remotecommand.Stream: it gets as many URLs as
 // there are offers, records the session, and returns err.
 type fakeStreamer struct {
 	err   error
 	read  bool // read stdin to its end (or until the context ends)
 	urls  []string
 	op    string
-	s     transport.Streams
+	s     remotecommand.Streams
 	stdin []byte
 	off   []transport.Offer
 }
 
-func (f *fakeStreamer) stream(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, _ transport.Config, s transport.Streams) (transport.Result, error) {
+func (f *fakeStreamer) stream(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, _ transport.Config, s remotecommand.Streams) (remotecommand.Result, error) {
 	f.op, f.s, f.off = op, s, offers
 	for range offers {
 		u, err := src(ctx)
 		if err != nil {
-			return transport.Result{}, err
+			return remotecommand.Result{}, err
 		}
 		f.urls = append(f.urls, u)
 	}
 	if s.Stdout != nil {
-		io.WriteString(s.Stdout, "remote output\n")
+		_, _ = io.WriteString(s.Stdout, "remote output\n")
 	}
 	if f.read && s.Stdin != nil {
 		got := make(chan []byte, 1)
@@ -100,10 +102,10 @@ func (f *fakeStreamer) stream(ctx context.Context, op string, src transport.URLS
 		select {
 		case f.stdin = <-got:
 		case <-ctx.Done():
-			return transport.Result{}, ctx.Err()
+			return remotecommand.Result{}, ctx.Err()
 		}
 	}
-	return transport.Result{}, f.err
+	return remotecommand.Result{}, f.err
 }
 
 var fakeContainer = &runtimeapi.Container{
@@ -320,7 +322,7 @@ func BenchmarkExecStdout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer devNull.Close()
+	defer func() { _ = devNull.Close() }()
 	for _, transport := range []string{"auto", "spdy"} {
 		b.Run(transport, func(b *testing.B) {
 			b.SetBytes(size)

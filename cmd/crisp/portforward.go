@@ -14,6 +14,8 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
+
+	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
 // portForwardOptions are port-forward's flags and arguments.
@@ -24,7 +26,7 @@ type portForwardOptions struct {
 
 	// Set by Complete.
 	PodRef    string
-	Mappings  []transport.PortMapping
+	Mappings  []portforward.PortMapping
 	transport transport.Transport
 
 	deps portForwardDeps
@@ -34,17 +36,17 @@ type portForwardOptions struct {
 // them.
 type portForwardDeps struct {
 	streamDeps
-	// Listen opens the local listeners (transport.ListenLocal).
-	Listen func(addresses []string, mappings []transport.PortMapping) ([]transport.LocalListener, error)
-	// NewForwarder builds the forwarder (transport.NewForwarder).
-	NewForwarder func(transport.ForwarderOptions) (*transport.Forwarder, error)
+	// Listen opens the local listeners (portforward.ListenLocal).
+	Listen func(addresses []string, mappings []portforward.PortMapping) ([]portforward.LocalListener, error)
+	// NewForwarder builds the forwarder (portforward.NewForwarder).
+	NewForwarder func(portforward.ForwarderOptions) (*portforward.Forwarder, error)
 }
 
 func newPortForwardCommand(f *factory) *cobra.Command {
 	o := &portForwardOptions{deps: portForwardDeps{
 		streamDeps:   newStreamDeps(f),
-		Listen:       transport.ListenLocal,
-		NewForwarder: transport.NewForwarder,
+		Listen:       portforward.ListenLocal,
+		NewForwarder: portforward.NewForwarder,
 	}}
 	return o.command(func(ctx context.Context) error {
 		// -v is parsed after the command was built: take the deps now.
@@ -165,9 +167,9 @@ func (o *portForwardOptions) Validate() error {
 
 // parsePortSpec parses [LOCAL:]REMOTE: "80" (80 on both sides), "8080:80",
 // ":80" and "0:80" (a free local port).
-func parsePortSpec(spec string) (transport.PortMapping, error) {
-	bad := func(why string) (transport.PortMapping, error) {
-		return transport.PortMapping{}, fmt.Errorf("port %q: %s; want [LOCAL:]REMOTE, e.g. 8080:80, 80, or :80 for a free local port", spec, why)
+func parsePortSpec(spec string) (portforward.PortMapping, error) {
+	bad := func(why string) (portforward.PortMapping, error) {
+		return portforward.PortMapping{}, fmt.Errorf("port %q: %s; want [LOCAL:]REMOTE, e.g. 8080:80, 80, or :80 for a free local port", spec, why)
 	}
 	localStr, remoteStr, hasLocal := strings.Cut(spec, ":")
 	if !hasLocal {
@@ -189,7 +191,7 @@ func parsePortSpec(spec string) (transport.PortMapping, error) {
 			return bad("local " + err.Error())
 		}
 	}
-	return transport.PortMapping{Local: local, Remote: remote}, nil
+	return portforward.PortMapping{Local: local, Remote: remote}, nil
 }
 
 func pfParsePort(s string) (uint16, error) {
@@ -241,8 +243,8 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 	}
 
 	var reportMu sync.Mutex
-	fwd, err := d.NewForwarder(transport.ForwarderOptions{
-		Source:    portForwardSource(cli, pod.Id),
+	fwd, err := d.NewForwarder(portforward.ForwarderOptions{
+		Source:    cli.PortForwardSource("", pod.Id),
 		Transport: o.transport,
 		Config:    cfg,
 		Report: func(format string, args ...any) {
@@ -261,55 +263,14 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("port-forward to pod %s (%s) at %s: %w", pfPodName(pod), pfShortID(pod.Id), cli.Endpoint, err)
+		return fmt.Errorf("port-forward to pod %s (%s) at %s: %w", pfPodName(pod), client.ShortID(pod.Id), cli.Endpoint, err)
 	}
 
-	for _, l := range listeners {
-		fmt.Fprintf(d.Streams.Out, "Forwarding from %s -> %d\n", l.Addr(), l.Remote)
-	}
-
-	var wg sync.WaitGroup
-	errs := make(chan error, len(listeners))
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	for _, l := range listeners {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fwd.Serve(serveCtx, l.Listener, l.Remote); err != nil {
-				errs <- err
-				stop() // a broken listener ends the command
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
-}
-
-// portForwardSource makes one PortForward RPC per URL, with the ports the
-// direct WebSocket protocol needs in the request (cri-streaming reads them
-// there).
-func portForwardSource(cli *client.Client, podID string) transport.PortForwardURLSource {
-	return func(ctx context.Context, ports []uint16) (string, error) {
-		req := &runtimeapi.PortForwardRequest{PodSandboxId: podID}
-		for _, p := range ports {
-			req.Port = append(req.Port, int32(p))
+	return fwd.ServeAll(ctx, listeners, func(ls []portforward.LocalListener) {
+		for _, l := range ls {
+			fmt.Fprintf(d.Streams.Out, "Forwarding from %s -> %d\n", l.Addr(), l.Remote)
 		}
-		var resp *runtimeapi.PortForwardResponse
-		err := cli.Call(ctx, "PortForward", func(ctx context.Context) (err error) {
-			resp, err = cli.Runtime.PortForward(ctx, req)
-			return err
-		})
-		if err != nil {
-			return "", err
-		}
-		return resp.Url, nil
-	}
+	})
 }
 
 func pfPodName(p *runtimeapi.PodSandbox) string {
@@ -317,11 +278,4 @@ func pfPodName(p *runtimeapi.PodSandbox) string {
 		return n
 	}
 	return p.Id
-}
-
-func pfShortID(id string) string {
-	if len(id) > 13 {
-		return id[:13]
-	}
-	return id
 }

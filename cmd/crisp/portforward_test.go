@@ -22,19 +22,21 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/transport"
+
+	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
 func TestParsePortSpec(t *testing.T) {
 	for _, tc := range []struct {
 		spec string
-		want transport.PortMapping
+		want portforward.PortMapping
 		err  string
 	}{
-		{spec: "80", want: transport.PortMapping{Local: 80, Remote: 80}},
-		{spec: "8080:80", want: transport.PortMapping{Local: 8080, Remote: 80}},
-		{spec: ":80", want: transport.PortMapping{Local: 0, Remote: 80}},
-		{spec: "0:80", want: transport.PortMapping{Local: 0, Remote: 80}},
-		{spec: "65535:1", want: transport.PortMapping{Local: 65535, Remote: 1}},
+		{spec: "80", want: portforward.PortMapping{Local: 80, Remote: 80}},
+		{spec: "8080:80", want: portforward.PortMapping{Local: 8080, Remote: 80}},
+		{spec: ":80", want: portforward.PortMapping{Local: 0, Remote: 80}},
+		{spec: "0:80", want: portforward.PortMapping{Local: 0, Remote: 80}},
+		{spec: "65535:1", want: portforward.PortMapping{Local: 65535, Remote: 1}},
 		{spec: "", err: "remote port is empty"},
 		{spec: "0", err: "remote port 0 is not a port"},
 		{spec: "80:", err: "remote port is empty"},
@@ -100,12 +102,12 @@ func TestPortForwardFlags(t *testing.T) {
 		{
 			args: []string{"web", "8080:80", ":443"},
 			want: portForwardOptions{PodRef: "web", Addresses: []string{"localhost"}, Transport: "auto",
-				Mappings: []transport.PortMapping{{Local: 8080, Remote: 80}, {Remote: 443}}, transport: transport.Auto},
+				Mappings: []portforward.PortMapping{{Local: 8080, Remote: 80}, {Remote: 443}}, transport: transport.Auto},
 		},
 		{
 			args: []string{"--address", "127.0.0.1,::1", "--transport", "WebSocket", "abc", "80"},
 			want: portForwardOptions{PodRef: "abc", Addresses: []string{"127.0.0.1", "::1"}, Transport: "WebSocket",
-				Mappings: []transport.PortMapping{{Local: 80, Remote: 80}}, transport: transport.WebSocket},
+				Mappings: []portforward.PortMapping{{Local: 80, Remote: 80}}, transport: transport.WebSocket},
 		},
 		{args: []string{"web"}, usage: "needs a POD and at least one"},
 		{args: []string{"web", "80:"}, usage: "remote port is empty"},
@@ -203,8 +205,8 @@ func pfOptionsFor(endpoint string, out, errOut io.Writer, args ...string) *portF
 				Dial:    client.Dial,
 				Verbose: 1,
 			},
-			Listen:       transport.ListenLocal,
-			NewForwarder: transport.NewForwarder,
+			Listen:       portforward.ListenLocal,
+			NewForwarder: portforward.NewForwarder,
 		},
 	}
 	if err := o.Complete(args); err != nil {

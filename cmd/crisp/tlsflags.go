@@ -2,20 +2,18 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
-// tlsOptions is the streaming TLS flag group shared by exec, attach,
-// port-forward, probe, smoke and bench. Verification is on unless
-// --insecure-skip-tls-verify is given (crictl skips it silently without a
-// CA; crisp does not).
+// tlsOptions binds the streaming TLS flag group shared by exec, attach,
+// port-forward, probe, smoke and bench to transport.TLSOptions (same
+// fields), which builds the configuration.
 type tlsOptions struct {
 	CA         string
 	Cert       string
@@ -34,62 +32,26 @@ func (o *tlsOptions) AddFlags(fs *pflag.FlagSet) {
 
 // merge fills unset flags from the crictl-style config file.
 func (o tlsOptions) merge(file client.FileConfig) tlsOptions {
-	pick := func(flag, key string) string {
-		if flag != "" {
-			return flag
-		}
-		return key
-	}
-	return tlsOptions{
-		CA:         pick(o.CA, file.TLSCA),
-		Cert:       pick(o.Cert, file.TLSCert),
-		Key:        pick(o.Key, file.TLSKey),
-		ServerName: pick(o.ServerName, file.TLSServerName),
-		Insecure:   o.Insecure || file.InsecureSkipTLSVerify,
-	}
+	return tlsOptions(transport.TLSOptions(o).Merge(transport.TLSOptions{
+		CA: file.TLSCA, Cert: file.TLSCert, Key: file.TLSKey, ServerName: file.TLSServerName, Insecure: file.InsecureSkipTLSVerify,
+	}))
 }
 
 // Validate rejects flag combinations that cannot work, before any dialing.
 func (o tlsOptions) Validate() error {
-	if (o.Cert == "") != (o.Key == "") {
-		return usageErrorf("--tls-cert and --tls-key go together (got cert %q, key %q)", o.Cert, o.Key)
-	}
-	if o.Insecure && o.CA != "" {
-		return usageErrorf("--insecure-skip-tls-verify and --tls-ca contradict each other: give one")
+	if err := transport.TLSOptions(o).Validate(); err != nil {
+		return usageErrorf("%s", err)
 	}
 	return nil
 }
 
-// Config builds the TLS client configuration for streaming URLs, reading the
-// config file's keys for what the flags leave unset. It warns on errOut when
-// verification is disabled.
+// Config builds the TLS client configuration for streaming URLs
+// (transport.TLSOptions.Build), reading the config file's keys for what the
+// flags leave unset. It warns on errOut when verification is disabled.
 func (o tlsOptions) Config(file client.FileConfig, errOut io.Writer) (*tls.Config, error) {
 	m := o.merge(file)
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := &tls.Config{ServerName: m.ServerName, MinVersion: tls.VersionTLS12}
-	if m.CA != "" {
-		pem, err := os.ReadFile(m.CA)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s holds no PEM certificate", m.CA)
-		}
-		cfg.RootCAs = pool
-	}
-	if m.Cert != "" {
-		pair, err := tls.LoadX509KeyPair(m.Cert, m.Key)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	if m.Insecure {
-		cfg.InsecureSkipVerify = true
-		fmt.Fprintln(errOut, "crisp: warning: --insecure-skip-tls-verify: the streaming server's certificate is not verified")
-	}
-	return cfg, nil
+	return transport.TLSOptions(m).Build(func(msg string) { fmt.Fprintln(errOut, "crisp: warning: "+msg) })
 }

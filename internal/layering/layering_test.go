@@ -54,12 +54,20 @@ var rules = []struct {
 		"the mock must share no code with the client side, or it shares its bugs"},
 	{"internal/transport", []string{"google.golang.org/grpc", "k8s.io/cri-api", "github.com/spf13/cobra", module + "/internal/client", module + "/internal/probe", module + "/internal/mockruntime"},
 		"transport knows URLs and streams, not gRPC or cobra"},
+	{"internal/transport/remotecommand", []string{module + "/internal/transport/portforward"},
+		"exec and attach share nothing with port-forward but what the transport package holds"},
+	{"internal/transport/portforward", []string{module + "/internal/transport/remotecommand"},
+		"port-forward shares nothing with exec and attach but what the transport package holds"},
 	{"internal/tty", []string{"k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra", module + "/internal/"},
 		"tty knows terminals, not protocols"},
 	{"internal/client", []string{"k8s.io/client-go", "github.com/spf13/cobra", module + "/internal/transport", module + "/internal/probe", module + "/internal/mockruntime"},
 		"client owns CRI gRPC, not streaming or the CLI"},
 	{"internal/probe", []string{"github.com/spf13/cobra", module + "/cmd/", module + "/internal/mockruntime"},
 		"probe returns reports as data; printing and flags live in cmd/"},
+	{"internal/demo", []string{"github.com/spf13/cobra", module + "/cmd/", module + "/internal/probe"},
+		"the demo drives the client side against the mock (so it may import client, transport, tty and mockruntime) but runs crisp's commands through the runner cmd/ gives it: it knows no command line"},
+	{"internal/testkit", []string{module + "/internal/", module + "/cmd/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
+		"the tests of every package share the kit, the mock's included: it must import nothing of crisp's, or the mock's tests would share client code"},
 }
 
 func TestLayering(t *testing.T) {

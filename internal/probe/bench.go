@@ -10,6 +10,8 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // Names of bench's figures.
@@ -91,26 +93,17 @@ func (b *Bencher) defaults() {
 // benchProtocols are the steps of the auto order for each call, the
 // transports users can end up on.
 func benchProtocols(call Call, accepted func(Protocol) bool) []Protocol {
+	steps, _ := transport.Order(call, transport.Auto)
 	var out []Protocol
-	if call == CallPortForward {
-		for _, p := range []Protocol{{SPDY, ProtoPortForward}, {WebSocket, ProtoPFTunnel}, {WebSocket, ProtoV4}} {
-			if accepted(p) {
+	for _, st := range steps {
+		// A step offers its protocols together: the server picks the first
+		// it speaks.
+		for _, name := range st.Protocols {
+			if p := (Protocol{Transport: st.Transport, Name: name}); accepted(p) {
 				out = append(out, p)
+				break
 			}
 		}
-		return out
-	}
-	if p := (Protocol{WebSocket, ProtoV5}); accepted(p) {
-		out = append(out, p)
-	}
-	for _, name := range []string{ProtoV5, ProtoV4, ProtoV3, ProtoV2, ProtoV1} {
-		if p := (Protocol{SPDY, name}); accepted(p) {
-			out = append(out, p)
-			break
-		}
-	}
-	if p := (Protocol{WebSocket, ProtoV4}); accepted(p) {
-		out = append(out, p)
 	}
 	return out
 }
@@ -232,7 +225,7 @@ func (b *Bencher) stdin(ctx context.Context, t Target, p Protocol) (float64, err
 	cmd := []string{"sh", "-c", zeroSink(b.Size)}
 	start := time.Now()
 	err := b.execOnce(ctx, t, p, &runtimeapi.ExecRequest{Cmd: cmd, Stdin: true, Stdout: true, Stderr: true},
-		Session{Stdin: io.LimitReader(zeros{}, b.Size), Stdout: &out, Stderr: &errOut, CloseStdin: CapabilitiesOf(p).StdinEOF})
+		Session{Stdin: io.LimitReader(zeros{}, b.Size), Stdout: &out, Stderr: &errOut, CloseStdin: capabilities(CallExec, p).StdinEOF})
 	d := time.Since(start)
 	if err != nil {
 		return 0, fmt.Errorf("%v (stderr %q)", err, clip(errOut.String()))

@@ -84,7 +84,7 @@ func (f *fakeRuntime) Stream(ctx context.Context, u string, p Protocol, s Sessio
 		<-ctx.Done()
 		return hs, ctx.Err()
 	}
-	caps := CapabilitiesOf(p)
+	caps := capabilities(CallExec, p)
 	err := runFake(ctx, req.(*runtimeapi.ExecRequest).Cmd, s, caps)
 	if f.lostExit[p] {
 		if _, ok := exitStatus(err); ok {

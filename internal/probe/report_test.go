@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // Smoke checks read like probe results in JSON: call, transport and
 // protocol side by side, not nested.
 func TestSmokeCheckJSONIsFlat(t *testing.T) {
-	p := Protocol{SPDY, ProtoV4}
+	p := Protocol{Transport: transport.SPDY, Name: transport.ExecProtocolV4}
 	data, err := json.Marshal(SmokeCheck{Call: CallExec, Protocol: &p, Check: Check{Name: SmokeEcho, Outcome: Pass}, Duration: Millis(1500 * time.Microsecond)})
 	if err != nil {
 		t.Fatal(err)

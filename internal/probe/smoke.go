@@ -11,6 +11,8 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // Names of smoke's checks.
@@ -50,6 +52,7 @@ func (c SmokeCheck) Name() string {
 
 // SmokeReport is smoke's verdict.
 type SmokeReport struct {
+	Origin
 	Container string       `json:"container"`
 	Pod       string       `json:"pod"`
 	Image     string       `json:"image,omitempty"`
@@ -216,7 +219,7 @@ func (s *Smoker) battery(call Call, t Target) []smokeCase {
 		return smokeCase{name, func(ctx context.Context, p Protocol) Check {
 			ctx, cancel := context.WithTimeout(ctx, s.timeout())
 			defer cancel()
-			c := f(ctx, p, CapabilitiesOf(p))
+			c := f(ctx, p, capabilities(CallExec, p))
 			c.Name = name
 			return c
 		}}
@@ -305,8 +308,8 @@ func (s *Smoker) exitCode(ctx context.Context, t Target, p Protocol, caps Capabi
 	case !caps.ExitCode && err != nil && strings.Contains(err.Error(), "7"):
 		return Check{Outcome: Pass, Detail: fmt.Sprintf("error text states the code: %v", err)}
 	case !caps.ExitCode && err != nil:
-		return Check{Outcome: Skip, Detail: caps.missing("exit-code", p) + fmt.Sprintf(" (text: %v)", err)}
-	case ok && code == 0 && p.Name == ProtoV1:
+		return Check{Outcome: Skip, Detail: missing("exit-code", p) + fmt.Sprintf(" (text: %v)", err)}
+	case ok && code == 0 && p.Name == transport.ExecProtocolV1:
 		// crisp waits for v1's error text (internal/transport statuswatch),
 		// so an empty one is the server's: cri-streaming's v1 handler (what
 		// containerd and CRI-O embed) resets the error stream before the
@@ -320,7 +323,7 @@ func (s *Smoker) exitCode(ctx context.Context, t Target, p Protocol, caps Capabi
 
 func (s *Smoker) stdinEOF(ctx context.Context, t Target, p Protocol, caps Capabilities) Check {
 	if !caps.StdinEOF {
-		return Check{Outcome: Skip, Detail: caps.missing("stdin-eof", p)}
+		return Check{Outcome: Skip, Detail: missing("stdin-eof", p)}
 	}
 	var out, errOut bytes.Buffer
 	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"wc", "-l"}, Stdin: true, Stdout: true, Stderr: true},
@@ -349,7 +352,7 @@ func (s *Smoker) integrity(ctx context.Context, t Target, p Protocol) Check {
 	// head -c ends by itself after the last byte, so protocols that cannot
 	// close stdin carry the check too.
 	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"head", "-c", fmt.Sprint(IntegritySize)}, Stdin: true, Stdout: true, Stderr: true},
-		Session{Stdin: bytes.NewReader(data), Stdout: counter, Stderr: &errOut, CloseStdin: CapabilitiesOf(p).StdinEOF})
+		Session{Stdin: bytes.NewReader(data), Stdout: counter, Stderr: &errOut, CloseStdin: capabilities(CallExec, p).StdinEOF})
 	if bad != nil {
 		return *bad
 	}
@@ -359,7 +362,7 @@ func (s *Smoker) integrity(ctx context.Context, t Target, p Protocol) Check {
 		return Check{Outcome: Fail, Detail: fmt.Sprintf("sent 16 MiB through `head -c %d`, got back %d bytes, sha256 match %t (error %v, stderr %q)", IntegritySize, counter.n, got == want, err, clip(errOut.String()))}
 	}
 	if code, ok := exitStatus(err); !ok || code != 0 {
-		if CapabilitiesOf(p).ExitCode {
+		if capabilities(CallExec, p).ExitCode {
 			return Check{Outcome: Fail, Detail: fmt.Sprintf("the 16 MiB arrived intact but the command ended with %v", err)}
 		}
 	}
@@ -368,7 +371,7 @@ func (s *Smoker) integrity(ctx context.Context, t Target, p Protocol) Check {
 
 func (s *Smoker) tty(ctx context.Context, t Target, p Protocol, caps Capabilities) Check {
 	if !caps.Resize {
-		return Check{Outcome: Skip, Detail: caps.missing("resize", p)}
+		return Check{Outcome: Skip, Detail: missing("resize", p)}
 	}
 	tc := newTTYCheck()
 	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: tc.command(), Tty: true, Stdout: true}, tc.session())
@@ -441,7 +444,7 @@ func (c *countWriter) Write(b []byte) (int, error) {
 
 // lostTTYHint names the known case of a lost TTY output.
 func lostTTYHint(p Protocol) string {
-	if p.Transport == WebSocket {
+	if p.Transport == transport.WebSocket {
 		return " (containerd 1.6 is known to drop the output of a TTY exec without stdin over WebSocket)"
 	}
 	return ""

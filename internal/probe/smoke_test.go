@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 func runSmoke(t *testing.T, f *fakeRuntime, strict bool, port int32) *SmokeReport {
@@ -53,7 +55,7 @@ func TestSmokePassesOnEveryProfile(t *testing.T) {
 
 func TestSmokeDefectOffAutoIsAWarningUnlessStrict(t *testing.T) {
 	f := fakeProfile("cri-streaming")
-	f.lostExit = map[Protocol]bool{{WebSocket, ProtoV4}: true}
+	f.lostExit = map[Protocol]bool{{Transport: transport.WebSocket, Name: transport.ExecProtocolV4}: true}
 	rep := runSmoke(t, f, false, 0)
 	c, ok := findCheck(rep, "exec/websocket v4.channel.k8s.io/exit-code")
 	if !ok || c.Outcome != Warn || !strings.Contains(c.Detail, "reported exit 0, want 7") {
@@ -74,7 +76,7 @@ func TestSmokeDefectOffAutoIsAWarningUnlessStrict(t *testing.T) {
 
 func TestSmokeDefectOnAutoFails(t *testing.T) {
 	f := fakeProfile("cri-streaming")
-	f.lostExit = map[Protocol]bool{{SPDY, ProtoV4}: true}
+	f.lostExit = map[Protocol]bool{{Transport: transport.SPDY, Name: transport.ExecProtocolV4}: true}
 	rep := runSmoke(t, f, false, 0)
 	c, ok := findCheck(rep, "exec/spdy v4.channel.k8s.io/exit-code")
 	if !ok || c.Outcome != Fail || !c.Auto {
@@ -98,7 +100,7 @@ func TestSmokeNothingAccepted(t *testing.T) {
 
 func TestJUnitShape(t *testing.T) {
 	f := fakeProfile("legacy")
-	f.lostExit = map[Protocol]bool{{SPDY, ProtoV2}: true}
+	f.lostExit = map[Protocol]bool{{Transport: transport.SPDY, Name: transport.ExecProtocolV2}: true}
 	rep := runSmoke(t, f, false, 0)
 	var buf bytes.Buffer
 	if err := rep.WriteJUnit(&buf, time.Unix(0, 0)); err != nil {

@@ -5,6 +5,10 @@ import (
 	"sync"
 
 	"github.com/crisp-cri/crisp/internal/transport"
+
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
+
+	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
 // placeholderPort is named in a direct WebSocket port-forward handshake
@@ -20,20 +24,15 @@ type TransportStreamer struct {
 
 // Stream implements Streamer.
 func (s TransportStreamer) Stream(ctx context.Context, url string, p Protocol, sess Session) (Handshake, error) {
-	if p.Transport == WebSocket && (p.Name == ProtoBase64 || p.Name == ProtoV4Base64) {
-		// crisp's exec transport (client-go's executor) reads binary
-		// frames only; probe speaks the base64 framings itself.
-		return wsStream(ctx, url, p, sess, s.Config.TLS)
-	}
-	streams := transport.Streams{Stdin: sess.Stdin, Stdout: sess.Stdout, Stderr: sess.Stderr, TTY: sess.TTY}
+	streams := remotecommand.Streams{Stdin: sess.Stdin, Stdout: sess.Stdout, Stderr: sess.Stderr, TTY: sess.TTY}
 	var q *sizeQueue
 	if sess.TTY && sess.Size != nil {
 		q = newSizeQueue(*sess.Size, sess.Resize)
 		defer q.stop()
 		streams.Resize = q
 	}
-	offer := transport.Offer{Transport: transport.Transport(p.Transport), Protocols: []string{p.Name}}
-	att, err := transport.Try(ctx, "probe", url, offer, s.Config, streams)
+	offer := transport.Offer{Transport: p.Transport, Protocols: []string{p.Name}}
+	att, err := remotecommand.Try(ctx, "probe", url, offer, s.Config, streams)
 	return Handshake{
 		Accepted:   att.Accepted(),
 		Status:     att.Status,
@@ -49,8 +48,8 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 	if port == 0 {
 		ports = []uint16{placeholderPort}
 	}
-	offer := transport.Offer{Transport: transport.Transport(p.Transport), Protocols: []string{p.Name}}
-	sess, att, err := transport.ConnectPortForward(ctx, url, offer, ports, s.Config)
+	offer := transport.Offer{Transport: p.Transport, Protocols: []string{p.Name}}
+	sess, att, err := portforward.Connect(ctx, url, offer, ports, s.Config)
 	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade}
 	if err != nil {
 		if sess != nil {
@@ -72,8 +71,8 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 // sessionConn is a forwarded connection that owns its session: closing it
 // tears the streaming connection down too.
 type sessionConn struct {
-	transport.ForwardConn
-	sess transport.ForwardSession
+	portforward.ForwardConn
+	sess portforward.ForwardSession
 	once sync.Once
 }
 
@@ -90,20 +89,20 @@ func (c *sessionConn) Close() error {
 // sizeQueue hands client-go the initial terminal size, then each later
 // one, then nil when the session ends (so its resize goroutine exits).
 type sizeQueue struct {
-	first chan transport.TerminalSize
+	first chan remotecommand.TerminalSize
 	later <-chan TermSize
 	done  chan struct{}
 	once  sync.Once
 }
 
 func newSizeQueue(size TermSize, later <-chan TermSize) *sizeQueue {
-	q := &sizeQueue{first: make(chan transport.TerminalSize, 1), later: later, done: make(chan struct{})}
-	q.first <- transport.TerminalSize{Width: size.Width, Height: size.Height}
+	q := &sizeQueue{first: make(chan remotecommand.TerminalSize, 1), later: later, done: make(chan struct{})}
+	q.first <- remotecommand.TerminalSize{Width: size.Width, Height: size.Height}
 	return q
 }
 
-// Next implements transport.TerminalSizeQueue.
-func (q *sizeQueue) Next() *transport.TerminalSize {
+// Next implements remotecommand.TerminalSizeQueue.
+func (q *sizeQueue) Next() *remotecommand.TerminalSize {
 	select {
 	case s := <-q.first:
 		return &s
@@ -114,7 +113,7 @@ func (q *sizeQueue) Next() *transport.TerminalSize {
 		if !ok {
 			return nil
 		}
-		return &transport.TerminalSize{Width: s.Width, Height: s.Height}
+		return &remotecommand.TerminalSize{Width: s.Width, Height: s.Height}
 	case <-q.done:
 		return nil
 	}

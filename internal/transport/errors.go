@@ -74,38 +74,14 @@ func (e *ExitError) Error() string { return e.Message }
 // ExitStatus is the remote exit code.
 func (e *ExitError) ExitStatus() int { return e.Code }
 
-// exitStatusError is any error carrying a remote exit code.
-type exitStatusError interface {
-	error
-	ExitStatus() int
-}
-
 // exitCodeInText finds "exit code 7" (containerd), "exit status 7" (Go's
 // os/exec), "exit code: 7", "exited with 7".
 var exitCodeInText = regexp.MustCompile(`(?i)(?:exit (?:code|status)|exited with(?: code| status)?)\D{0,3}(\d{1,3})\b`)
 
-// remoteExit returns err as a remote exit status, or nil when err is not one.
-func remoteExit(protocol string, err error) exitStatusError {
-	var coded exitStatusError
-	if errors.As(err, &coded) {
-		return coded
-	}
-	switch protocol {
-	case ExecProtocolV1, ExecProtocolV2, ExecProtocolV3:
-	default:
-		return nil
-	}
-	msg := err.Error()
-	const prefix = "error executing remote command: "
-	if !strings.HasPrefix(strings.ToLower(msg), prefix) {
-		return nil
-	}
-	text := strings.TrimSpace(msg[len(prefix):])
-	return &ExitError{Code: exitCodeFromText(text), Message: text}
-}
-
-// exitCodeFromText is the code a v1-v3 error text states, else 1.
-func exitCodeFromText(text string) int {
+// ExitCodeFromText is the code a v1-v3 error text states (the last
+// mention of an exit code or status, 0-255), else 1: crisp's one reading of
+// such texts, for exec and attach as for probe.
+func ExitCodeFromText(text string) int {
 	m := exitCodeInText.FindAllStringSubmatch(text, -1)
 	if len(m) == 0 {
 		return 1

@@ -31,12 +31,12 @@ type TLSInfo struct {
 	ClientCert bool
 }
 
-// tlsWatch observes the TLS handshakes of one attempt: it verifies the
+// TLSWatch observes the TLS handshakes of one attempt: it verifies the
 // server's certificate itself (as crypto/tls would) so that a failure keeps
 // its type and the certificate's issuer even where a library flattens the
 // error to text (client-go's SPDY executor does), and it notes whether the
 // server asked for a client certificate.
-type tlsWatch struct {
+type TLSWatch struct {
 	url        string
 	serverName string
 
@@ -47,11 +47,11 @@ type tlsWatch struct {
 	sent      bool // and crisp answered with a certificate
 }
 
-// watchTLS returns cfg with a TLS configuration that records every handshake
+// WatchTLS returns cfg with a TLS configuration that records every handshake
 // with rawURL's host in the returned watch. Verification stays exactly as
 // strict as cfg.TLS asks (on, unless InsecureSkipVerify).
-func watchTLS(cfg Config, rawURL string) (Config, *tlsWatch) {
-	w := &tlsWatch{url: rawURL}
+func WatchTLS(cfg Config, rawURL string) (Config, *TLSWatch) {
+	w := &TLSWatch{url: rawURL}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "wss") {
 		return cfg, w
@@ -118,7 +118,7 @@ func clientCertificate(base *tls.Config, cri *tls.CertificateRequestInfo) (*tls.
 // verify checks the server's chain against base's roots (the system's when
 // nil) for w.serverName, unless base skips verification, and records the
 // outcome and the verified chains.
-func (w *tlsWatch) verify(base *tls.Config, cs tls.ConnectionState) ([][]*x509.Certificate, error) {
+func (w *TLSWatch) verify(base *tls.Config, cs tls.ConnectionState) ([][]*x509.Certificate, error) {
 	if len(cs.PeerCertificates) == 0 {
 		return nil, errors.New("tls: the streaming server sent no certificate")
 	}
@@ -160,7 +160,7 @@ func (w *tlsWatch) verify(base *tls.Config, cs tls.ConnectionState) ([][]*x509.C
 
 // result is what the watch saw: the handshake's record (nil for plaintext
 // or before a handshake completed).
-func (w *tlsWatch) result() *TLSInfo {
+func (w *TLSWatch) Result() *TLSInfo {
 	if w == nil {
 		return nil
 	}
@@ -179,7 +179,7 @@ func (w *tlsWatch) result() *TLSInfo {
 // text became), a client certificate the server wanted and did not get or
 // refused, or describeTLSError's reading of err. Other errors come back
 // unchanged.
-func (w *tlsWatch) describe(err error) error {
+func (w *TLSWatch) Describe(err error) error {
 	if err == nil || w == nil {
 		return err
 	}
@@ -200,10 +200,10 @@ func (w *tlsWatch) describe(err error) error {
 	return describeTLSError(w.url, err)
 }
 
-// reportTLS tells the user, once per negotiated session, how its URL is
+// ReportTLS tells the user, once per negotiated session, how its URL is
 // secured: with -v the scheme and the server certificate; whatever the
 // verbosity, a warning when a plaintext URL leaves this host.
-func reportTLS(cfg Config, op, rawURL string, info *TLSInfo) {
+func ReportTLS(cfg Config, op, rawURL string, info *TLSInfo) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return
@@ -217,16 +217,16 @@ func reportTLS(cfg Config, op, rawURL string, info *TLSInfo) {
 		if info.ClientCert {
 			client = ", client certificate sent (mTLS)"
 		}
-		cfg.logf("%s: %s (%s): server certificate %q issued by %q, %s%s",
+		cfg.Log("%s: %s (%s): server certificate %q issued by %q, %s%s",
 			op, u.Scheme, info.Version, info.Subject, info.Issuer, verified, client)
 		return
 	}
 	if u.Scheme != "http" && u.Scheme != "ws" {
 		return
 	}
-	cfg.logf("%s: %s: plaintext, no TLS", op, u.Scheme)
+	cfg.Log("%s: %s: plaintext, no TLS", op, u.Scheme)
 	if !isLoopbackHost(u.Hostname()) {
-		cfg.warnf("%s: the streaming URL is plaintext %s to %s, which is not this host: the session and its token cross the network unencrypted; "+
+		cfg.Warn("%s: the streaming URL is plaintext %s to %s, which is not this host: the session and its token cross the network unencrypted; "+
 			"enable TLS streaming in the runtime (containerd: enable_tls_streaming; CRI-O: stream_enable_tls)", op, u.Scheme, u.Host)
 	}
 }

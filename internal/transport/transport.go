@@ -1,8 +1,10 @@
-// Package transport turns a CRI streaming URL into streams: the SPDY and
-// WebSocket executors for exec and attach, the port-forwarders, protocol
-// negotiation with fallback (a fresh URL per attempt, since CRI streaming
-// URLs are single use), and frame tracing. It knows URLs and streams, not
-// gRPC or cobra.
+// Package transport is what every streaming call shares: the protocol
+// catalogue (names, calls, capabilities and the --transport orders, as
+// data), Transport, Offer, Attempt and Config, the TLS configuration and
+// verification, the upgrade's error types and the reading of exit codes from
+// error texts. Exec and attach live in transport/remotecommand, port-forward
+// in transport/portforward, as client-go splits them. It knows URLs and
+// streams, not gRPC or cobra.
 package transport
 
 import (
@@ -59,13 +61,61 @@ type Config struct {
 	UpgradeTimeout time.Duration
 }
 
-func (c Config) logf(format string, args ...any) {
+// DefaultUpgradeTimeout bounds an upgrade handshake when the caller names
+// no bound: as long as a CRI call gets by default.
+const DefaultUpgradeTimeout = 10 * time.Second
+
+// ConfigOptions is what NewConfig builds a Config from.
+type ConfigOptions struct {
+	// TLS configures https/wss URLs (TLSOptions.Build); nil means system
+	// roots, verified.
+	TLS *tls.Config
+	// UpgradeTimeout bounds each handshake (DefaultUpgradeTimeout if zero).
+	UpgradeTimeout time.Duration
+	// Verbose is the -v count: from LogLevel on, diagnostics go to Out;
+	// from one level more, every frame too.
+	Verbose int
+	// LogLevel is the verbosity that shows diagnostics (1 if zero).
+	LogLevel int
+	// Warnings sends what the user must see whatever the verbosity to Out.
+	Warnings bool
+	// Out receives diagnostics, warnings and frames ("crisp: " lines); nil
+	// discards them.
+	Out io.Writer
+}
+
+// NewConfig is the one way commands build a Config, so exec, attach,
+// port-forward, probe, smoke and bench share its timeouts and output.
+func NewConfig(o ConfigOptions) Config {
+	cfg := Config{TLS: o.TLS, UpgradeTimeout: o.UpgradeTimeout}
+	if cfg.UpgradeTimeout <= 0 {
+		cfg.UpgradeTimeout = DefaultUpgradeTimeout
+	}
+	if o.Out == nil {
+		return cfg
+	}
+	level := max(o.LogLevel, 1)
+	if o.Verbose >= level {
+		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(o.Out, "crisp: "+format+"\n", args...) }
+	}
+	if o.Verbose > level {
+		cfg.Trace = o.Out
+	}
+	if o.Warnings {
+		cfg.Warnf = func(format string, args ...any) { fmt.Fprintf(o.Out, "crisp: warning: "+format+"\n", args...) }
+	}
+	return cfg
+}
+
+// Log sends a -v diagnostic to Logf, if set.
+func (c Config) Log(format string, args ...any) {
 	if c.Logf != nil {
 		c.Logf(format, args...)
 	}
 }
 
-func (c Config) warnf(format string, args ...any) {
+// Warn sends what the user must see to Warnf, if set.
+func (c Config) Warn(format string, args ...any) {
 	if c.Warnf != nil {
 		c.Warnf(format, args...)
 	}

@@ -1,0 +1,386 @@
+package portforward
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crisp-cri/crisp/internal/transport"
+)
+
+// pfCopyBuffer is the size of each direction's copy buffer: memory stays
+// bounded by two of them per open connection, whatever is transferred.
+const pfCopyBuffer = 64 << 10
+
+// pfDefaultDrain is how long open connections may finish after the forwarder
+// is told to stop.
+const pfDefaultDrain = 2 * time.Second
+
+// ForwarderOptions configure a Forwarder.
+type ForwarderOptions struct {
+	// Source makes a fresh port-forward URL (one PortForward RPC) per
+	// handshake.
+	Source URLSource
+	// Transport restricts the protocols tried: auto tries SPDY, then the
+	// SPDY-over-WebSocket tunnel, then the direct WebSocket protocol;
+	// websocket the last two; spdy only the first.
+	Transport transport.Transport
+	// Offers, when set, replaces the transport's plan: exactly these
+	// handshakes, in order (a probe or benchmark pins one protocol so).
+	Offers []transport.Offer
+	Config transport.Config
+	// Report receives one line per forwarded connection that failed. nil
+	// discards them.
+	Report func(format string, args ...any)
+	// DrainTimeout bounds how long open connections may finish once Serve's
+	// context ends (default 2s).
+	DrainTimeout time.Duration
+}
+
+// URLSource makes one fresh port-forward URL: one PortForward RPC
+// with ports in PortForwardRequest.Port. ports is nil for a SPDY session,
+// which carries any port; the direct WebSocket protocol passes the
+// connection's port, because runtimes built on k8s.io/cri-streaming
+// (containerd, CRI-O) take that protocol's ports from the request and ignore
+// the URL's ?port= query (which kubelet-style servers read, and crisp sends
+// too).
+type URLSource func(ctx context.Context, ports []uint16) (string, error)
+
+// Forwarder forwards connections to ports of one pod. It owns every
+// forwarded connection's stream pair, so a failure closes that connection
+// only (and retires the SPDY connection it came on: later connections get a
+// fresh one); when the runtime drops the SPDY connection, the next forwarded
+// connection re-establishes it with a fresh URL. Over the direct WebSocket
+// protocol every connection has its own WebSocket and URL.
+type Forwarder struct {
+	opts    ForwarderOptions
+	offers  []transport.Offer
+	bufs    sync.Pool
+	connSeq atomic.Int64
+
+	mu       sync.Mutex
+	chosen   *transport.Offer    // the offer in use; nil until negotiated
+	attempts []transport.Attempt // what negotiation tried
+	session  ForwardSession      // the shared SPDY or tunnel session
+	retired  []ForwardSession    // sessions retired after a failure, closing
+	closed   bool
+}
+
+// NewForwarder validates opts and returns a Forwarder; nothing is dialled yet.
+func NewForwarder(opts ForwarderOptions) (*Forwarder, error) {
+	if opts.Source == nil {
+		return nil, errors.New("port-forward: no URL source")
+	}
+	offers := opts.Offers
+	if len(offers) == 0 {
+		var err error
+		if offers, err = transport.PortForwardOffers(opts.Transport); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range offers {
+		if _, err := pfKindOf(o); err != nil {
+			return nil, err
+		}
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = pfDefaultDrain
+	}
+	f := &Forwarder{opts: opts, offers: offers}
+	f.bufs.New = func() any { b := make([]byte, pfCopyBuffer); return &b }
+	return f, nil
+}
+
+func (f *Forwarder) report(format string, args ...any) {
+	if f.opts.Report != nil {
+		f.opts.Report(format, args...)
+	}
+}
+
+// Negotiate picks the protocol in the transport's order, one fresh URL per
+// handshake, and keeps the SPDY (or tunnel) session for the connections to
+// come. The direct WebSocket protocol opens remote connections with its
+// handshake, so it is checked with a handshake naming no port (see
+// checkWebSocket). It returns the chosen offer; the error is a
+// *NegotiationError when every handshake was refused.
+func (f *Forwarder) Negotiate(ctx context.Context) (transport.Offer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.chosen != nil {
+		return *f.chosen, nil
+	}
+	return f.negotiateLocked(ctx)
+}
+
+// Attempts returns the handshakes negotiation made, in order.
+func (f *Forwarder) Attempts() []transport.Attempt {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]transport.Attempt(nil), f.attempts...)
+}
+
+func (f *Forwarder) negotiateLocked(ctx context.Context) (transport.Offer, error) {
+	if f.closed {
+		return transport.Offer{}, errors.New("port-forward: forwarder closed")
+	}
+	for _, offer := range f.offers {
+		if kind, _ := pfKindOf(offer); kind == pfKindWebSocket {
+			att, err := f.checkWebSocket(ctx, offer)
+			f.attempts = append(f.attempts, att)
+			var refused *transport.RefusedError
+			if errors.As(err, &refused) {
+				f.opts.Config.Log("port-forward: %s; trying the next protocol", refused.Error())
+				continue
+			}
+			if err != nil {
+				return transport.Offer{}, err
+			}
+			f.chosen = &offer
+			f.opts.Config.Log("port-forward: negotiated WebSocket %s at %s (HTTP %d, upgrade %s): one WebSocket (and one PortForward call) per connection; "+
+				"this protocol cannot forward a half-close, so a connection stays open until the remote side closes it",
+				strings.Join(offer.Protocols, " or "), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
+			transport.ReportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
+			return offer, nil
+		}
+		sess, att, err := f.connect(ctx, offer, nil)
+		f.attempts = append(f.attempts, att)
+		var refused *transport.RefusedError
+		if errors.As(err, &refused) {
+			f.opts.Config.Log("port-forward: %s; trying the next protocol", refused.Error())
+			continue
+		}
+		if err != nil {
+			return transport.Offer{}, err
+		}
+		chosen := transport.Offer{Transport: offer.Transport, Protocols: []string{att.Protocol}}
+		f.chosen, f.session = &chosen, sess
+		f.opts.Config.Log("port-forward: negotiated %s at %s (HTTP %d, upgrade %s)",
+			pfOfferName(chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
+		transport.ReportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
+		return chosen, nil
+	}
+	return transport.Offer{}, &transport.NegotiationError{Op: "port-forward", Attempts: append([]transport.Attempt(nil), f.attempts...)}
+}
+
+// checkWebSocket asks whether the server speaks the direct WebSocket
+// protocol without opening a remote connection: a handshake naming no port.
+// cri-streaming servers upgrade it (and close at once: no channels), servers
+// that read ports from the query answer 400 (they speak the protocol but
+// want a port), and servers without it refuse (403).
+func (f *Forwarder) checkWebSocket(ctx context.Context, offer transport.Offer) (transport.Attempt, error) {
+	start := time.Now()
+	u, err := f.opts.Source(ctx, nil)
+	if err != nil {
+		err = fmt.Errorf("port-forward: getting a streaming URL from the runtime: %w", err)
+		return transport.Attempt{Offer: offer, Err: err}, err
+	}
+	att := transport.Attempt{Offer: offer, URL: u, RPC: time.Since(start)}
+	cfg, tw := transport.WatchTLS(f.opts.Config, u)
+	ws, err := pfDialWebSocket(ctx, &att, u, cfg, 4096)
+	att.TLS = tw.Result()
+	if err == nil {
+		ws.Close()
+		return att, nil
+	}
+	var refused *transport.RefusedError
+	if errors.As(err, &refused) && refused.Status == http.StatusBadRequest {
+		return att, nil
+	}
+	if !errors.As(err, &refused) {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		} else {
+			err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
+				u, pfOfferName(offer), tw.Describe(err))
+		}
+	}
+	att.Err = err
+	return att, err
+}
+
+// connect makes one handshake with a fresh URL.
+func (f *Forwarder) connect(ctx context.Context, offer transport.Offer, ports []uint16) (ForwardSession, transport.Attempt, error) {
+	start := time.Now()
+	u, err := f.opts.Source(ctx, ports)
+	if err != nil {
+		err = fmt.Errorf("port-forward: getting a streaming URL from the runtime: %w", err)
+		return nil, transport.Attempt{Offer: offer, Err: err}, err
+	}
+	rpc := time.Since(start)
+	sess, att, err := Connect(ctx, u, offer, ports, f.opts.Config)
+	att.RPC = rpc
+	return sess, att, err
+}
+
+// Dial opens one forwarded connection to the remote port, negotiating first
+// if needed and re-establishing a lost SPDY connection. The caller closes the
+// connection.
+func (f *Forwarder) Dial(ctx context.Context, port uint16) (ForwardConn, error) {
+	if port == 0 {
+		return nil, errors.New("port-forward: remote port 0 is not a port")
+	}
+	chosen, err := f.Negotiate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if kind, _ := pfKindOf(chosen); kind == pfKindWebSocket {
+		sess, _, err := f.connect(ctx, chosen, []uint16{port})
+		if err != nil {
+			return nil, err
+		}
+		fc, err := sess.Open(ctx, port)
+		if err != nil {
+			sess.Close()
+			return nil, err
+		}
+		fc.(*wsPort).ownsSession = true
+		return fc, nil
+	}
+	for attempt := 0; ; attempt++ {
+		sess, err := f.sharedSession(ctx)
+		if err != nil {
+			return nil, err
+		}
+		fc, err := sess.Open(ctx, port)
+		if errors.Is(err, errSessionLost) && attempt == 0 {
+			f.dropSession(sess)
+			continue
+		}
+		var re *RemoteError
+		if errors.As(err, &re) {
+			f.retire(sess)
+		}
+		return fc, err
+	}
+}
+
+// sessionOwner is a forwarded connection that knows its shared session.
+type sessionOwner interface{ forwardSession() ForwardSession }
+
+// retire takes a SPDY session out of use after one of its connections
+// failed; it closes when its open connections end, and the next connection
+// gets a fresh session (see spdySession.retire for why).
+func (f *Forwarder) retire(s ForwardSession) {
+	f.mu.Lock()
+	current := f.session == s
+	if current {
+		f.session = nil
+		// Keep it to close with the forwarder; forget those already gone.
+		kept := f.retired[:0]
+		for _, r := range f.retired {
+			select {
+			case <-r.Done():
+			default:
+				kept = append(kept, r)
+			}
+		}
+		f.retired = append(kept, s)
+	}
+	f.mu.Unlock()
+	if r, ok := s.(interface{ retire() }); ok {
+		if current {
+			f.opts.Config.Log("port-forward: a connection failed; its %s connection takes no new ones (the next gets a fresh one)", s.Protocol())
+		}
+		r.retire()
+	}
+}
+
+// sharedSession returns the live SPDY session, re-establishing it (fresh URL,
+// same protocol) when the runtime dropped it.
+func (f *Forwarder) sharedSession(ctx context.Context) (ForwardSession, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, errors.New("port-forward: forwarder closed")
+	}
+	if f.session != nil {
+		select {
+		case <-f.session.Done():
+			f.opts.Config.Log("port-forward: the connection to the streaming server was lost; re-establishing it with a fresh URL")
+			f.session.Close()
+			f.session = nil
+		default:
+			return f.session, nil
+		}
+	} else {
+		f.opts.Config.Log("port-forward: opening a fresh %s connection with a fresh URL", pfOfferName(*f.chosen))
+	}
+	sess, att, err := f.connect(ctx, *f.chosen, nil)
+	if err != nil {
+		return nil, fmt.Errorf("re-establishing the connection to the streaming server: %w", err)
+	}
+	f.opts.Config.Log("port-forward: re-established %s at %s (HTTP %d, upgrade %s)",
+		pfOfferName(*f.chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
+	f.session = sess
+	return sess, nil
+}
+
+func (f *Forwarder) dropSession(s ForwardSession) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.session == s {
+		f.session = nil
+	}
+	s.Close()
+}
+
+// Close closes the shared session and retired ones; forwarded connections
+// on them end.
+func (f *Forwarder) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	if f.session != nil {
+		f.session.Close()
+		f.session = nil
+	}
+	for _, r := range f.retired {
+		r.Close()
+	}
+	f.retired = nil
+	return nil
+}
+
+// pfTraceConn prints one line per read and write (-vv).
+type pfTraceConn struct {
+	ForwardConn
+	cfg transport.Config
+	id  int64
+}
+
+func (c *pfTraceConn) forwardSession() ForwardSession {
+	if so, ok := c.ForwardConn.(sessionOwner); ok {
+		return so.forwardSession()
+	}
+	return nil
+}
+
+func (c *pfTraceConn) Read(p []byte) (int, error) {
+	n, err := c.ForwardConn.Read(p)
+	if n > 0 {
+		pfTracef(c.cfg, "<- conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
+	}
+	return n, err
+}
+
+func (c *pfTraceConn) Write(p []byte) (int, error) {
+	n, err := c.ForwardConn.Write(p)
+	pfTracef(c.cfg, "-> conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
+	return n, err
+}
+
+func pfTracef(cfg transport.Config, format string, args ...any) {
+	if cfg.Trace != nil {
+		// One write per line: many connections trace at once.
+		line := fmt.Sprintf("crisp: frame "+format, args...) + " " + time.Now().Format("15:04:05.000000") + "\n"
+		io.WriteString(cfg.Trace, line)
+	}
+}
+
+func pfDeadlineSoon() time.Time { return time.Now().Add(time.Second) }

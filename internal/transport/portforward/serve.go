@@ -1,0 +1,240 @@
+package portforward
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ServeAll forwards the connections of every listener to its remote port
+// until ctx ends or a listener breaks (which ends them all), then drains as
+// Serve does and returns the listeners' errors joined. It negotiates first
+// if Negotiate was not called (a failure is returned, nil if ctx ended);
+// once the protocol is known, ready (if set) receives the listeners with
+// their actual local ports: the moment the forward is usable. ServeAll
+// closes every listener on every way out.
+func (f *Forwarder) ServeAll(ctx context.Context, listeners []LocalListener, ready func([]LocalListener)) error {
+	if _, err := f.Negotiate(ctx); err != nil {
+		for _, l := range listeners {
+			l.Close()
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	if ready != nil {
+		ready(listeners)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(listeners))
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for i, l := range listeners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f.Serve(serveCtx, l.Listener, l.Remote); err != nil {
+				errs[i] = err
+				stop() // a broken listener ends the forward
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Serve accepts connections on l and forwards each to the remote port until
+// ctx ends; then it closes l, lets open connections finish for the drain
+// timeout, closes what is left and returns nil. A failed connection is
+// reported and closed; the others carry on. Serve closes l.
+func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) error {
+	connCtx, cancelConns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelConns()
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+
+	var wg sync.WaitGroup
+	var acceptErr error
+	var backoff time.Duration
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			if pfAcceptRetryable(err) {
+				// Out of file descriptors and the like: wait, as net/http
+				// does, instead of giving up on every port.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				f.report("port-forward: accepting on %s: %v; retrying in %s", l.Addr(), err, backoff)
+				t := time.NewTimer(backoff)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+				}
+				continue
+			}
+			acceptErr = fmt.Errorf("port-forward: accepting on %s: %w", l.Addr(), err)
+			l.Close()
+			break
+		}
+		backoff = 0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.handle(connCtx, c, remote)
+		}()
+	}
+
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	t := time.NewTimer(f.opts.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-drained:
+	case <-t.C:
+		cancelConns()
+		<-drained
+	}
+	return acceptErr
+}
+
+// pfAcceptRetryable tells passing accept failures from a broken listener.
+func pfAcceptRetryable(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
+}
+
+// handle forwards one accepted connection.
+func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
+	id := f.connSeq.Add(1)
+	where := fmt.Sprintf("%s -> %d", local.LocalAddr(), remote)
+	f.opts.Config.Log("port-forward: connection %d from %s on %s", id, local.RemoteAddr(), where)
+	fc, err := f.Dial(ctx, remote)
+	if err != nil {
+		local.Close()
+		if ctx.Err() == nil {
+			f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
+		}
+		return
+	}
+	if f.opts.Config.Trace != nil {
+		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id}
+	}
+	err = f.pipe(ctx, local, fc)
+	var re *RemoteError
+	if so, ok := fc.(sessionOwner); ok && errors.As(err, &re) {
+		f.retire(so.forwardSession())
+	}
+	if err != nil && ctx.Err() == nil {
+		f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
+	}
+}
+
+// pfMessage is err's text without the "port-forward:" prefixes of the
+// layers it went through: the report already names port-forward.
+func pfMessage(err error) string {
+	msg := strings.ReplaceAll(err.Error(), ": port-forward: ", ": ")
+	return strings.TrimPrefix(msg, "port-forward: ")
+}
+
+// pipe copies both ways until the remote side ends, and returns the remote
+// side's error, if any. A local end of input becomes a half-close.
+func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) error {
+	var closeOnce sync.Once
+	closeBoth := func() { closeOnce.Do(func() { fc.Close(); local.Close() }) }
+	stop := context.AfterFunc(ctx, closeBoth)
+	defer stop()
+
+	upDone, downDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(upDone)
+		bp := f.bufs.Get().(*[]byte)
+		defer f.bufs.Put(bp)
+		w := &pfWriteErr{w: fc}
+		_, err := io.CopyBuffer(w, pfReaderOnly{local}, *bp)
+		switch {
+		case w.err != nil:
+			// The remote side stopped taking data: its reader below learns
+			// why (the runtime's message, or the end). Should it not end,
+			// give up on the connection after a grace period.
+			t := time.AfterFunc(pfErrorGrace, closeBoth)
+			<-downDone
+			t.Stop()
+			return
+		case err != nil:
+			// The local side broke: nothing more to forward either way.
+			closeBoth()
+			return
+		}
+		if cerr := fc.CloseWrite(); errors.Is(cerr, ErrHalfCloseUnsupported) {
+			f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection stays open until the remote side closes", local.RemoteAddr())
+		}
+	}()
+
+	bp := f.bufs.Get().(*[]byte)
+	_, err := io.CopyBuffer(pfWriterOnly{local}, pfReaderOnly{fc}, *bp)
+	f.bufs.Put(bp)
+	close(downDone)
+	if err == nil {
+		// The local client gets its EOF now; the runtime's verdict (an
+		// error message trailing the data) is waited for after.
+		if cw, ok := local.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		err = fc.RemoteError()
+	}
+	closeBoth()
+	<-upDone
+	if err != nil && pfLocalClosed(err) {
+		return nil
+	}
+	return err
+}
+
+// pfLocalClosed recognises errors that only say the local socket went away
+// (the user's client hung up), which are not worth a report.
+func pfLocalClosed(err error) bool {
+	var re *RemoteError
+	if errors.As(err, &re) || errors.Is(err, errSessionLost) {
+		return false
+	}
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// pfWriteErr remembers the error of its writer, so a copy can tell which
+// side failed.
+type pfWriteErr struct {
+	w   io.Writer
+	err error
+}
+
+func (w *pfWriteErr) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil {
+		w.err = err
+	}
+	return n, err
+}
+
+// pfReaderOnly and pfWriterOnly hide ReadFrom/WriteTo so io.CopyBuffer uses
+// the pooled buffer instead of allocating its own.
+type pfReaderOnly struct{ r io.Reader }
+
+func (r pfReaderOnly) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+type pfWriterOnly struct{ w io.Writer }
+
+func (w pfWriterOnly) Write(p []byte) (int, error) { return w.w.Write(p) }

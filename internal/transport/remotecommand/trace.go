@@ -1,0 +1,126 @@
+package remotecommand
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/crisp-cri/crisp/internal/transport"
+)
+
+// tracer writes one line per frame (-vv): direction, channel, size and the
+// time since the session started. Frames are traced where they meet the
+// local streams, so the lines read the same on every transport: a write to
+// stdout is one data frame received (the executors copy frame by frame), a
+// read from stdin one frame sent. A nil *tracer traces nothing.
+type tracer struct {
+	mu    sync.Mutex
+	w     io.Writer
+	start time.Time
+}
+
+func newTracer(w io.Writer, start time.Time) *tracer {
+	if w == nil {
+		return nil
+	}
+	return &tracer{w: w, start: start}
+}
+
+// note writes one trace line. dir is "->" (to the runtime) or "<-".
+func (t *tracer) note(dir, channel string, id int, what string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.w, "crisp: frame %s ch%d %-6s %s +%s\n", dir, id, channel, what,
+		time.Since(t.start).Round(time.Microsecond))
+}
+
+func (t *tracer) frame(dir, channel string, id, n int) {
+	t.note(dir, channel, id, fmt.Sprintf("%d B", n))
+}
+
+// writer wraps a local output stream; without tracing it is w itself.
+func (t *tracer) writer(w io.Writer, channel string, id int) io.Writer {
+	if t == nil {
+		return w
+	}
+	return &traceWriter{w: w, t: t, channel: channel, id: id}
+}
+
+// sizes wraps a terminal size queue; without tracing it is q itself.
+func (t *tracer) sizes(q TerminalSizeQueue) TerminalSizeQueue {
+	if t == nil {
+		return q
+	}
+	return &traceSizes{q: q, t: t}
+}
+
+type traceWriter struct {
+	w       io.Writer
+	t       *tracer
+	channel string
+	id      int
+}
+
+func (w *traceWriter) Write(p []byte) (int, error) {
+	w.t.frame("<-", w.channel, w.id, len(p))
+	return w.w.Write(p)
+}
+
+type traceSizes struct {
+	q TerminalSizeQueue
+	t *tracer
+}
+
+func (s *traceSizes) Next() *TerminalSize {
+	size := s.q.Next()
+	if size != nil {
+		s.t.note("->", "resize", 4, fmt.Sprintf("%dx%d", size.Width, size.Height))
+	}
+	return size
+}
+
+// stdinReader is the session's stdin as the executors see it. It traces
+// frames, holds stdin open in TTY sessions until the session ends (a runtime
+// treats the end of a TTY's stdin as a detach and closes stdout: containerd
+// does), and when the negotiated protocol cannot carry end-of-input
+// (WebSocket v4) says so once instead of leaving the user waiting silently.
+type stdinReader struct {
+	r        io.Reader
+	sess     *session
+	holdOpen bool
+	warnOnce sync.Once
+}
+
+func (r *stdinReader) Read(p []byte) (int, error) {
+	select {
+	case <-r.sess.done:
+		return 0, io.EOF
+	default:
+	}
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.sess.tr.frame("->", "stdin", 0, n)
+	}
+	if errors.Is(err, io.EOF) {
+		if r.holdOpen {
+			if n > 0 {
+				return n, nil
+			}
+			<-r.sess.done
+			return 0, io.EOF
+		}
+		r.sess.tr.note("->", "stdin", 0, "end of input")
+		if att := r.sess.negotiated(); att.Transport == transport.WebSocket && att.Protocol != transport.ExecProtocolV5 {
+			r.warnOnce.Do(func() {
+				r.sess.cfg.Warn("stdin ended, but WebSocket %s cannot pass end-of-input to the remote process: "+
+					"it runs until it exits by itself (Ctrl-C stops crisp); --transport spdy carries it", att.Protocol)
+			})
+		}
+	}
+	return n, err
+}
