@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Starts containerd (Debian's 1.6, or the one in CRISP_CTRD_BIN_DIR: see
-# containerd/lib.sh and containerd/v2-up.sh) in the background for crisp's end-to-end tests,
-# with its own config, root, state, socket and CNI config under CRISP_CTRD_DIR
-# (default /tmp/crisp-ctrd), imports offline-built busybox/httpd/pause images,
-# and creates:
+# containerd/lib.sh and containerd/v2-up.sh) in the background for crisp's
+# end-to-end tests, with its own config, root, state, socket and CNI config
+# under CRISP_CTRD_DIR (default /tmp/crisp-ctrd), imports offline-built
+# busybox/httpd/pause images, and creates:
 #   - pod crisp-bridge (own network namespace on the bridge BRIDGE, a private
 #     /24): containers sleep, httpd (busybox httpd on HTTPD_PORT) and attach
 #     (sh with stdin open);
@@ -34,7 +34,8 @@ if [[ -n ${CRISP_CTRD_BIN_DIR:-} ]]; then
     [[ -x $CRISP_CTRD_BIN_DIR/$cmd ]] || { log "missing $CRISP_CTRD_BIN_DIR/$cmd: run scripts/deps.sh"; exit 2; }
   done
 fi
-# "containerd github.com/containerd/containerd/v2 v2.4.2 HASH" -> v2.4.2
+# "containerd github.com/containerd/containerd/v2 2.4.2+unknown" -> 2.4.2+unknown
+# (Debian's: "containerd github.com/containerd/containerd 1.6.20~ds1 ..." -> 1.6.20~ds1)
 version=$(containerd --version | awk '{print $3}')
 [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback ]] ||
   { log "missing CNI plugins in /usr/lib/cni: run scripts/deps.sh"; exit 2; }

@@ -38,20 +38,14 @@ type Harness struct {
 }
 
 // eachRuntime runs fn once per runtime, as a subtest named by the runtime
-// (TestX/containerd-1.6, TestX/containerd-2.4). The runtimes' subtests run at
-// the same time (each has its own containerd, pods and bridge; a machine-wide
-// resource such as critest's ports is taken with holdLock); set
-// CRISP_E2E_SERIAL=1 to run them one after the other. A runtime whose harness
-// is not up skips its subtest saying why (fails it under CI=true). This is
-// how a test runs "the same on both runtimes".
+// (TestX/containerd-1.6, TestX/containerd-2.4), one after the other: not in
+// parallel, as startBackground's goroutine-leak check sees the whole process.
+// A runtime whose harness is not up skips its subtest saying why (fails it
+// under CI=true). This is how a test runs "the same on both runtimes".
 func eachRuntime(t *testing.T, fn func(t *testing.T, h *Harness)) {
 	t.Helper()
-	serial := os.Getenv("CRISP_E2E_SERIAL") == "1"
 	for _, r := range suite.runtimes {
 		t.Run(r.spec.name, func(t *testing.T) {
-			if !serial {
-				t.Parallel()
-			}
 			fn(t, r.require(t))
 		})
 	}

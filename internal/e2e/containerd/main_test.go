@@ -23,6 +23,7 @@ import (
 // /tmp/crisp-ctrd2) and the TLS harnesses never meet.
 type runtimeSpec struct {
 	name      string // subtest name: "containerd-1.6"
+	version   string // what its version starts with: "1.6.", "2.4."
 	label     string // column of docs/interop.md: "containerd 1.6"
 	binDir    string // CRISP_CTRD_BIN_DIR relative to the repository; "" is Debian's containerd in PATH
 	envVar    string // names the env file of a harness somebody else started and will stop
@@ -48,13 +49,13 @@ type tlsNames struct{ envVar, dir, bridge, netPrefix string }
 // scripts/deps.sh. The order is the order of the subtests and of the matrix.
 var runtimeSpecs = []*runtimeSpec{
 	{
-		name: "containerd-1.6", label: "containerd 1.6", envVar: "CRISP_CTRD_ENV",
+		name: "containerd-1.6", label: "containerd 1.6", version: "1.6.", envVar: "CRISP_CTRD_ENV",
 		dir: "/tmp/crisp-e2e", bridge: "crispe2e0", netPrefix: "10.213.78",
 		tls:    tlsNames{"CRISP_CTRD_TLS_ENV", "/tmp/crisp-e2e-tls", "crispe2etls0", "10.213.80"},
 		serves: serves{events: false, runtimeConfig: false},
 	},
 	{
-		name: "containerd-2.4", label: "containerd 2.4", envVar: "CRISP_CTRD2_ENV",
+		name: "containerd-2.4", label: "containerd 2.4", version: "2.4.", envVar: "CRISP_CTRD2_ENV",
 		binDir: ".tools/containerd2/bin",
 		dir:    "/tmp/crisp-e2e2", bridge: "crispe2e2", netPrefix: "10.213.82",
 		tls:    tlsNames{"CRISP_CTRD2_TLS_ENV", "/tmp/crisp-e2e2-tls", "crispe2e2tls", "10.213.83"},
