@@ -56,7 +56,9 @@ func TestPSByPodAndQuiet(t *testing.T) {
 	if err := PS(t.Context(), c, client.ContainerFilter{}, "", ListOptions{}, output.Printer{Out: &out, Format: output.JSON}); err != nil {
 		t.Fatal(err)
 	}
-	var list struct{ Containers []struct{ ID, PodSandboxID string } }
+	var list struct {
+		Containers []struct{ ID, PodSandboxID string }
+	}
 	if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list.Containers) != 3 {
 		t.Errorf("ps -o json: %v\n%s", err, out.String())
 	}
