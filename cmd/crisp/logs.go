@@ -8,7 +8,6 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
-	"github.com/crisp-cri/crisp/internal/logs"
 )
 
 // logsFlags are the flags of `crisp logs`, crictl's names and defaults.
@@ -25,19 +24,9 @@ func (o *logsFlags) Complete(f *factory, cmd *cobra.Command, args []string) erro
 }
 
 func (o *logsFlags) Validate() error {
-	switch o.Stream {
-	case "", logs.Stdout, logs.Stderr:
-	default:
-		return usageErrorf("--stream %q: want stdout or stderr", o.Stream)
-	}
-	if o.tailFlag && o.Stream != "" {
-		return usageErrorf("--tail and --stream cannot be combined (as in crictl)")
-	}
-	since, err := logs.ParseSince(o.Since, time.Now())
-	if err != nil {
+	if err := o.Check(o.Since, o.tailFlag, time.Now()); err != nil {
 		return usageError{err}
 	}
-	o.Options.Since = since
 	return nil
 }
 

@@ -227,3 +227,33 @@ func TestStopRemove(t *testing.T) {
 		t.Errorf("stopp of a removed pod: want not found; got %v", err)
 	}
 }
+
+func TestLogsCheck(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tt := range []struct {
+		stream, since string
+		tail          bool
+		err           string
+		want          time.Time
+	}{
+		{since: "5m", want: now.Add(-5 * time.Minute)},
+		{since: "2013-01-02T13:23:37Z", want: time.Date(2013, 1, 2, 13, 23, 37, 0, time.UTC)},
+		{stream: "stdout"},
+		{stream: "both", err: `--stream "both"`},
+		{stream: "stderr", tail: true, err: "cannot be combined"},
+		{since: "yesterday", err: "yesterday"},
+	} {
+		o := LogsOptions{}
+		o.Stream = tt.stream
+		err := o.Check(tt.since, tt.tail, now)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%+v: want an error with %q; got %v", tt, tt.err, err)
+			}
+			continue
+		}
+		if err != nil || !o.Since.Equal(tt.want) {
+			t.Errorf("%+v: since %v, %v; want %v", tt, o.Since, err, tt.want)
+		}
+	}
+}
