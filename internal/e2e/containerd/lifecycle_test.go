@@ -183,7 +183,7 @@ func (h *Harness) crispID(t *testing.T, args ...string) string {
 // should the test not get to it.
 func (h *Harness) cleanupPod(t *testing.T, id string) {
 	t.Cleanup(func() {
-		if r := h.crisp(t, "rmp", "-f", id); r.ExitCode != 0 && !strings.Contains(r.Stderr, "not found") {
+		if r := h.crisp(t, "rmp", "-f", id); r.ExitCode != 0 && !strings.Contains(r.Stderr, "no pod matches") {
 			t.Logf("crisp rmp -f %s: %v", id, r)
 		}
 	})
