@@ -287,18 +287,26 @@ func portForwardCell(t *testing.T, s *interopServer, bin string, args []string) 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cancel(); _ = cmd.Wait() }() // killed: its exit status says nothing
-	deadline := time.Now().Add(20 * time.Second)
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }() // killed at the end: its exit status says nothing
+	defer func() { cancel(); <-exited }()
+	// Wait for its listener, at most 20 s, and no longer than it runs.
+	deadline := time.After(20 * time.Second)
 	var local string
 	for local == "" {
 		if m := forwardingRE.FindStringSubmatch(out.String()); m != nil {
 			local = m[1]
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-exited:
+			if m := forwardingRE.FindStringSubmatch(out.String()); m == nil {
+				return "fails: no listener"
+			}
+		case <-deadline:
 			return "fails: no listener"
+		case <-time.After(50 * time.Millisecond): // polling its output: no line callback here
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	if err := roundTrip(net.JoinHostPort("127.0.0.1", local), s.echo); err != nil {
 		return "fails: no round trip"
