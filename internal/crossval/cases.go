@@ -6,6 +6,8 @@
 package crossval
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -86,4 +88,26 @@ func (r Result) String() string {
 		fmt.Fprintf(&b, "  %s\n", d)
 	}
 	return b.String()
+}
+
+// EventsOf keeps the events of containerId id (a container or a pod) from
+// the JSON documents events -o json streams, one compact document a line.
+// An error means a document is cut short: read again later.
+func EventsOf(stream []byte, id string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(stream))
+	var out []byte
+	for dec.More() {
+		var ev map[string]any
+		if err := dec.Decode(&ev); err != nil {
+			return nil, err
+		}
+		if ev["containerId"] == id {
+			line, err := json.Marshal(ev)
+			if err != nil {
+				return nil, err
+			}
+			out = append(append(out, line...), '\n')
+		}
+	}
+	return out, nil
 }

@@ -3,7 +3,6 @@ package crossval
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -42,8 +41,8 @@ func TestMockEventShapes(t *testing.T) {
 	var want, got []byte
 	testkit.Eventually(t, time.Minute, func() bool {
 		var err1, err2 error
-		want, err1 = eventsOf([]byte(crictl.String()), id)
-		got, err2 = eventsOf([]byte(crisp.String()), id)
+		want, err1 = EventsOf([]byte(crictl.String()), id)
+		got, err2 = EventsOf([]byte(crisp.String()), id)
 		return err1 == nil && err2 == nil && len(want) > 0 && len(got) > 0 && bytes.Count(want, []byte("\n")) == bytes.Count(got, []byte("\n"))
 	}, "the events of pod %s did not reach both:\ncrictl:\n%s\ncrisp:\n%s", id, crictl, crisp)
 	diffs, paths, err := Compare(want, got)
@@ -57,27 +56,6 @@ func TestMockEventShapes(t *testing.T) {
 		t.Errorf("crisp events: %s", d)
 	}
 	t.Logf("events of pod %s: %d paths compared with crictl's, %d differ", id, paths, len(diffs))
-}
-
-// eventsOf keeps the events of containerId id from a stream of JSON
-// documents, one compact document a line.
-func eventsOf(stream []byte, id string) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(stream))
-	var out []byte
-	for dec.More() {
-		var ev map[string]any
-		if err := dec.Decode(&ev); err != nil {
-			return nil, err // a document cut short: read again later
-		}
-		if ev["containerId"] == id {
-			line, err := json.Marshal(ev)
-			if err != nil {
-				return nil, err
-			}
-			out = append(append(out, line...), '\n')
-		}
-	}
-	return out, nil
 }
 
 // background runs bin with args until the end of the test, its stdout

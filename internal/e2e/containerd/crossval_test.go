@@ -3,6 +3,7 @@ package containerd
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/crossval"
 )
@@ -50,5 +51,53 @@ func TestCrossvalShapes(t *testing.T) {
 			})
 		}
 		t.Logf("%s: %d outputs compared with crictl's, %d paths", h.Name, compared, total)
+	})
+}
+
+// TestCrossvalEventShapes compares one container's events as crictl and
+// crisp stream them (events -o json), both subscribed before it is made, on
+// the runtimes that serve events (TestCrispEvents asserts 1.6's refusal).
+func TestCrossvalEventShapes(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		if !h.spec.serves.events {
+			t.Skipf("%s serves no container events (TestCrispEvents asserts crisp's error)", h.Name)
+		}
+		crictl := startBackground(t, h.crictlCmd(t, t.Context(), "events", "-o", "json"))
+		crisp := startBackground(t, h.crispCmd(t, t.Context(), "events", "-o", "json"))
+		// Nothing says when a stream is subscribed: make containers until
+		// both have reported one; then both see all of the next one's events.
+		deadline := time.Now().Add(time.Minute)
+		for !strings.Contains(crictl.Output(), "containerEventType") || !strings.Contains(crisp.Output(), "containerEventType") {
+			if time.Now().After(deadline) {
+				t.Fatalf("no event from crictl or crisp:\ncrictl:\n%s\ncrisp:\n%s", crictl.Output(), crisp.Output())
+			}
+			h.newContainer(t, ContainerSpec{Name: "cv-events"})
+		}
+		id := h.newContainer(t, ContainerSpec{Name: "cv-events"})
+		var want, got []byte
+		for {
+			var err1, err2 error
+			want, err1 = crossval.EventsOf([]byte(crictl.Output()), id)
+			got, err2 = crossval.EventsOf([]byte(crisp.Output()), id)
+			// created and started, from each.
+			if err1 == nil && err2 == nil && strings.Count(string(want), "\n") >= 2 && strings.Count(string(got), "\n") >= 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the events of %s did not reach both:\ncrictl:\n%s\ncrisp:\n%s", id, truncate(crictl.Output()), truncate(crisp.Output()))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		diffs, paths, err := crossval.Compare(want, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if paths < 10 {
+			t.Errorf("only %d paths compared:\n%s", paths, want)
+		}
+		for _, d := range diffs {
+			t.Errorf("crisp events on %s: %s", h.Name, d)
+		}
+		t.Logf("%s: events of container %s: %d paths compared with crictl's, %d differ", h.Name, id, paths, len(diffs))
 	})
 }
