@@ -13,8 +13,8 @@ import (
 )
 
 // crictl's lifecycle with crisp alone, on each containerd: runp, create,
-// start, logs (--tail, -f), stats, stop, rm, run, stopp, rmp, inspecti,
-// imagefsinfo; events where the runtime serves them (2.4), a clear error
+// start, logs (--tail, -f), stats, stop, rm, run (and a failed run leaving
+// nothing behind), stopp, rmp, inspecti, imagefsinfo; events where the runtime serves them (2.4), a clear error
 // where it does not (1.6). No crictl: the pods and containers are crisp's.
 
 var idRE = regexp.MustCompile(`^[0-9a-f]{64}\n$`)
@@ -97,6 +97,19 @@ func TestCrispLifecycle(t *testing.T) {
 		}
 		if r := h.crisp(t, "pods", "-q", "--name", name); r.ExitCode != 0 || r.Stdout != "" {
 			t.Errorf("crisp pods after rmp: want none named %s*; got %v", name, r)
+		}
+
+		// A run that fails midway (the image is missing and may not be
+		// pulled) removes the pod it made.
+		ghostPod := h.lifecyclePod(t, dir, name+"-ghost")
+		ghost := h.lifecycleContainer("ghost", []string{"true"})
+		ghost["image"] = map[string]any{"image": "docker.io/library/crisp-ghost:1"}
+		r = h.crisp(t, "run", "--no-pull", writeJSON(t, dir, "ghost.json", ghost), ghostPod)
+		if r.ExitCode != 1 || !strings.Contains(r.Stderr, "which the failed run had created") {
+			t.Errorf("crisp run of a missing image with --no-pull: want exit 1 and the pod removed; got %v", r)
+		}
+		if r := h.crisp(t, "pods", "-q", "--name", name+"-ghost"); r.ExitCode != 0 || r.Stdout != "" {
+			t.Errorf("crisp pods after the failed run: want no pod %s-ghost; got %v", name, r)
 		}
 
 		// Images.
