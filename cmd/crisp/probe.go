@@ -20,12 +20,14 @@ type targetOptions struct {
 	Pod       string
 	Port      int32
 	TLS       tlsOptions
+	Trace     traceOptions // traceflags.go
 }
 
 func (o *targetOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Pod, "pod", "", "pod for the port-forward checks (default: the container's pod)")
 	fs.Int32Var(&o.Port, "port", 0, "remote port for port-forward checks (a TCP echo server there gives the most complete checks); 0 skips them")
 	o.TLS.AddFlags(fs)
+	o.Trace.addFlags(fs)
 }
 
 func (o *targetOptions) validate() error {
@@ -37,7 +39,7 @@ func (o *targetOptions) validate() error {
 
 // connect dials the runtime and builds the streamer with the TLS
 // settings; the caller closes env.Client.
-func connect(f *factory, tlsOpts tlsOptions) (*probe.Env, error) {
+func connect(f *factory, tlsOpts tlsOptions, trace *traceOptions) (*probe.Env, error) {
 	settings, err := f.Settings()
 	if err != nil {
 		return nil, err
@@ -46,13 +48,13 @@ func connect(f *factory, tlsOpts tlsOptions) (*probe.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return probe.Dial(settings, tlsCfg, f.Global.Verbose, f.Streams.ErrOut)
+	return probe.Dial(settings, tlsCfg, f.Global.Verbose, f.Streams.ErrOut, trace.apply)
 }
 
 // connect dials the runtime and resolves the target, for probe and bench;
 // the caller closes env.Client.
 func (o *targetOptions) connect(ctx context.Context, f *factory) (*probe.Env, probe.Target, error) {
-	env, err := connect(f, o.TLS)
+	env, err := connect(f, o.TLS, &o.Trace)
 	if err != nil {
 		return nil, probe.Target{}, err
 	}
@@ -117,6 +119,7 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
+	o.target.Trace.closeAfter(cmd) // traceflags.go
 	cmd.Flags().StringVar(&o.Command, "command", "", "command the exec probes run instead of `true` (split on spaces, e.g. --command 'ls /'); output and stdin checks still use `cat`")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
 	addNodeNameFlag(cmd.Flags(), &o.NodeName)

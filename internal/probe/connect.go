@@ -24,15 +24,21 @@ type Env struct {
 
 // Dial dials the runtime settings name and builds the streamer with
 // tlsCfg. Negotiation details are noise next to the report: they show at
-// -vv (verbose 2) on errOut.
-func Dial(settings client.Settings, tlsCfg *tls.Config, verbose int, errOut io.Writer) (*Env, error) {
+// -vv (verbose 2) on errOut. configure, when set, adjusts the transport
+// configuration (crisp's --trace-file).
+func Dial(settings client.Settings, tlsCfg *tls.Config, verbose int, errOut io.Writer, configure func(*transport.Config) error) (*Env, error) {
+	cfg := transport.NewConfig(transport.ConfigOptions{
+		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: verbose, LogLevel: 2, Out: errOut,
+	})
+	if configure != nil {
+		if err := configure(&cfg); err != nil {
+			return nil, err
+		}
+	}
 	c, err := client.Dial(settings)
 	if err != nil {
 		return nil, err
 	}
-	cfg := transport.NewConfig(transport.ConfigOptions{
-		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: verbose, LogLevel: 2, Out: errOut,
-	})
 	return &Env{Client: c, URLs: CRIURLs{Client: c}, Streamer: TransportStreamer{Config: cfg}}, nil
 }
 

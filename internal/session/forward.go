@@ -34,6 +34,9 @@ type Forward struct {
 	Mappings  []portforward.PortMapping
 	Transport transport.Transport
 	TLS       cmdutil.TLSFlags
+	// Configure, when set, adjusts the transport configuration
+	// (crisp's --trace-file).
+	Configure func(*transport.Config) error
 }
 
 // Forward resolves the pod, opens the listeners, negotiates the protocol
@@ -57,6 +60,11 @@ func (d ForwardDeps) Forward(ctx context.Context, fw Forward) error {
 	cfg, err := d.TransportConfig(fw.TLS, settings)
 	if err != nil {
 		return err
+	}
+	if fw.Configure != nil {
+		if err := fw.Configure(&cfg); err != nil {
+			return err
+		}
 	}
 	listeners, err := d.Listen(fw.Addresses, fw.Mappings)
 	if err != nil {

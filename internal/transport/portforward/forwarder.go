@@ -68,6 +68,7 @@ type Forwarder struct {
 	offers  []transport.Offer
 	bufs    sync.Pool
 	connSeq atomic.Int64
+	ft      *transport.FileTrace // --trace-file; nil: none
 
 	mu       sync.Mutex
 	chosen   *transport.Offer    // the offer in use; nil until negotiated
@@ -101,7 +102,7 @@ func NewForwarder(opts ForwarderOptions) (*Forwarder, error) {
 	if opts.StallTimeout <= 0 {
 		opts.StallTimeout = pfDefaultStall
 	}
-	f := &Forwarder{opts: opts, offers: offers}
+	f := &Forwarder{opts: opts, offers: offers, ft: transport.NewFileTrace(opts.Config, "port-forward")}
 	f.bufs.New = func() any { b := make([]byte, pfCopyBuffer); return &b }
 	return f, nil
 }
@@ -142,6 +143,7 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (transport.Offer, error
 		if kind, _ := pfKindOf(offer); kind == pfKindWebSocket {
 			att, err := f.checkWebSocket(ctx, offer)
 			f.attempts = append(f.attempts, att)
+			f.ft.Handshake(att)
 			var refused *transport.RefusedError
 			if errors.As(err, &refused) {
 				f.opts.Config.Log("port-forward: %s; trying the next protocol", refused.Error())
@@ -237,6 +239,7 @@ func (f *Forwarder) connect(ctx context.Context, offer transport.Offer, ports []
 	rpc := time.Since(start)
 	sess, att, err := Connect(ctx, u, offer, ports, f.opts.Config)
 	att.RPC = rpc
+	f.ft.Handshake(att)
 	return sess, att, err
 }
 
@@ -344,6 +347,7 @@ type pfTraceConn struct {
 	ForwardConn
 	cfg transport.Config
 	id  int64
+	ft  *transport.FileTrace // and records them in the trace file
 }
 
 func (c *pfTraceConn) forwardSession() ForwardSession {
@@ -357,6 +361,7 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 	n, err := c.ForwardConn.Read(p)
 	if n > 0 {
 		pfTracef(c.cfg, "<- conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
+		c.ft.ForwardFrame("<-", p[:n], c.RemotePort(), c.id)
 	}
 	return n, err
 }
@@ -364,6 +369,7 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 func (c *pfTraceConn) Write(p []byte) (int, error) {
 	n, err := c.ForwardConn.Write(p)
 	pfTracef(c.cfg, "-> conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
+	c.ft.ForwardFrame("->", p[:n], c.RemotePort(), c.id)
 	return n, err
 }
 

@@ -147,11 +147,14 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 		}
 		return
 	}
-	if f.opts.Config.Trace != nil {
-		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id}
+	if f.opts.Config.Trace != nil || f.ft != nil {
+		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id, ft: f.ft}
 	}
 	err = f.pipe(ctx, local, fc)
 	var re *RemoteError
+	if errors.As(err, &re) {
+		f.ft.ForwardError(re.Message, remote, id) // --trace-file
+	}
 	if so, ok := fc.(sessionOwner); ok && errors.As(err, &re) {
 		f.retire(so.forwardSession())
 	}
