@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
@@ -24,9 +25,9 @@ type attachOptions struct {
 	Transport  string
 	Protocol   string
 	TLS        tlsOptions
-	Trace      traceOptions     // traceflags.go
-	Record     recordOptions    // recordflags.go
-	Reconnect  reconnectOptions // attachreconnect.go
+	Trace      cmdutil.TraceFlags     // traceflags.go
+	Record     session.RecordFlags    // recordflags.go
+	Reconnect  session.ReconnectFlags // attachreconnect.go
 
 	Container string
 
@@ -82,11 +83,11 @@ EXIT STATUS
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io (debugging)")
 	o.TLS.AddFlags(fl)
-	o.Trace.addFlags(fl)
-	o.Trace.closeAfter(cmd)
-	o.Record.addFlags(fl)
-	o.Record.closeAfter(cmd)
-	o.Reconnect.addFlags(fl)
+	o.Trace.AddFlags(fl)
+	o.Trace.CloseAfter(cmd)
+	o.Record.AddFlags(fl)
+	o.Record.CloseAfter(cmd)
+	o.Reconnect.AddFlags(fl)
 	return cmd
 }
 
@@ -131,11 +132,11 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := o.Trace.apply(&cfg); err != nil {
+	if err := o.Trace.Apply(&cfg); err != nil {
 		return err
 	}
 	withTTY := o.deps.CheckTTY(o.Stdin, o.TTY)
-	if err := o.Record.start(&o.deps, []string{"attach", o.Container}); err != nil {
+	if err := o.Record.Start(&o.deps, []string{"attach", o.Container}); err != nil {
 		return err
 	}
 	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: o.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
@@ -153,7 +154,7 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
 		return o.deps.Session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
 	}
-	err = o.Reconnect.run(ctx, o.deps, cli, ctr.Id, src, session, keys)
+	err = o.Reconnect.Run(ctx, o.deps, cli, ctr.Id, src, session, keys)
 	if keys != nil && keys.Detached() {
 		_ = keys.Close() // it only stops watching stdin
 		o.deps.Logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
@@ -25,9 +26,9 @@ type execOptions struct {
 	Transport string
 	Protocol  string
 	TLS       tlsOptions
-	Trace     traceOptions    // traceflags.go
-	Record    recordOptions   // recordflags.go
-	Many      execManyOptions // execmany.go: --label, --pod, --name, --parallel
+	Trace     cmdutil.TraceFlags  // traceflags.go
+	Record    session.RecordFlags // recordflags.go
+	Many      execManyOptions     // execmany.go: --label, --pod, --name, --parallel
 
 	many bool
 
@@ -87,10 +88,10 @@ EXIT STATUS
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io or v4 (debugging)")
 	o.TLS.AddFlags(fl)
-	o.Trace.addFlags(fl)
-	o.Trace.closeAfter(cmd)
-	o.Record.addFlags(fl)
-	o.Record.closeAfter(cmd)
+	o.Trace.AddFlags(fl)
+	o.Trace.CloseAfter(cmd)
+	o.Record.AddFlags(fl)
+	o.Record.CloseAfter(cmd)
 	o.Many.addFlags(fl)
 	return cmd
 }
@@ -160,11 +161,11 @@ func (o *execOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := o.Trace.apply(&cfg); err != nil {
+	if err := o.Trace.Apply(&cfg); err != nil {
 		return err
 	}
 	withTTY := o.deps.CheckTTY(o.Stdin, o.TTY)
-	if err := o.Record.start(&o.deps, o.Command); err != nil {
+	if err := o.Record.Start(&o.deps, o.Command); err != nil {
 		return err
 	}
 	req := &runtimeapi.ExecRequest{

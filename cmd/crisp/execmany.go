@@ -2,21 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"regexp"
 
-	"github.com/moby/term"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/fanout"
 	"github.com/crisp-cri/crisp/internal/session"
-	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // execManyOptions are exec's flags for running in every matching container
@@ -80,59 +72,10 @@ func (o *execManyOptions) validate(e *execOptions) error {
 	return e.TLS.Validate()
 }
 
-// run execs the command in every running match and returns the highest
-// remote code (125 if crisp failed anywhere), the summary already printed.
+// run execs the command in every running match (session.Deps.ExecMany).
 func (o *execManyOptions) run(ctx context.Context, e *execOptions) error {
-	d := e.deps
-	settings, err := d.Settings()
-	if err != nil {
-		return err
-	}
-	cli, err := d.Dial(settings)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = cli.Close() }() // closing a finished gRPC connection: nothing to report
-	filter := client.ContainerFilter{Labels: o.labels, Name: o.name, State: "running"}
-	if o.Pod != "" {
-		pod, err := cli.ResolvePod(ctx, o.Pod)
-		if err != nil {
-			return fmt.Errorf("exec: %w", err)
-		}
-		filter.PodID = pod.Id
-	}
-	ctrs, err := cli.ListContainers(ctx, filter)
-	if err != nil {
-		return err
-	}
-	if len(ctrs) == 0 {
-		return errors.New("exec: no running container matches --label/--pod/--name (see `crisp ps`)")
-	}
-	cfg, err := d.TransportConfig(e.TLS, settings)
-	if err != nil {
-		return err
-	}
-	if err := e.Trace.apply(&cfg); err != nil {
-		return err
-	}
-	targets := make([]fanout.Target, len(ctrs))
-	for i, c := range ctrs {
-		targets[i] = fanout.Target{ID: c.Id, Name: c.GetMetadata().GetName()}
-	}
-	_, colour := term.GetFdInfo(d.Streams.Out) // true only for a terminal
-	res := fanout.Run(ctx, targets, fanout.Options{Parallel: o.Parallel, Out: d.Streams.Out, Err: d.Streams.ErrOut, Color: colour},
-		func(ctx context.Context, t fanout.Target, stdout, stderr io.Writer) (int, error) {
-			req := &runtimeapi.ExecRequest{ContainerId: t.ID, Cmd: e.Command, Stdout: true, Stderr: true}
-			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), e.offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: stderr})
-			var coded interface{ ExitStatus() int }
-			if err != nil && errors.As(err, &coded) && ctx.Err() == nil {
-				return coded.ExitStatus(), nil
-			}
-			return 0, err
-		})
-	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: exec: %s\n", res.Summary()) // stderr unwritable: nowhere else to say it
-	if code := res.ExitCode(); code != 0 {
-		return cmdutil.RemoteStatus{Code: code}
-	}
-	return nil
+	return e.deps.ExecMany(ctx, session.Many{
+		Filter: client.ContainerFilter{Labels: o.labels, Name: o.name, State: "running"}, Pod: o.Pod, Parallel: o.Parallel,
+		Command: e.Command, Offers: e.offers, TLS: e.TLS, Configure: e.Trace.Apply,
+	})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 
@@ -16,7 +17,7 @@ type portForwardOptions struct {
 	Addresses []string
 	Transport string
 	TLS       tlsOptions
-	Trace     traceOptions // traceflags.go
+	Trace     cmdutil.TraceFlags // traceflags.go
 
 	// Set by Complete.
 	PodRef    string
@@ -97,8 +98,8 @@ EXIT STATUS
 	fl.StringSliceVar(&o.Addresses, "address", []string{"localhost"}, "local addresses to listen on: IP addresses and localhost (127.0.0.1 and ::1), comma separated")
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "protocol family: auto, websocket or spdy")
 	o.TLS.AddFlags(fl)
-	o.Trace.addFlags(fl)
-	o.Trace.closeAfter(cmd)
+	o.Trace.AddFlags(fl)
+	o.Trace.CloseAfter(cmd)
 	return cmd
 }
 
@@ -135,5 +136,5 @@ func (o *portForwardOptions) Validate() error {
 // Run resolves the pod, opens the listeners, negotiates the protocol and
 // forwards until ctx ends (SIGINT/SIGTERM), then drains and returns nil.
 func (o *portForwardOptions) Run(ctx context.Context) error {
-	return o.deps.Forward(ctx, session.Forward{PodRef: o.PodRef, Addresses: o.Addresses, Mappings: o.Mappings, Transport: o.transport, TLS: o.TLS, Configure: o.Trace.apply})
+	return o.deps.Forward(ctx, session.Forward{PodRef: o.PodRef, Addresses: o.Addresses, Mappings: o.Mappings, Transport: o.transport, TLS: o.TLS, Configure: o.Trace.Apply})
 }

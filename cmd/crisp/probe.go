@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/probe"
 )
 
@@ -20,14 +21,14 @@ type targetOptions struct {
 	Pod       string
 	Port      int32
 	TLS       tlsOptions
-	Trace     traceOptions // traceflags.go
+	Trace     cmdutil.TraceFlags // traceflags.go
 }
 
 func (o *targetOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Pod, "pod", "", "pod for the port-forward checks (default: the container's pod)")
 	fs.Int32Var(&o.Port, "port", 0, "remote port for port-forward checks (a TCP echo server there gives the most complete checks); 0 skips them")
 	o.TLS.AddFlags(fs)
-	o.Trace.addFlags(fs)
+	o.Trace.AddFlags(fs)
 }
 
 func (o *targetOptions) validate() error {
@@ -39,7 +40,7 @@ func (o *targetOptions) validate() error {
 
 // connect dials the runtime and builds the streamer with the TLS
 // settings; the caller closes env.Client.
-func connect(f *factory, tlsOpts tlsOptions, trace *traceOptions) (*probe.Env, error) {
+func connect(f *factory, tlsOpts tlsOptions, trace *cmdutil.TraceFlags) (*probe.Env, error) {
 	settings, err := f.Settings()
 	if err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func connect(f *factory, tlsOpts tlsOptions, trace *traceOptions) (*probe.Env, e
 	if err != nil {
 		return nil, err
 	}
-	return probe.Dial(settings, tlsCfg, f.Global.Verbose, f.Streams.ErrOut, trace.apply)
+	return probe.Dial(settings, tlsCfg, f.Global.Verbose, f.Streams.ErrOut, trace.Apply)
 }
 
 // connect dials the runtime and resolves the target, for probe and bench;
@@ -119,7 +120,7 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
-	o.target.Trace.closeAfter(cmd) // traceflags.go
+	o.target.Trace.CloseAfter(cmd) // traceflags.go
 	cmd.Flags().StringVar(&o.Command, "command", "", "command the exec probes run instead of `true` (split on spaces, e.g. --command 'ls /'); output and stdin checks still use `cat`")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
 	addNodeNameFlag(cmd.Flags(), &o.NodeName)

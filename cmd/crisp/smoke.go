@@ -69,7 +69,7 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
-	o.target.Trace.closeAfter(cmd) // traceflags.go
+	o.target.Trace.CloseAfter(cmd) // traceflags.go
 	fs := cmd.Flags()
 	fs.StringVar(&o.JUnit, "junit", "", "write the results as JUnit XML to FILE")
 	fs.BoolVar(&o.Strict, "strict", false, "fail on defects of transports auto does not pick, too")

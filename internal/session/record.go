@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"context"
@@ -9,35 +9,37 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/record"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
-// recordOptions are --record and --record-input (exec -t, attach -t): the
+// RecordFlags are --record and --record-input (exec -t, attach -t): the
 // session's terminal as an asciicast v2 file.
-type recordOptions struct {
+type RecordFlags struct {
 	File  string
 	Input bool
 
 	rec *record.Recorder
 }
 
-func (o *recordOptions) addFlags(fs *pflag.FlagSet) {
+// AddFlags binds --record and --record-input to fs.
+func (o *RecordFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.File, "record", "", "with -t: record the terminal session to `FILE` (asciicast v2, mode 0600; play it with asciinema)")
 	fs.BoolVar(&o.Input, "record-input", false, "with --record: record what is typed too (off by default: input holds passwords)")
 }
 
-// closeAfter checks the flags before cmd runs and closes the recording when
+// CloseAfter checks the flags before cmd runs and closes the recording when
 // it returns, adding a failure to write it to the command's error.
-func (o *recordOptions) closeAfter(cmd *cobra.Command) {
+func (o *RecordFlags) CloseAfter(cmd *cobra.Command) {
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if o.Input && o.File == "" {
-			return usageErrorf("--record-input needs --record FILE")
+			return cmdutil.UsageErrorf("--record-input needs --record FILE")
 		}
 		if o.File != "" && !c.Flags().Changed("tty") {
-			return usageErrorf("--record records a terminal session: use it with -t")
+			return cmdutil.UsageErrorf("--record records a terminal session: use it with -t")
 		}
 		err := run(c, args)
 		if o.rec != nil {
@@ -48,10 +50,10 @@ func (o *recordOptions) closeAfter(cmd *cobra.Command) {
 	}
 }
 
-// start creates the recording and makes d's sessions feed it: output, the
+// Start creates the recording and makes d's sessions feed it: output, the
 // terminal's sizes and, with --record-input, input. Without --record it
 // does nothing.
-func (o *recordOptions) start(d *streamDeps, command []string) error {
+func (o *RecordFlags) Start(d *Deps, command []string) error {
 	if o.File == "" {
 		return nil
 	}

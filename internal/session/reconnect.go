@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"context"
@@ -16,21 +16,22 @@ import (
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
-// reconnectOptions is attach's --reconnect; internal/reattach runs the loop.
-type reconnectOptions struct {
+// ReconnectFlags is attach's --reconnect; internal/reattach runs the loop.
+type ReconnectFlags struct {
 	Enabled bool
 }
 
-func (o *reconnectOptions) addFlags(fs *pflag.FlagSet) {
+// AddFlags binds --reconnect to fs.
+func (o *ReconnectFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Enabled, "reconnect", false, "when the stream breaks while the container runs (the runtime or its streaming server restarted), issue a fresh Attach and carry on")
 }
 
-// attachSession runs one attach session on the URLs of src.
-type attachSession func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error)
+// AttachSession runs one attach session on the URLs of src.
+type AttachSession func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error)
 
-// run runs the attach session once or, with --reconnect, again after every
+// Run runs the attach session once or, with --reconnect, again after every
 // break while the container runs. keys (nil without -i) tells a detach.
-func (o *reconnectOptions) run(ctx context.Context, d streamDeps, cli *client.Client, id string, src transport.URLSource, session attachSession, keys *tty.DetachReader) error {
+func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id string, src transport.URLSource, session AttachSession, keys *tty.DetachReader) error {
 	if !o.Enabled {
 		_, err := session(ctx, src)
 		return err
