@@ -17,14 +17,14 @@ type checkpointOptions struct {
 
 func (o *checkpointOptions) Validate() error {
 	if o.Export == "" {
-		return usageErrorf("%s needs --export=/path/to/checkpoint.tar", o.path)
+		return usageErrorf("%s needs --export=/path/to/checkpoint.tar", o.Path)
 	}
 	return nil
 }
 
 func (o *checkpointOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error {
-		return lifecycle.Checkpoint(ctx, c, o.args, o.Export, o.out())
+	return o.WithRuntime(func(c *client.Client) error {
+		return lifecycle.Checkpoint(ctx, c, o.Args, o.Export, o.Out())
 	})
 }
 

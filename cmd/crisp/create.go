@@ -12,11 +12,11 @@ import (
 // createOptions are the flags of `crisp create`.
 type createOptions struct{ pullFlags }
 
-func (o *createOptions) Validate() error { return o.validate(lifecycle.PullNever) }
+func (o *createOptions) Validate() error { return o.ValidatePull(lifecycle.PullNever) }
 
 func (o *createOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error {
-		return lifecycle.Create(ctx, c, o.args[0], o.args[1], o.args[2], o.Pull, o.out(), o.errOut())
+	return o.WithRuntime(func(c *client.Client) error {
+		return lifecycle.Create(ctx, c, o.Args[0], o.Args[1], o.Args[2], o.Pull, o.Out(), o.ErrOut())
 	})
 }
 
@@ -34,6 +34,6 @@ and print its ID. Both files are JSON or YAML. The image is not pulled unless
 		Args: argsRange(3, 3, "POD CONTAINER_CONFIG POD_CONFIG"),
 		RunE: runOptions(f, o),
 	}
-	o.bind(cmd.Flags())
+	o.Bind(cmd.Flags())
 	return cmd
 }

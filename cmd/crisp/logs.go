@@ -31,8 +31,8 @@ func (o *logsFlags) Validate() error {
 }
 
 func (o *logsFlags) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error {
-		return lifecycle.Logs(ctx, c, o.args[0], o.LogsOptions, o.out(), o.errOut())
+	return o.WithRuntime(func(c *client.Client) error {
+		return lifecycle.Logs(ctx, c, o.Args[0], o.LogsOptions, o.Out(), o.ErrOut())
 	})
 }
 

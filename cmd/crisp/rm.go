@@ -15,11 +15,11 @@ type rmOptions struct {
 	Force, All, KeepLogs bool
 }
 
-func (o *rmOptions) Validate() error { return o.refsOrAll(o.All, "CONTAINER") }
+func (o *rmOptions) Validate() error { return o.RefsOrAll(o.All, "CONTAINER") }
 
 func (o *rmOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error {
-		return lifecycle.Remove(ctx, c, o.args, o.All, o.Force, o.KeepLogs, o.out(), o.errOut())
+	return o.WithRuntime(func(c *client.Client) error {
+		return lifecycle.Remove(ctx, c, o.Args, o.All, o.Force, o.KeepLogs, o.Out(), o.ErrOut())
 	})
 }
 

@@ -15,11 +15,11 @@ type rmpOptions struct {
 	Force, All bool
 }
 
-func (o *rmpOptions) Validate() error { return o.refsOrAll(o.All, "POD") }
+func (o *rmpOptions) Validate() error { return o.RefsOrAll(o.All, "POD") }
 
 func (o *rmpOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error {
-		return lifecycle.RemovePods(ctx, c, o.args, o.All, o.Force, o.out(), o.errOut())
+	return o.WithRuntime(func(c *client.Client) error {
+		return lifecycle.RemovePods(ctx, c, o.Args, o.All, o.Force, o.Out(), o.ErrOut())
 	})
 }
 

@@ -15,11 +15,11 @@ type runContainerOptions struct {
 	Runtime string
 }
 
-func (o *runContainerOptions) Validate() error { return o.validate(lifecycle.PullIfMissing) }
+func (o *runContainerOptions) Validate() error { return o.ValidatePull(lifecycle.PullIfMissing) }
 
 func (o *runContainerOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error {
-		return lifecycle.Run(ctx, c, o.args[0], o.args[1], o.Runtime, o.Pull, o.out(), o.errOut())
+	return o.WithRuntime(func(c *client.Client) error {
+		return lifecycle.Run(ctx, c, o.Args[0], o.Args[1], o.Runtime, o.Pull, o.Out(), o.ErrOut())
 	})
 }
 
@@ -37,7 +37,7 @@ When a step fails, the pod and container it created are removed again.` + lifecy
 		Args: argsRange(2, 2, "CONTAINER_CONFIG POD_CONFIG"),
 		RunE: runOptions(f, o),
 	}
-	o.bind(cmd.Flags())
+	o.Bind(cmd.Flags())
 	cmd.Flags().StringVar(&o.Runtime, "runtime", "", "runtime handler for the pod (the runtime defines them)")
 	return cmd
 }

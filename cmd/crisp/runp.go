@@ -16,8 +16,8 @@ type runPodOptions struct {
 }
 
 func (o *runPodOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error {
-		return lifecycle.RunPod(ctx, c, o.args[0], o.Runtime, o.out())
+	return o.WithRuntime(func(c *client.Client) error {
+		return lifecycle.RunPod(ctx, c, o.Args[0], o.Runtime, o.Out())
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 type startOptions struct{ verb }
 
 func (o *startOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error { return lifecycle.Start(ctx, c, o.args, o.out()) })
+	return o.WithRuntime(func(c *client.Client) error { return lifecycle.Start(ctx, c, o.Args, o.Out()) })
 }
 
 func newStartCommand(f *factory) *cobra.Command {

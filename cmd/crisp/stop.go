@@ -16,11 +16,11 @@ type stopOptions struct {
 	All     bool
 }
 
-func (o *stopOptions) Validate() error { return o.refsOrAll(o.All, "CONTAINER") }
+func (o *stopOptions) Validate() error { return o.RefsOrAll(o.All, "CONTAINER") }
 
 func (o *stopOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error {
-		return lifecycle.Stop(ctx, c, o.args, o.All, o.Timeout, o.out(), o.errOut())
+	return o.WithRuntime(func(c *client.Client) error {
+		return lifecycle.Stop(ctx, c, o.Args, o.All, o.Timeout, o.Out(), o.ErrOut())
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 type stopPodOptions struct{ verb }
 
 func (o *stopPodOptions) Run(ctx context.Context) error {
-	return o.withRuntime(func(c *client.Client) error { return lifecycle.StopPods(ctx, c, o.args, o.out()) })
+	return o.WithRuntime(func(c *client.Client) error { return lifecycle.StopPods(ctx, c, o.Args, o.Out()) })
 }
 
 func newStopPodCommand(f *factory) *cobra.Command {

@@ -24,7 +24,7 @@ func (o *updateOptions) Run(ctx context.Context) error {
 		o.windows.CpuShares, o.windows.MemoryLimitInBytes = o.linux.CpuShares, o.linux.MemoryLimitInBytes
 		res = &runtimeapi.ContainerResources{Windows: &o.windows}
 	}
-	return o.withRuntime(func(c *client.Client) error { return lifecycle.Update(ctx, c, o.args, res, o.out()) })
+	return o.WithRuntime(func(c *client.Client) error { return lifecycle.Update(ctx, c, o.Args, res, o.Out()) })
 }
 
 func newUpdateCommand(f *factory) *cobra.Command {
