@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
-	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
@@ -119,49 +114,8 @@ func (o *attachOptions) Validate() error {
 
 // Run attaches until the process ends or the user detaches.
 func (o *attachOptions) Run(ctx context.Context) error {
-	cli, settings, ctr, err := o.deps.Connect(ctx, o.Container)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
-	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
-			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
-	}
-	cfg, err := o.deps.TransportConfig(o.TLS, settings)
-	if err != nil {
-		return err
-	}
-	if err := o.Trace.Apply(&cfg); err != nil {
-		return err
-	}
-	withTTY := o.deps.CheckTTY(o.Stdin, o.TTY)
-	if err := o.Record.Start(&o.deps, []string{"attach", o.Container}); err != nil {
-		return err
-	}
-	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: o.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
-	src := cli.AttachSource("attach", req)
-
-	ctx, detach := context.WithCancel(ctx)
-	defer detach()
-	var stdin io.Reader
-	var keys *tty.DetachReader
-	if o.Stdin {
-		keys = tty.NewDetachReader(o.deps.Streams.In, o.keys, detach)
-		defer func() { _ = keys.Close() }() // it only stops watching stdin
-		stdin = keys
-	}
-	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
-		return o.deps.Session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
-	}
-	err = o.Reconnect.Run(ctx, o.deps, cli, ctr.Id, src, session, keys)
-	if keys != nil && keys.Detached() {
-		_ = keys.Close() // it only stops watching stdin
-		o.deps.Logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
-		return nil
-	}
-	if err == nil {
-		return o.deps.WaitExit(ctx, cli, ctr.Id, o.exitWait)
-	}
-	return o.deps.Outcome(ctx, err)
+	return o.deps.Attach(ctx, session.Attach{
+		Container: o.Container, Stdin: o.Stdin, TTY: o.TTY, Keys: o.keys, Offers: o.offers, TLS: o.TLS,
+		Configure: o.Trace.Apply, Record: &o.Record, Reconnect: o.Reconnect, ExitWait: o.exitWait,
+	})
 }

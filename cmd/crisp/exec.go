@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/session"
@@ -149,32 +147,8 @@ func (o *execOptions) Run(ctx context.Context) error {
 	if o.many {
 		return o.Many.run(ctx, o)
 	}
-	cli, settings, ctr, err := o.deps.Connect(ctx, o.Container)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
-	if o.Sync {
-		return o.deps.ExecSync(ctx, cli, ctr.Id, o.Command, o.Timeout)
-	}
-	cfg, err := o.deps.TransportConfig(o.TLS, settings)
-	if err != nil {
-		return err
-	}
-	if err := o.Trace.Apply(&cfg); err != nil {
-		return err
-	}
-	withTTY := o.deps.CheckTTY(o.Stdin, o.TTY)
-	if err := o.Record.Start(&o.deps, o.Command); err != nil {
-		return err
-	}
-	req := &runtimeapi.ExecRequest{
-		ContainerId: ctr.Id, Cmd: o.Command, Tty: withTTY, Stdin: o.Stdin, Stdout: true, Stderr: !withTTY,
-	}
-	var stdin io.Reader
-	if o.Stdin {
-		stdin = o.deps.Streams.In
-	}
-	_, err = o.deps.Session(ctx, "exec", cli.ExecSource("exec", req), o.offers, cfg, stdin, withTTY)
-	return o.deps.Outcome(ctx, err)
+	return o.deps.Exec(ctx, session.Exec{
+		Container: o.Container, Command: o.Command, Stdin: o.Stdin, TTY: o.TTY, Sync: o.Sync, Timeout: o.Timeout,
+		Offers: o.offers, TLS: o.TLS, Configure: o.Trace.Apply, Record: &o.Record,
+	})
 }

@@ -1,0 +1,129 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
+	"github.com/crisp-cri/crisp/internal/tty"
+)
+
+// Exec is one exec: what to run where, how (-i, -t, -s and its timeout),
+// what to offer the runtime, and the streaming flags.
+type Exec struct {
+	Container        string
+	Command          []string
+	Stdin, TTY, Sync bool
+	Timeout          time.Duration
+	Offers           []transport.Offer
+	TLS              cmdutil.TLSFlags
+	Configure        func(*transport.Config) error // --trace-file
+	Record           *RecordFlags
+}
+
+// Exec runs e and returns the remote exit status as an error (nil for 0).
+func (d Deps) Exec(ctx context.Context, e Exec) error {
+	cli, settings, ctr, err := d.Connect(ctx, e.Container)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
+	if e.Sync {
+		return d.ExecSync(ctx, cli, ctr.Id, e.Command, e.Timeout)
+	}
+	cfg, err := d.config(e.TLS, settings, e.Configure)
+	if err != nil {
+		return err
+	}
+	withTTY := d.CheckTTY(e.Stdin, e.TTY)
+	if err := e.Record.Start(&d, e.Command); err != nil {
+		return err
+	}
+	req := &runtimeapi.ExecRequest{
+		ContainerId: ctr.Id, Cmd: e.Command, Tty: withTTY, Stdin: e.Stdin, Stdout: true, Stderr: !withTTY,
+	}
+	var stdin io.Reader
+	if e.Stdin {
+		stdin = d.Streams.In
+	}
+	_, err = d.Session(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, stdin, withTTY)
+	return d.Outcome(ctx, err)
+}
+
+// Attach is one attach: the container, -i, -t and the detach keys, what to
+// offer the runtime, the streaming flags, and how long to wait for the
+// runtime to record the exit of a container whose stream ended.
+type Attach struct {
+	Container  string
+	Stdin, TTY bool
+	Keys       []byte
+	Offers     []transport.Offer
+	TLS        cmdutil.TLSFlags
+	Configure  func(*transport.Config) error // --trace-file
+	Record     *RecordFlags
+	Reconnect  ReconnectFlags
+	ExitWait   time.Duration
+}
+
+// Attach attaches until the process ends (its exit status is returned as
+// an error) or the user detaches (nil).
+func (d Deps) Attach(ctx context.Context, a Attach) error {
+	cli, settings, ctr, err := d.Connect(ctx, a.Container)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
+	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
+			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
+	}
+	cfg, err := d.config(a.TLS, settings, a.Configure)
+	if err != nil {
+		return err
+	}
+	withTTY := d.CheckTTY(a.Stdin, a.TTY)
+	if err := a.Record.Start(&d, []string{"attach", a.Container}); err != nil {
+		return err
+	}
+	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: a.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
+	src := cli.AttachSource("attach", req)
+
+	ctx, detach := context.WithCancel(ctx)
+	defer detach()
+	var stdin io.Reader
+	var keys *tty.DetachReader
+	if a.Stdin {
+		keys = tty.NewDetachReader(d.Streams.In, a.Keys, detach)
+		defer func() { _ = keys.Close() }() // it only stops watching stdin
+		stdin = keys
+	}
+	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
+		return d.Session(ctx, "attach", src, a.Offers, cfg, stdin, withTTY)
+	}
+	err = a.Reconnect.Run(ctx, d, cli, ctr.Id, src, session, keys)
+	if keys != nil && keys.Detached() {
+		_ = keys.Close() // it only stops watching stdin
+		d.Logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
+		return nil
+	}
+	if err == nil {
+		return d.WaitExit(ctx, cli, ctr.Id, a.ExitWait)
+	}
+	return d.Outcome(ctx, err)
+}
+
+// config is TransportConfig adjusted by configure (--trace-file) when set.
+func (d Deps) config(tlsFlags cmdutil.TLSFlags, settings client.Settings, configure func(*transport.Config) error) (transport.Config, error) {
+	cfg, err := d.TransportConfig(tlsFlags, settings)
+	if err == nil && configure != nil {
+		err = configure(&cfg)
+	}
+	return cfg, err
+}
