@@ -38,6 +38,7 @@ type recorder struct {
 	conn     net.Conn // the attempt's connection, closed on an upgrade timeout
 	ok       bool
 	late     bool // the upgrade timed out: an answer now is ignored
+	aborted  bool // the caller's context ended before the answer: likewise
 	status   int
 	reason   string
 	upgrade  time.Duration
@@ -67,6 +68,22 @@ func (r *recorder) timeOut() bool {
 	return true
 }
 
+// abort ends a pending upgrade when the caller's context is done (a signal):
+// the handshake libraries read the answer without watching the context, so
+// only closing the connection under them returns at once. An accepted
+// session is left to its executor, which watches the context itself.
+func (r *recorder) abort() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ok {
+		return
+	}
+	r.aborted = true
+	if r.conn != nil {
+		r.conn.Close()
+	}
+}
+
 // dial opens the attempt's TCP connection and keeps it for timeOut.
 func (r *recorder) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
@@ -76,8 +93,11 @@ func (r *recorder) dial(ctx context.Context, network, addr string) (net.Conn, er
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.late {
+	if r.late || r.aborted {
 		conn.Close()
+		if r.aborted {
+			return nil, fmt.Errorf("dialing %s: %w", addr, context.Canceled)
+		}
 		return nil, fmt.Errorf("dialing %s: the upgrade timed out", addr)
 	}
 	r.conn = conn
@@ -92,7 +112,7 @@ func (r *recorder) timedOut() bool {
 
 func (r *recorder) accept(status int, protocol string) {
 	r.mu.Lock()
-	if r.late {
+	if r.late || r.aborted {
 		r.mu.Unlock()
 		return // the attempt's context is cancelled: the session is over
 	}

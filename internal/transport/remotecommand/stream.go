@@ -149,9 +149,10 @@ func (s *session) negotiated() transport.Attempt {
 // run makes one attempt on rawURL and, when accepted, streams the session.
 func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer) (transport.Attempt, error) {
 	att := transport.Attempt{Offer: offer, URL: rawURL}
+	shown := transport.Shorten(rawURL) // what messages show of the URL
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		att.Err = fmt.Errorf("%s: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", s.op, rawURL)
+		att.Err = fmt.Errorf("%s: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", s.op, transport.Shorten(rawURL))
 		return att, att.Err
 	}
 	rec := &recorder{offer: offer, url: rawURL}
@@ -161,8 +162,8 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		s.mu.Lock()
 		s.accepted = att
 		s.mu.Unlock()
-		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, rawURL, status, upgrade.Round(time.Microsecond))
-		transport.ReportTLS(s.cfg, s.op, rawURL, att.TLS)
+		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, shown, status, upgrade.Round(time.Microsecond))
+		transport.ReportTLS(s.cfg, s.op, shown, att.TLS)
 	}
 	opts := clientremotecommand.StreamOptions{
 		Stdin: s.s.Stdin, Stdout: s.s.Stdout, Stderr: s.s.Stderr, Tty: s.s.TTY, TerminalSizeQueue: s.s.Resize,
@@ -181,13 +182,15 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		err = fmt.Errorf("unknown transport %q", offer.Transport)
 	}
 	if err != nil {
-		att.Err = fmt.Errorf("%s: setting up %s for %s: %w", s.op, offer, rawURL, err)
+		att.Err = fmt.Errorf("%s: setting up %s for %s: %w", s.op, offer, shown, err)
 		return att, att.Err
 	}
 	// A server that takes the connection but never answers the upgrade
 	// would hold crisp forever: bound the handshake, not the session.
 	attemptCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	stopAbort := context.AfterFunc(ctx, rec.abort)
+	defer stopAbort()
 	if s.cfg.UpgradeTimeout > 0 {
 		timer := time.AfterFunc(s.cfg.UpgradeTimeout, func() {
 			if rec.timeOut() {
@@ -197,6 +200,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		defer timer.Stop()
 	}
 	defer rec.final.release() // statuswatch.go: a held v1 connection closes here
+	s.tr.line("%s: offering %s at %s", s.op, offer, shown)
 	err = exec.StreamWithContext(attemptCtx, opts)
 	if rec.accepted() {
 		if att.Protocol == "" {
@@ -221,8 +225,9 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		return att, s.outcome(ctx, att, err)
 	}
 	if err == nil {
-		err = fmt.Errorf("%s: %s at %s ended without an upgrade", s.op, offer, rawURL)
+		err = fmt.Errorf("%s: %s at %s ended without an upgrade", s.op, offer, shown)
 	}
+	err = transport.ShortenIn(err, rawURL)
 	att.Status, att.Reason, att.Upgrade = rec.status, rec.reason, rec.upgrade
 	var refused *transport.RefusedError
 	switch {
@@ -232,13 +237,13 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		att.Err = ctx.Err()
 	case rec.timedOut():
 		att.Err = fmt.Errorf("%s: the runtime's streaming server at %s took the connection but did not answer the %s upgrade within %s; is it overloaded or stuck? (raise --request-timeout to wait longer)",
-			s.op, rawURL, offer, s.cfg.UpgradeTimeout)
+			s.op, shown, offer, s.cfg.UpgradeTimeout)
 	default:
 		if tlsErr := tw.Describe(err); tlsErr.Error() != err.Error() {
 			att.Err = fmt.Errorf("%s: %w", s.op, tlsErr)
 			break
 		}
-		att.Err = fmt.Errorf("%s: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?", s.op, rawURL, offer, err)
+		att.Err = fmt.Errorf("%s: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?", s.op, shown, offer, err)
 	}
 	return att, att.Err
 }
@@ -258,7 +263,7 @@ func (s *session) outcome(ctx context.Context, att transport.Attempt, err error)
 		return ctx.Err()
 	}
 	return fmt.Errorf("%s: the session over %s %s (%s) broke off: %w; did the runtime or its streaming server stop?",
-		s.op, att.Transport.Title(), att.Protocol, att.URL, err)
+		s.op, att.Transport.Title(), att.Protocol, transport.Shorten(att.URL), err)
 }
 
 func (s *session) traceExit(code int) {
@@ -272,7 +277,7 @@ func describeRefusal(a transport.Attempt) string {
 	if errors.As(a.Err, &refused) {
 		return refused.Error()
 	}
-	return fmt.Sprintf("%s at %s failed: %v", a.Offer, a.URL, a.Err)
+	return fmt.Sprintf("%s at %s failed: %v", a.Offer, transport.Shorten(a.URL), a.Err)
 }
 
 // base64Offer reports whether offer's first protocol is a base64 framing,

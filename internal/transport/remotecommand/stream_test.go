@@ -34,6 +34,8 @@ type fakeServer struct {
 	ws   []string // WebSocket protocols spoken (v4.channel.k8s.io at most: cri-streaming has no v5)
 	run  func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error
 	hang chan struct{} // non-nil: requests get no answer until it closes
+	// arrived, when set, hears of each request left hanging.
+	arrived chan struct{}
 
 	mu     sync.Mutex
 	tokens map[string]bool // issued, not yet used
@@ -117,6 +119,9 @@ func (f *fakeServer) serve(w http.ResponseWriter, req *http.Request) {
 		offered = req.Header.Values(headerProtocolVersion)
 	}
 	if f.hang != nil {
+		if f.arrived != nil {
+			f.arrived <- struct{}{}
+		}
 		select { // take the connection, never answer
 		case <-f.hang:
 		case <-req.Context().Done():

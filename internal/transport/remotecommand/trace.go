@@ -39,6 +39,16 @@ func (t *tracer) note(dir, channel string, id int, what string) {
 		time.Since(t.start).Round(time.Microsecond))
 }
 
+// line writes a trace line that is not a frame (an upgrade on its way).
+func (t *tracer) line(format string, args ...any) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.w, "crisp: "+format+" +%s\n", append(args, time.Since(t.start).Round(time.Microsecond))...)
+}
+
 func (t *tracer) frame(dir, channel string, id, n int) {
 	t.note(dir, channel, id, fmt.Sprintf("%d B", n))
 }
