@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -184,7 +182,7 @@ EXIT STATUS
 // Main runs crisp with args and returns the process exit status.
 func Main(args []string, streams ioStreams) int {
 	quietKlog()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := notifySignals(context.Background())
 	defer stop()
 
 	f := &factory{Streams: streams, Getenv: os.Getenv}
@@ -210,6 +208,7 @@ func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Comman
 	if err == nil {
 		return exitOK, cmd, nil
 	}
+	err = signalled(ctx, err)
 	if !errors.Is(err, errReported) {
 		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err) // the error stream is the last resort: a failed write there has nowhere to go
 	}

@@ -186,7 +186,7 @@ func (b *Bencher) execOnce(ctx context.Context, t Target, p Protocol, req *runti
 	}
 	hs, err := b.Streamer.Stream(ctx, url, p, s)
 	if !hs.Accepted {
-		return fmt.Errorf("upgrade refused: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))
+		return upgradeFailed(hs, err)
 	}
 	if code, ok := exitStatus(err); !ok || code != 0 {
 		return fmt.Errorf("%q: %v", req.Cmd, err)
@@ -243,7 +243,7 @@ func (b *Bencher) forward(ctx context.Context, t Target, p Protocol) (float64, e
 	}
 	hs, conn, err := b.Streamer.Forward(ctx, url, p, t.Port)
 	if !hs.Accepted {
-		return 0, fmt.Errorf("upgrade refused: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))
+		return 0, upgradeFailed(hs, err)
 	}
 	if err != nil || conn == nil {
 		return 0, fmt.Errorf("could not open a connection to port %d: %v", t.Port, err)
@@ -331,4 +331,13 @@ type zeros struct{}
 func (zeros) Read(b []byte) (int, error) {
 	clear(b)
 	return len(b), nil
+}
+
+// upgradeFailed is the error of an attempt whose upgrade was not accepted:
+// refused, or not answered in time.
+func upgradeFailed(hs Handshake, err error) error {
+	if hs.TimedOut {
+		return fmt.Errorf("upgrade timed out: %s", errText(err, Result{}))
+	}
+	return fmt.Errorf("upgrade refused: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))
 }

@@ -23,7 +23,9 @@ func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Res
 		res.Error = err.Error()
 		return res
 	}
+	stop := p.waiting(CallPortForward, proto)
 	hs, conn, err := p.Streamer.Forward(ctx1, url, proto, t.Port)
+	stop()
 	recordHandshake(&res, hs, err)
 	if !hs.Accepted {
 		return res

@@ -233,11 +233,13 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 	switch {
 	case errors.As(err, &refused):
 		att.Err = refused
+	case rec.timedOut():
+		att.Err = &transport.UpgradeTimeoutError{Op: s.op, Offer: offer, URL: rawURL, After: s.cfg.UpgradeTimeout, Hint: "raise --request-timeout to wait longer"}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || deadlinePassed(ctx):
+		// The caller's own deadline (probe's --attempt-timeout) came first.
+		att.Err = &transport.UpgradeTimeoutError{Op: s.op, Offer: offer, URL: rawURL, After: time.Since(s.start)}
 	case ctx.Err() != nil:
 		att.Err = ctx.Err()
-	case rec.timedOut():
-		att.Err = fmt.Errorf("%s: the runtime's streaming server at %s took the connection but did not answer the %s upgrade within %s; is it overloaded or stuck? (raise --request-timeout to wait longer)",
-			s.op, shown, offer, s.cfg.UpgradeTimeout)
 	default:
 		if tlsErr := tw.Describe(err); tlsErr.Error() != err.Error() {
 			att.Err = fmt.Errorf("%s: %w", s.op, tlsErr)
@@ -288,4 +290,12 @@ func base64Offer(offer transport.Offer) bool {
 	}
 	spec, _ := transport.Lookup(transport.CallExec, transport.Protocol{Transport: offer.Transport, Name: offer.Protocols[0]})
 	return spec.Framing == transport.FramingBase64
+}
+
+// deadlinePassed reports whether ctx's deadline is behind us: gorilla
+// turns the deadline into the connection's, so its read can fail with an
+// i/o timeout a moment before the context says it is done.
+func deadlinePassed(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
