@@ -125,6 +125,8 @@ type Prober struct {
 	// answer (progress.go), so a stuck runtime does not look like a stuck
 	// crisp.
 	Progress func(format string, args ...any)
+	// SlowAfter is when an attempt counts as slow (2s if zero).
+	SlowAfter time.Duration
 }
 
 func (p *Prober) timeout() time.Duration {

@@ -14,9 +14,12 @@ func (p *Prober) waiting(call Call, proto Protocol) (stop func()) {
 	if p.Progress == nil {
 		return func() {}
 	}
-	limit := p.timeout()
-	t := time.AfterFunc(slowAttempt, func() {
-		p.Progress("%s over %s: still waiting after %s (an attempt may take up to %s)", call, proto, slowAttempt, limit)
+	limit, after := p.timeout(), p.SlowAfter
+	if after <= 0 {
+		after = slowAttempt
+	}
+	t := time.AfterFunc(after, func() {
+		p.Progress("%s over %s: still waiting after %s (an attempt may take up to %s)", call, proto, after, limit)
 	})
 	return func() { t.Stop() }
 }
