@@ -172,7 +172,10 @@ func (e *base64Executor) dial(ctx context.Context) (*gwebsocket.Conn, string, er
 		conn.Close()
 		return nil, "", e.rec.refuse(resp.StatusCode, fmt.Sprintf("server switched protocols but chose subprotocol %q, not one of %q", protocol, e.protocols))
 	}
-	e.rec.accept(resp.StatusCode, protocol)
+	if err := e.rec.accept(resp.StatusCode, protocol); err != nil {
+		conn.Close()
+		return nil, "", err
+	}
 	return conn, protocol, nil
 }
 

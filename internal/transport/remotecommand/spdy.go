@@ -32,7 +32,7 @@ const headerProtocolVersion = "X-Stream-Protocol-Version"
 type recorder struct {
 	offer    transport.Offer
 	url      string
-	onAccept func(status int, protocol string, upgrade time.Duration)
+	onAccept func(status int, protocol string, upgrade time.Duration) error
 
 	mu       sync.Mutex
 	conn     net.Conn // the attempt's connection, closed on an upgrade timeout
@@ -110,18 +110,22 @@ func (r *recorder) timedOut() bool {
 	return r.late
 }
 
-func (r *recorder) accept(status int, protocol string) {
+// accept records the upgrade. A non-nil error (a guard of guard.go) means
+// the session must not start: the caller closes the connection and hands
+// the error back to client-go.
+func (r *recorder) accept(status int, protocol string) error {
 	r.mu.Lock()
 	if r.late || r.aborted {
 		r.mu.Unlock()
-		return // the attempt's context is cancelled: the session is over
+		return nil // the attempt's context is cancelled: the session is over
 	}
 	r.ok, r.status, r.upgrade = true, status, time.Since(r.dialedAt)
 	up := r.upgrade
 	r.mu.Unlock()
 	if r.onAccept != nil {
-		r.onAccept(status, protocol, up)
+		return r.onAccept(status, protocol, up)
 	}
+	return nil
 }
 
 // refuse records a refusal and returns it as the error to hand back to
@@ -167,7 +171,10 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 	if protocol == "" {
 		protocol = transport.ExecProtocolV1 // what client-go speaks when the server names none
 	}
-	u.rec.accept(resp.StatusCode, protocol)
+	if err := u.rec.accept(resp.StatusCode, protocol); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	return u.rec.final.wrap(conn, protocol), nil
 }
 

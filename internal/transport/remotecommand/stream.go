@@ -33,6 +33,10 @@ type Streams struct {
 	TTY    bool
 	// Resize, with TTY, carries the initial size and every later one.
 	Resize TerminalSizeQueue
+	// InteractiveStdin: Stdin is a terminal a user types into. Without it,
+	// Stream refuses to run piped stdin over a protocol that cannot pass
+	// its end on (guard.go); with it, it warns when the end is typed.
+	InteractiveStdin bool
 }
 
 // Result is the outcome of a negotiated session.
@@ -63,6 +67,7 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 		return res, fmt.Errorf("%s: nothing to offer the streaming server", op)
 	}
 	sess := newSession(op, cfg, s)
+	sess.failFast = true
 	defer sess.end()
 	for i, offer := range offers {
 		rpcStart := time.Now()
@@ -113,12 +118,19 @@ type session struct {
 	done  chan struct{}
 	stdin *stdinReader
 
-	mu       sync.Mutex
-	accepted transport.Attempt
+	// interactive and failFast decide the stdin-EOF guard (guard.go).
+	interactive, failFast bool
+	// out and errOut catch local write errors (guard.go).
+	out, errOut *localWriter
+
+	mu        sync.Mutex
+	accepted  transport.Attempt
+	fatal     error              // ends the attempt although it was accepted
+	cancelRun context.CancelFunc // ends the running attempt
 }
 
 func newSession(op string, cfg transport.Config, s Streams) *session {
-	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{})}
+	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{}), interactive: s.InteractiveStdin}
 	tr := newTracer(cfg.Trace, sess.start)
 	sess.tr = tr
 	sess.s = Streams{TTY: s.TTY}
@@ -127,10 +139,12 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 		sess.s.Stdin = sess.stdin
 	}
 	if s.Stdout != nil {
-		sess.s.Stdout = tr.writer(s.Stdout, "stdout", 1)
+		sess.out = &localWriter{w: tr.writer(s.Stdout, "stdout", 1), name: "stdout", onErr: sess.abortRun}
+		sess.s.Stdout = sess.out
 	}
 	if s.Stderr != nil && !s.TTY {
-		sess.s.Stderr = tr.writer(s.Stderr, "stderr", 2)
+		sess.errOut = &localWriter{w: tr.writer(s.Stderr, "stderr", 2), name: "stderr", onErr: sess.abortRun}
+		sess.s.Stderr = sess.errOut
 	}
 	if s.TTY && s.Resize != nil {
 		sess.s.Resize = tr.sizes(s.Resize)
@@ -139,6 +153,33 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 }
 
 func (s *session) end() { close(s.done) }
+
+// abortRun ends the running attempt (a guard in guard.go tripped).
+func (s *session) abortRun() {
+	s.mu.Lock()
+	cancel := s.cancelRun
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// failure is what ends an accepted attempt besides its own outcome: a
+// guard's error, or a local write that failed.
+func (s *session) failure() error {
+	s.mu.Lock()
+	fatal := s.fatal
+	s.mu.Unlock()
+	if fatal != nil {
+		return fatal
+	}
+	for _, w := range []*localWriter{s.out, s.errOut} {
+		if err := w.failed(); err != nil {
+			return fmt.Errorf("%s: %w", s.op, err)
+		}
+	}
+	return nil
+}
 
 func (s *session) negotiated() transport.Attempt {
 	s.mu.Lock()
@@ -157,13 +198,25 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 	}
 	rec := &recorder{offer: offer, url: rawURL}
 	cfg, tw := transport.WatchTLS(s.cfg, rawURL)
-	rec.onAccept = func(status int, protocol string, upgrade time.Duration) {
+	// A server that takes the connection but never answers the upgrade
+	// would hold crisp forever: bound the handshake, not the session.
+	attemptCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.cancelRun = cancel
+	s.mu.Unlock()
+	rec.onAccept = func(status int, protocol string, upgrade time.Duration) error {
 		att.Status, att.Protocol, att.Upgrade, att.TLS = status, protocol, upgrade, tw.Result()
 		s.mu.Lock()
 		s.accepted = att
+		if s.needsStdinEOF(offer.Transport, protocol) {
+			s.fatal = stdinEOFError(s.op, offer, protocol)
+		}
+		fatal := s.fatal
 		s.mu.Unlock()
 		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, shown, status, upgrade.Round(time.Microsecond))
 		transport.ReportTLS(s.cfg, s.op, shown, att.TLS)
+		return fatal
 	}
 	opts := clientremotecommand.StreamOptions{
 		Stdin: s.s.Stdin, Stdout: s.s.Stdout, Stderr: s.s.Stderr, Tty: s.s.TTY, TerminalSizeQueue: s.s.Resize,
@@ -185,10 +238,6 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		att.Err = fmt.Errorf("%s: setting up %s for %s: %w", s.op, offer, shown, err)
 		return att, att.Err
 	}
-	// A server that takes the connection but never answers the upgrade
-	// would hold crisp forever: bound the handshake, not the session.
-	attemptCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	stopAbort := context.AfterFunc(ctx, rec.abort)
 	defer stopAbort()
 	if s.cfg.UpgradeTimeout > 0 {
@@ -203,6 +252,9 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 	s.tr.line("%s: offering %s at %s", s.op, offer, shown)
 	err = exec.StreamWithContext(attemptCtx, opts)
 	if rec.accepted() {
+		if ferr := s.failure(); ferr != nil && ctx.Err() == nil {
+			return att, ferr
+		}
 		if att.Protocol == "" {
 			// SPDY servers may answer without a version header: client-go then
 			// speaks v1, and so do we in messages.

@@ -345,12 +345,13 @@ func TestStdinAndStderr(t *testing.T) {
 	}
 }
 
+// With a terminal on stdin (typed input), v4 warns when the input ends.
 func TestWebSocketV4StdinEOFWarnsOnce(t *testing.T) {
 	f := newFakeServer(t, nil, criWS)
 	offers, _ := transport.ExecOffers(transport.WebSocket, "")
 	var out, warn bytes.Buffer
 	cfg := transport.Config{Warnf: func(format string, args ...any) { fmt.Fprintf(&warn, format+"\n", args...) }}
-	_, err := f.stream(offers, cfg, Streams{Stdin: strings.NewReader("a\n"), Stdout: &out}, "readline")
+	_, err := f.stream(offers, cfg, Streams{Stdin: strings.NewReader("a\n"), Stdout: &out, InteractiveStdin: true}, "readline")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,8 +102,11 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		conn.Close()
 		return nil, d.rec.refuse(resp.StatusCode, fmt.Sprintf("server switched protocols but chose subprotocol %q, not one of %q", conn.Subprotocol(), protocols))
 	}
+	if err := d.rec.accept(resp.StatusCode, conn.Subprotocol()); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	d.holder.Conn = conn
-	d.rec.accept(resp.StatusCode, conn.Subprotocol())
 	return resp, nil
 }
 
