@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/moby/term"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -366,6 +369,18 @@ func (o *execOptions) runSync(ctx context.Context, cli *client.Client, ctr *runt
 	if err != nil {
 		if ctx.Err() != nil {
 			return newInterrupted(ctx.Err())
+		}
+		if notStarted, ok := transport.StartFailure(err.Error()); ok {
+			return o.deps.sessionOutcome(ctx, notStarted) // 127 or 126 with the runtime's reason
+		}
+		var grpcErr interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &grpcErr) && grpcErr.GRPCStatus().Code() == codes.DeadlineExceeded && o.Timeout > 0 {
+			st := grpcErr.GRPCStatus()
+			// The runtime ended the command at --timeout (it answers
+			// DeadlineExceeded), or its answer missed --timeout plus the
+			// request timeout: either way --timeout is the bound to raise.
+			return fmt.Errorf("exec -s: %q did not finish within --timeout %s (raise --timeout to give it longer): %s",
+				strings.Join(o.Command, " "), o.Timeout, transport.Shorten(st.Message()))
 		}
 		return err
 	}
