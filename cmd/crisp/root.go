@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,6 +124,8 @@ EXIT STATUS
 			return nil
 		},
 	}
+	root.Version = crispVersion
+	root.SetVersionTemplate("crisp {{.Version}}\n")
 	root.SetIn(f.Streams.In)
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.ErrOut)
@@ -210,7 +213,11 @@ func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Comman
 	}
 	err = signalled(ctx, err)
 	if !errors.Is(err, errReported) {
-		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err) // the error stream is the last resort: a failed write there has nowhere to go
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "crisp ") && !strings.HasPrefix(msg, "crisp:") {
+			msg = "crisp: " + msg // not twice when the message names the command ("crisp port-forward needs ...")
+		}
+		_, _ = fmt.Fprintln(f.Streams.ErrOut, msg) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return exitStatus(err, isPassThrough(cmd)), cmd, err
 }
