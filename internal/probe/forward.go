@@ -32,7 +32,7 @@ func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Res
 	}
 	if t.Port == 0 || p.SkipChecks {
 		if conn != nil {
-			conn.Close()
+			_ = conn.Close() // an error closing or writing here has nowhere better to go
 		}
 		if !p.SkipChecks {
 			res.Checks = append(res.Checks, Check{Name: CheckRoundTrip, Outcome: Skip, Detail: "no --port given"})
@@ -127,7 +127,7 @@ func closeOnDone(ctx context.Context, conn Conn) (stop func()) {
 		case <-ctx.Done():
 		case <-done:
 		}
-		conn.Close()
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
 	}()
 	return func() {
 		close(done)

@@ -89,7 +89,7 @@ func (r *SmokeReport) JUnit(started time.Time) JUnitSuites {
 	for _, c := range r.Checks {
 		class := "crisp.smoke." + string(c.Call)
 		if c.Protocol != nil {
-			class += "." + classPart(string(c.Protocol.Transport)+"_"+c.Protocol.Name)
+			class += "." + classPart(string(c.Transport)+"_"+c.Protocol.Name)
 		}
 		tc := JUnitCase{Name: c.Check.Name, ClassName: class, Time: seconds(c.Duration)}
 		switch c.Outcome {

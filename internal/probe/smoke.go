@@ -47,7 +47,7 @@ func (c SmokeCheck) Name() string {
 	if c.Protocol == nil {
 		return string(c.Call) + "/" + c.Check.Name
 	}
-	return string(c.Call) + "/" + c.Protocol.String() + "/" + c.Check.Name
+	return string(c.Call) + "/" + c.String() + "/" + c.Check.Name
 }
 
 // SmokeReport is smoke's verdict.
@@ -221,7 +221,7 @@ func refusals(rep *ProbeReport, call Call) string {
 		if _, ok := groups[why]; !ok {
 			order = append(order, why)
 		}
-		groups[why] = append(groups[why], r.Protocol.String())
+		groups[why] = append(groups[why], r.String())
 	}
 	var parts []string
 	for _, why := range order {

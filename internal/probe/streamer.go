@@ -67,7 +67,7 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade, TimedOut: timedOut(att, err)}
 	if err != nil {
 		if sess != nil {
-			sess.Close()
+			_ = sess.Close() // an error closing or writing here has nowhere better to go
 		}
 		return hs, nil, err
 	}
@@ -76,7 +76,7 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 	}
 	conn, err := sess.Open(ctx, uint16(port))
 	if err != nil {
-		sess.Close()
+		_ = sess.Close() // an error closing or writing here has nowhere better to go
 		return hs, nil, err
 	}
 	return hs, &sessionConn{ForwardConn: conn, sess: sess}, nil

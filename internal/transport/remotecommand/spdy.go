@@ -63,7 +63,7 @@ func (r *recorder) timeOut() bool {
 	}
 	r.late = true
 	if r.conn != nil {
-		r.conn.Close() // unblocks a handshake that reads no matter the context
+		_ = r.conn.Close() // unblocks a handshake that reads no matter the context
 	}
 	return true
 }
@@ -80,7 +80,7 @@ func (r *recorder) abort() {
 	}
 	r.aborted = true
 	if r.conn != nil {
-		r.conn.Close()
+		_ = r.conn.Close() // an error closing or writing here has nowhere better to go
 	}
 }
 
@@ -94,7 +94,7 @@ func (r *recorder) dial(ctx context.Context, network, addr string) (net.Conn, er
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.late || r.aborted {
-		conn.Close()
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
 		if r.aborted {
 			return nil, fmt.Errorf("dialing %s: %w", addr, context.Canceled)
 		}
@@ -172,7 +172,7 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 		protocol = transport.ExecProtocolV1 // what client-go speaks when the server names none
 	}
 	if err := u.rec.accept(resp.StatusCode, protocol); err != nil {
-		conn.Close()
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
 		return nil, err
 	}
 	return u.rec.final.wrap(conn, protocol), nil

@@ -35,7 +35,7 @@ func (t *tracer) note(dir, channel string, id int, what string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.w, "crisp: frame %s ch%d %-6s %s +%s\n", dir, id, channel, what,
+	_, _ = fmt.Fprintf(t.w, "crisp: frame %s ch%d %-6s %s +%s\n", dir, id, channel, what,
 		time.Since(t.start).Round(time.Microsecond))
 }
 
@@ -46,7 +46,7 @@ func (t *tracer) line(format string, args ...any) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.w, "crisp: "+format+" +%s\n", append(args, time.Since(t.start).Round(time.Microsecond))...)
+	_, _ = fmt.Fprintf(t.w, "crisp: "+format+" +%s\n", append(args, time.Since(t.start).Round(time.Microsecond))...)
 }
 
 func (t *tracer) frame(dir, channel string, id, n int) {
