@@ -220,6 +220,11 @@ type execOptions struct {
 	Transport string
 	Protocol  string
 	TLS       tlsOptions
+	Trace     traceOptions    // traceflags.go
+	Record    recordOptions   // recordflags.go
+	Many      execManyOptions // execmany.go: --label, --pod, --name, --parallel
+
+	many bool
 
 	Container string
 	Command   []string
@@ -263,7 +268,10 @@ EXIT STATUS
   printf 'a\nb\n' | crisp exec -i web -- wc -l
   crisp exec -s --timeout 5s web -- cat /etc/hostname
   crisp -v exec --transport spdy web -- true
-  crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi`,
+  crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi
+  crisp exec --label app=web --parallel 4 -- cat /etc/hostname
+  crisp exec -it --record session.cast web sh
+  crisp exec --trace-file t.jsonl web -- echo hi && crisp trace t.jsonl`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
 		RunE:        runOptions(f, o),
 	}
@@ -276,6 +284,11 @@ EXIT STATUS
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io or v4 (debugging)")
 	o.TLS.AddFlags(fl)
+	o.Trace.addFlags(fl)
+	o.Trace.closeAfter(cmd)
+	o.Record.addFlags(fl)
+	o.Record.closeAfter(cmd)
+	o.Many.addFlags(fl)
 	return cmd
 }
 
@@ -285,7 +298,9 @@ func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) er
 	if o.deps.Stream == nil {
 		o.deps = newStreamDeps(f)
 	}
-	if len(args) > 0 {
+	if o.many = o.Many.selected(cmd); o.many {
+		o.Many.complete(o, args)
+	} else if len(args) > 0 {
 		o.Container = args[0]
 		o.Command = args[1:]
 		if len(o.Command) > 0 && o.Command[0] == "--" {
@@ -300,6 +315,9 @@ func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) er
 
 // Validate rejects bad input before any connection is made.
 func (o *execOptions) Validate() error {
+	if o.many {
+		return o.Many.validate(o)
+	}
 	if o.Container == "" {
 		return usageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
 	}
@@ -338,6 +356,9 @@ func parseOffers(transportFlag, protocol string) ([]transport.Offer, error) {
 
 // Run execs the command and returns its exit status as an error (nil for 0).
 func (o *execOptions) Run(ctx context.Context) error {
+	if o.many {
+		return o.Many.run(ctx, o)
+	}
 	cli, settings, ctr, err := o.deps.connect(ctx, o.Container)
 	if err != nil {
 		return err
@@ -350,7 +371,13 @@ func (o *execOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.Trace.apply(&cfg); err != nil {
+		return err
+	}
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
+	if err := o.Record.start(&o.deps, o.Command); err != nil {
+		return err
+	}
 	req := &runtimeapi.ExecRequest{
 		ContainerId: ctr.Id, Cmd: o.Command, Tty: withTTY, Stdin: o.Stdin, Stdout: true, Stderr: !withTTY,
 	}

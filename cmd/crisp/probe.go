@@ -22,12 +22,14 @@ type targetOptions struct {
 	Pod       string
 	Port      int32
 	TLS       tlsOptions
+	Trace     traceOptions // traceflags.go
 }
 
 func (o *targetOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Pod, "pod", "", "pod for the port-forward checks (default: the container's pod)")
 	fs.Int32Var(&o.Port, "port", 0, "remote port for port-forward checks (a TCP echo server there gives the most complete checks); 0 skips them")
 	o.TLS.AddFlags(fs)
+	o.Trace.addFlags(fs)
 }
 
 func (o *targetOptions) validate() error {
@@ -45,7 +47,7 @@ type diagEnv struct {
 }
 
 // connect dials the runtime and builds the streamer with the TLS settings.
-func connect(f *factory, tlsOpts tlsOptions) (*diagEnv, error) {
+func connect(f *factory, tlsOpts tlsOptions, trace *traceOptions) (*diagEnv, error) {
 	settings, err := f.Settings()
 	if err != nil {
 		return nil, err
@@ -62,6 +64,10 @@ func connect(f *factory, tlsOpts tlsOptions) (*diagEnv, error) {
 	cfg := transport.NewConfig(transport.ConfigOptions{
 		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: f.Global.Verbose, LogLevel: 2, Out: f.Streams.ErrOut,
 	})
+	if err := trace.apply(&cfg); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return &diagEnv{client: c, urls: probe.CRIURLs{Client: c}, streamer: probe.TransportStreamer{Config: cfg}}, nil
 }
 
@@ -86,7 +92,7 @@ func (o *targetOptions) resolve(ctx context.Context, c *client.Client) (probe.Ta
 // connect dials the runtime and resolves the target, for probe and bench;
 // the caller closes env.client.
 func (o *targetOptions) connect(ctx context.Context, f *factory) (*diagEnv, probe.Target, error) {
-	env, err := connect(f, o.TLS)
+	env, err := connect(f, o.TLS, &o.Trace)
 	if err != nil {
 		return nil, probe.Target{}, err
 	}
@@ -151,6 +157,7 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
+	o.target.Trace.closeAfter(cmd) // traceflags.go
 	cmd.Flags().StringVar(&o.Command, "command", "", "run `CMD` in the exec probes instead of \"true\" (split on spaces, e.g. --command 'ls /'); the output and stdin checks still use cat")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
 	addNodeNameFlag(cmd.Flags(), &o.NodeName)

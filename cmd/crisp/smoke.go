@@ -72,6 +72,7 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
+	o.target.Trace.closeAfter(cmd) // traceflags.go
 	fs := cmd.Flags()
 	fs.StringVar(&o.JUnit, "junit", "", "write the results as JUnit XML to FILE")
 	fs.BoolVar(&o.Strict, "strict", false, "fail on defects of transports auto does not pick, too")
@@ -128,7 +129,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	env, err := connect(o.f, o.target.TLS)
+	env, err := connect(o.f, o.target.TLS, &o.target.Trace)
 	if err != nil {
 		return err
 	}

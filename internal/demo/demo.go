@@ -8,6 +8,7 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,6 +88,7 @@ type run struct {
 	cfg Config
 	out *lockedWriter
 
+	dir        string // the run's temporary folder: socket, config, pod and container files
 	configFile string
 	endpoint   string
 	cli        *client.Client
@@ -119,6 +121,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	// The commands the demo runs read this empty config instead of the
 	// host's /etc/crictl.yaml or CRI_CONFIG_FILE, whose keys (timeouts, TLS)
 	// are meant for another runtime.
+	d.dir = dir
 	d.configFile = filepath.Join(dir, "crictl.yaml")
 	if err := os.WriteFile(d.configFile, []byte("{}\n"), 0o600); err != nil {
 		return fmt.Errorf("demo: write %s: %w", d.configFile, err)
@@ -211,6 +214,10 @@ func (d *run) steps(ctx context.Context, start time.Time) error {
 		d.out.printf("ok: %s\n", verdict)
 	}
 
+	if err := d.tearDown(ctx); err != nil {
+		d.out.printf("FAILED: cleaning up: %v\n", err)
+		failed = append(failed, "clean-up")
+	}
 	d.tryItYourself()
 	elapsed := time.Since(start).Round(100 * time.Millisecond)
 	if len(failed) > 0 {
@@ -231,30 +238,63 @@ type stepSkipped struct{ why string }
 
 func (s stepSkipped) Error() string { return "skipped: " + s.why }
 
-// setUp creates the pod and its container through the CRI API.
+// setUp makes the pod and its container as a user would, with crisp run
+// and crictl-style config files.
 func (d *run) setUp(ctx context.Context) error {
-	podCfg := client.PodConfig(PodName, "default", "", map[string]string{"app": "crisp-demo"})
-	podCfg.Hostname = PodName
-	podID, err := d.cli.RunPod(ctx, podCfg, "")
-	if err != nil {
-		return err
-	}
-	d.podID = podID
-	cmd := []string{"sh", "-c", ticker}
+	podFile, ctrFile := filepath.Join(d.dir, "pod.json"), filepath.Join(d.dir, "ctr.json")
 	// Stdin open, so attach -i can show the detach keys.
-	ctrCfg := client.ContainerConfig(ContainerName, mockruntime.DefaultImage, cmd, false, true)
-	ctrID, err := d.cli.CreateContainer(ctx, podID, ctrCfg, podCfg)
+	podJSON := podConfigJSON(d.dir)
+	if err := os.WriteFile(podFile, []byte(podJSON), 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(ctrFile, []byte(containerConfigJSON()), 0o600); err != nil {
+		return err
+	}
+	d.out.printf("$ cat pod.json ctr.json\n%s%s", podJSON, containerConfigJSON())
+	code, out := d.crisp(ctx, nil, "", "run", ctrFile, podFile)
+	if code != 0 {
+		return fmt.Errorf("crisp run exited %d: %s", code, strings.TrimSpace(out))
+	}
+	ctr, err := d.cli.ResolveContainer(ctx, strings.TrimSpace(out))
 	if err != nil {
 		return err
 	}
-	if err := d.cli.StartContainer(ctx, ctrID); err != nil {
-		return err
-	}
-	d.ctrID = ctrID
+	d.ctrID, d.podID = ctr.GetId(), ctr.GetPodSandboxId()
 	d.out.printf("pod %s (%s) running container %s (%s): sh -c %s\n",
-		PodName, client.ShortID(podID), ContainerName, client.ShortID(ctrID), ShellQuote(ticker))
+		PodName, client.ShortID(d.podID), ContainerName, client.ShortID(d.ctrID), ShellQuote(ticker))
 	d.out.printf("a TCP echo server on 127.0.0.1:%d stands for a server in the pod (pods share the host loopback)\n", d.echoPort)
 	return nil
+}
+
+// tearDown shows the container's last log lines, then removes the pod and
+// its container with crisp rmp -f, as a user would (the mock removes what
+// is left when it stops anyway).
+func (d *run) tearDown(ctx context.Context) error {
+	d.out.printf("\n=== Cleaning up\n")
+	if code, out := d.crisp(ctx, nil, "", "logs", "--tail", "2", ContainerName); code != 0 {
+		return fmt.Errorf("crisp logs exited %d: %s", code, strings.TrimSpace(out))
+	}
+	if code, out := d.crisp(ctx, nil, "", "rmp", "-f", PodName); code != 0 {
+		return fmt.Errorf("crisp rmp -f %s exited %d: %s", PodName, code, strings.TrimSpace(out))
+	}
+	return nil
+}
+
+// The demo's pod and container, in crictl's config format.
+func podConfigJSON(logDir string) string {
+	return `{"metadata": {"name": "` + PodName + `", "namespace": "default", "uid": "` + PodName + `"},
+ "hostname": "` + PodName + `", "labels": {"app": "crisp-demo"}, "log_directory": "` + logDir + `"}
+`
+}
+
+func containerConfigJSON() string {
+	var cmd strings.Builder
+	enc := json.NewEncoder(&cmd)
+	enc.SetEscapeHTML(false)                     // the shell's 2>/dev/null, as written
+	_ = enc.Encode([]string{"sh", "-c", ticker}) // a []string always encodes
+	return `{"metadata": {"name": "` + ContainerName + `"}, "image": {"image": "` + mockruntime.DefaultImage + `"},
+ "command": ` + strings.TrimSpace(cmd.String()) + `, "stdin": true, "log_path": "demo.log"}
+`
 }
 
 // crisp prints the command line, runs it and prints its exit status.

@@ -204,12 +204,14 @@ crisp is bin/crisp after make build):
 Then, in this one:
   crisp -r %[1]s version
   crisp -r %[1]s smoke --image busybox
-A pod and a container to exec into, made with crictl (crisp reads no pod specs):
-  echo '{"metadata":{"name":"demo-pod","namespace":"default","uid":"demo-pod"}}' >pod.json
-  echo '{"metadata":{"name":"demo"},"image":{"image":"busybox"},"command":["sh","-c","while :; do date; sleep 1; done"]}' >ctr.json
-  crictl -r %[1]s run ctr.json pod.json
+A pod and a container to exec into, made with crisp (crictl's config files):
+  echo '{"metadata":{"name":"demo-pod","namespace":"default","uid":"demo-pod"},"log_directory":"/tmp"}' >pod.json
+  echo '{"metadata":{"name":"demo"},"image":{"image":"busybox"},"command":["sh","-c","while :; do date; sleep 1; done"],"log_path":"crisp-demo.log"}' >ctr.json
+  crisp -r %[1]s run ctr.json pod.json
   crisp -r %[1]s exec -it demo sh
   crisp -r %[1]s attach demo
   crisp -r %[1]s probe demo
+  crisp -r %[1]s logs -f demo
+  crisp -r %[1]s rmp -f demo-pod
 `, sock)
 }

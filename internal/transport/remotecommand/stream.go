@@ -13,6 +13,7 @@ import (
 	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 
+	"github.com/crisp-cri/crisp/internal/tracefile"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -76,6 +77,7 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 			return res, err
 		}
 		rpc := time.Since(rpcStart)
+		sess.tr.fileTrace().SetRPC(rpc) // tracefile.go: the handshake event carries it
 		att, err := sess.run(ctx, rawURL, offer)
 		att.RPC = rpc
 		res.Attempts = append(res.Attempts, att)
@@ -131,7 +133,7 @@ type session struct {
 
 func newSession(op string, cfg transport.Config, s Streams) *session {
 	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{}), interactive: s.InteractiveStdin}
-	tr := newTracer(cfg.Trace, sess.start)
+	tr := newSessionTracer(cfg, op, sess.start) // tracefile.go
 	sess.tr = tr
 	sess.s = Streams{TTY: s.TTY}
 	if s.Stdin != nil {
@@ -214,6 +216,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		}
 		fatal := s.fatal
 		s.mu.Unlock()
+		s.tr.fileTrace().Handshake(att)
 		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, shown, status, upgrade.Round(time.Microsecond))
 		transport.ReportTLS(s.cfg, s.op, shown, att.TLS)
 		return fatal
@@ -299,6 +302,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		}
 		att.Err = fmt.Errorf("%s: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?", s.op, shown, offer, err)
 	}
+	s.tr.fileTrace().Handshake(att)
 	return att, att.Err
 }
 
@@ -314,8 +318,10 @@ func (s *session) outcome(ctx context.Context, att transport.Attempt, err error)
 		return re
 	}
 	if ctx.Err() != nil {
+		s.tr.fileTrace().Close("local", tracefile.StreamClose)
 		return ctx.Err()
 	}
+	s.tr.fileTrace().Close("remote", tracefile.StreamClose)
 	return fmt.Errorf("%s: the session over %s %s (%s) broke off: %w; did the runtime or its streaming server stop?",
 		s.op, att.Transport.Title(), att.Protocol, transport.Shorten(att.URL), err)
 }
@@ -323,6 +329,8 @@ func (s *session) outcome(ctx context.Context, att transport.Attempt, err error)
 func (s *session) traceExit(code int) {
 	if s.tr != nil {
 		s.tr.note("<-", "error", 3, fmt.Sprintf("exit status %d", code))
+		s.tr.fileTrace().Exit(code)
+		s.tr.fileTrace().Close("remote", tracefile.StreamClose)
 	}
 }
 
