@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/moby/term"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -121,7 +124,8 @@ func (d streamDeps) session(ctx context.Context, op string, src transport.URLSou
 	err := t.Safe(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // ends the size queue so client-go's resize goroutine returns
-		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
+		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY,
+			InteractiveStdin: stdin != nil && d.terminal(true).IsTerminalIn()}
 		if !withTTY {
 			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
 		} else {
@@ -249,8 +253,10 @@ sent as the stream opens and after every resize. -t without a terminal on stdin 
 carries on without a TTY. -s runs the command with the ExecSync call instead of streaming
 and prints its stdout and stderr to crisp's own, whatever the exit code.
 
-On WebSocket v4.channel.k8s.io the end of stdin cannot reach the remote process: crisp says
-so when it happens (auto never picks v4 when SPDY or v5 is available).
+On WebSocket v4.channel.k8s.io (and older) the end of stdin cannot reach the remote process:
+with piped stdin crisp fails at once (125) rather than wait forever, and names what to use
+instead; with a terminal on stdin it warns when the input ends (auto never picks v4 when
+SPDY or v5 is available).
 
 EXIT STATUS
   0-255  the remote command's exit status (passed through)
@@ -390,6 +396,18 @@ func (o *execOptions) runSync(ctx context.Context, cli *client.Client, ctr *runt
 	if err != nil {
 		if ctx.Err() != nil {
 			return newInterrupted(ctx.Err())
+		}
+		if notStarted, ok := transport.StartFailure(err.Error()); ok {
+			return o.deps.sessionOutcome(ctx, notStarted) // 127 or 126 with the runtime's reason
+		}
+		var grpcErr interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &grpcErr) && grpcErr.GRPCStatus().Code() == codes.DeadlineExceeded && o.Timeout > 0 {
+			st := grpcErr.GRPCStatus()
+			// The runtime ended the command at --timeout (it answers
+			// DeadlineExceeded), or its answer missed --timeout plus the
+			// request timeout: either way --timeout is the bound to raise.
+			return fmt.Errorf("exec -s: %q did not finish within --timeout %s (raise --timeout to give it longer): %s",
+				strings.Join(o.Command, " "), o.Timeout, transport.Shorten(st.Message()))
 		}
 		return err
 	}

@@ -158,7 +158,7 @@ EXIT STATUS
 	}
 	o.target.addFlags(cmd.Flags())
 	o.target.Trace.closeAfter(cmd) // traceflags.go
-	cmd.Flags().StringVar(&o.Command, "command", "", "command the exec probes run instead of `true` (split on spaces, e.g. --command 'ls /'); output and stdin checks still use `cat`")
+	cmd.Flags().StringVar(&o.Command, "command", "", "run `CMD` in the exec probes instead of \"true\" (split on spaces, e.g. --command 'ls /'); the output and stdin checks still use cat")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
 	addNodeNameFlag(cmd.Flags(), &o.NodeName)
 	return cmd
@@ -186,7 +186,7 @@ func (o *probeOptions) Run(ctx context.Context) error {
 	}
 	defer env.client.Close()
 	t.Command = strings.Fields(o.Command)
-	p := &probe.Prober{URLs: env.urls, Streamer: env.streamer, Timeout: o.Timeout}
+	p := &probe.Prober{URLs: env.urls, Streamer: env.streamer, Timeout: o.Timeout, Progress: progressf(o.f, "probe")}
 	rep, err := p.Run(ctx, t)
 	if err != nil {
 		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.client.Endpoint, err)
@@ -207,13 +207,9 @@ func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
 	row(w, "CALL", "TRANSPORT", "PROTOCOL", "RESULT", "NEGOTIATED", "RPC", "UPGRADE", "CHECKS")
 	var notes []string
 	for _, r := range rep.Results {
-		result := "accepted"
-		switch {
-		case r.Accepted:
-		case r.Status != 0:
+		result := r.Kind()
+		if result == "refused" {
 			result = fmt.Sprintf("refused %d", r.Status)
-		default:
-			result = "failed"
 		}
 		negotiated, upgrade := r.Negotiated, r.Upgrade.String()
 		if negotiated == "" {
@@ -238,7 +234,7 @@ func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
 			if why == "" {
 				why = r.Error
 			}
-			notes = append(notes, fmt.Sprintf("%s %s %s: refused: %s", r.Call, r.Transport, r.Name, firstLineOf(why)))
+			notes = append(notes, fmt.Sprintf("%s %s %s: %s: %s", r.Call, r.Transport, r.Name, noteKind(r), firstLineOf(why)))
 		}
 	}
 	fmt.Fprintln(w)
@@ -265,6 +261,25 @@ func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
 	for _, g := range rep.Summary.Gaps {
 		fmt.Fprintln(w, "  - "+g)
 	}
+}
+
+// progressf prints what a diagnostics command is waiting for on stderr
+// (the report is stdout's), so a slow runtime does not look like a hang.
+func progressf(f *factory, name string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: "+name+": "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
+	}
+}
+
+// noteKind words why a result was not accepted, for the details.
+func noteKind(r probe.Result) string {
+	switch r.Kind() {
+	case "timeout":
+		return "timed out"
+	case "failed":
+		return "failed"
+	}
+	return "refused"
 }
 
 func firstLineOf(s string) string {
