@@ -57,8 +57,10 @@ sent as the stream opens and after every resize. -t without a terminal on stdin 
 carries on without a TTY. -s runs the command with the ExecSync call instead of streaming
 and prints its stdout and stderr to crisp's own, whatever the exit code.
 
-On WebSocket v4.channel.k8s.io the end of stdin cannot reach the remote process: crisp says
-so when it happens (auto never picks v4 when SPDY or v5 is available).
+On WebSocket v4.channel.k8s.io (and older) the end of stdin cannot reach the remote process:
+with piped stdin crisp fails at once (125) rather than wait forever, and names what to use
+instead; with a terminal on stdin it warns when the input ends (auto never picks v4 when
+SPDY or v5 is available).
 
 EXIT STATUS
   0-255  the remote command's exit status (passed through)

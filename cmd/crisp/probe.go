@@ -121,7 +121,7 @@ EXIT STATUS
 	}
 	o.target.addFlags(cmd.Flags())
 	o.target.Trace.CloseAfter(cmd) // traceflags.go
-	cmd.Flags().StringVar(&o.Command, "command", "", "command the exec probes run instead of `true` (split on spaces, e.g. --command 'ls /'); output and stdin checks still use `cat`")
+	cmd.Flags().StringVar(&o.Command, "command", "", "run `CMD` in the exec probes instead of \"true\" (split on spaces, e.g. --command 'ls /'); the output and stdin checks still use cat")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
 	addNodeNameFlag(cmd.Flags(), &o.NodeName)
 	return cmd
@@ -149,7 +149,7 @@ func (o *probeOptions) Run(ctx context.Context) error {
 	}
 	defer func() { _ = env.Client.Close() }() // closing a gRPC connection reports nothing to act on
 	t.Command = strings.Fields(o.Command)
-	p := &probe.Prober{URLs: env.URLs, Streamer: env.Streamer, Timeout: o.Timeout}
+	p := &probe.Prober{URLs: env.URLs, Streamer: env.Streamer, Timeout: o.Timeout, Progress: progressf(o.f, "probe")}
 	rep, err := p.Run(ctx, t)
 	if err != nil {
 		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.Client.Endpoint, err)
@@ -162,4 +162,12 @@ func (o *probeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return rep.ReachedNothing() // tls_test.go
+}
+
+// progressf prints what a diagnostics command is waiting for on stderr
+// (the report is stdout's), so a slow runtime does not look like a hang.
+func progressf(f *factory, name string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: "+name+": "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
+	}
 }

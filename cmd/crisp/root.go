@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/completion"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // Command groups shown by `crisp --help`.
@@ -47,6 +47,8 @@ EXIT STATUS
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return f.CompleteGlobals(cmd) },
 	}
+	root.Version = crispVersion
+	root.SetVersionTemplate("crisp {{.Version}}\n")
 	root.SetIn(f.Streams.In)
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.ErrOut)
@@ -91,7 +93,7 @@ EXIT STATUS
 // Main runs crisp with args and returns the process exit status.
 func Main(args []string, streams ioStreams) int {
 	cmdutil.QuietKlog()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := tty.NotifyContext(context.Background())
 	defer stop()
 
 	f := &factory{Streams: streams, Getenv: os.Getenv}
@@ -117,8 +119,13 @@ func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Comman
 	if err == nil {
 		return exitOK, cmd, nil
 	}
+	err = cmdutil.Signalled(ctx, err)
 	if !errors.Is(err, errReported) {
-		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err) // the error stream is the last resort: a failed write there has nowhere to go
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "crisp ") && !strings.HasPrefix(msg, "crisp:") {
+			msg = "crisp: " + msg // not twice when the message names the command ("crisp port-forward needs ...")
+		}
+		_, _ = fmt.Fprintln(f.Streams.ErrOut, msg) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return exitStatus(err, isPassThrough(cmd)), cmd, err
 }

@@ -50,6 +50,10 @@ func ExitStatus(err error, passThrough bool) int {
 	if err == nil {
 		return ExitOK
 	}
+	var interrupted InterruptedStatus
+	if errors.As(err, &interrupted) {
+		return interrupted.Code
+	}
 	if passThrough {
 		var re remoteExit
 		if errors.As(err, &re) {

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -43,4 +44,35 @@ func NewInterrupted(err error) error {
 		return InterruptedStatus{Code: sig.ExitCode(), Msg: sig.Error(), Err: err}
 	}
 	return InterruptedStatus{Code: ExitInterrupted, Msg: "interrupted", Err: err}
+}
+
+// Signalled turns a command's error into an InterruptedStatus when a
+// signal cancelled ctx (tty.NotifyContext) and the command did not end
+// with a status of its own (a remote exit code passed through, or one
+// already interrupted).
+func Signalled(ctx context.Context, err error) error {
+	var sig *tty.SignalError
+	if !errors.As(context.Cause(ctx), &sig) {
+		return err
+	}
+	var remote RemoteStatus
+	var interrupted InterruptedStatus
+	if errors.As(err, &remote) || errors.As(err, &interrupted) || errors.As(err, new(*tty.SignalError)) {
+		return newInterruptedIfSignal(err)
+	}
+	if errors.Is(err, ErrReported) {
+		err = nil // the command's report is out; the signal still gets its line
+	}
+	return InterruptedStatus{Code: sig.ExitCode(), Msg: sig.Error(), Err: err}
+}
+
+// newInterruptedIfSignal maps a *tty.SignalError a command returned as is
+// to its 128+N status; other errors are left alone.
+func newInterruptedIfSignal(err error) error {
+	var sig *tty.SignalError
+	var interrupted InterruptedStatus
+	if errors.As(err, &sig) && !errors.As(err, &interrupted) {
+		return NewInterrupted(err)
+	}
+	return err
 }

@@ -3,9 +3,11 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/yaml"
@@ -109,5 +111,17 @@ func (r *SmokeReport) WriteSummary(w io.Writer) error {
 		}
 	}
 	_, err := fmt.Fprintln(w, r.Tally())
+	return err
+}
+
+// Unfinished words why a run stopped before its last check: interrupted,
+// or over timeout (smoke's --timeout); other errors are left alone.
+func (r *SmokeReport) Unfinished(ctx context.Context, err error, timeout time.Duration) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("smoke interrupted after %d checks: %w", len(r.Checks), err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return fmt.Errorf("smoke did not finish within --timeout %s: %w", timeout, err)
+	}
 	return err
 }

@@ -104,13 +104,9 @@ func (rep *ProbeReport) WriteTable(w io.Writer, verbose bool) {
 	output.Row(w, "CALL", "TRANSPORT", "PROTOCOL", "RESULT", "NEGOTIATED", "RPC", "UPGRADE", "CHECKS")
 	var notes []string
 	for _, r := range rep.Results {
-		result := "accepted"
-		switch {
-		case r.Accepted:
-		case r.Status != 0:
+		result := r.Kind()
+		if result == "refused" {
 			result = fmt.Sprintf("refused %d", r.Status)
-		default:
-			result = "failed"
 		}
 		negotiated, upgrade := r.Negotiated, r.Upgrade.String()
 		if negotiated == "" {
@@ -135,7 +131,7 @@ func (rep *ProbeReport) WriteTable(w io.Writer, verbose bool) {
 			if why == "" {
 				why = r.Error
 			}
-			notes = append(notes, fmt.Sprintf("%s %s %s: refused: %s", r.Call, r.Transport, r.Name, firstLineOf(why)))
+			notes = append(notes, fmt.Sprintf("%s %s %s: %s: %s", r.Call, r.Transport, r.Name, noteKind(r), firstLineOf(why)))
 		}
 	}
 	p := &linePrinter{w: w}
@@ -170,6 +166,17 @@ type linePrinter struct{ w io.Writer }
 
 func (p *linePrinter) f(format string, args ...any) {
 	_, _ = fmt.Fprintf(p.w, format, args...) // a table's writer is a buffer; its Flush reports errors
+}
+
+// noteKind words why a result was not accepted, for the details.
+func noteKind(r Result) string {
+	switch r.Kind() {
+	case "timeout":
+		return "timed out"
+	case "failed":
+		return "failed"
+	}
+	return "refused"
 }
 
 func firstLineOf(s string) string {

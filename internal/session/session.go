@@ -13,9 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/moby/term"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -143,7 +146,8 @@ func (d Deps) Session(ctx context.Context, op string, src transport.URLSource, o
 	err := t.Safe(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // ends the size queue so client-go's resize goroutine returns
-		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
+		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY,
+			InteractiveStdin: stdin != nil && d.Terminal(true).IsTerminalIn()}
 		if !withTTY {
 			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
 		} else if q := t.MonitorSize(ctx); q != nil {
@@ -199,6 +203,17 @@ func (d Deps) ExecSync(ctx context.Context, cli *client.Client, id string, cmd [
 	if err != nil {
 		if ctx.Err() != nil {
 			return cmdutil.NewInterrupted(ctx.Err())
+		}
+		if notStarted, ok := transport.StartFailure(err.Error()); ok {
+			return d.Outcome(ctx, notStarted) // 127 or 126 with the runtime's reason
+		}
+		var grpcErr interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &grpcErr) && grpcErr.GRPCStatus().Code() == codes.DeadlineExceeded && timeout > 0 {
+			// The runtime ended the command at --timeout (it answers
+			// DeadlineExceeded), or its answer missed --timeout plus the
+			// request timeout: either way --timeout is the bound to raise.
+			return fmt.Errorf("exec -s: %q did not finish within --timeout %s (raise --timeout to give it longer): %s",
+				strings.Join(cmd, " "), timeout, transport.Shorten(grpcErr.GRPCStatus().Message()))
 		}
 		return err
 	}

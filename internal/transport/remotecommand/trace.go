@@ -36,8 +36,18 @@ func (t *tracer) note(dir, channel string, id int, what string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.w, "crisp: frame %s ch%d %-6s %s +%s\n", dir, id, channel, what,
+	_, _ = fmt.Fprintf(t.w, "crisp: frame %s ch%d %-6s %s +%s\n", dir, id, channel, what,
 		time.Since(t.start).Round(time.Microsecond))
+}
+
+// line writes a trace line that is not a frame (an upgrade on its way).
+func (t *tracer) line(format string, args ...any) {
+	if t == nil || t.w == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, _ = fmt.Fprintf(t.w, "crisp: "+format+" +%s\n", append(args, time.Since(t.start).Round(time.Microsecond))...)
 }
 
 func (t *tracer) frame(dir, channel string, id int, p []byte) {
