@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/output"
 )
 
 // The commands' shared types and helpers live in internal/cmdutil; these
@@ -36,5 +35,4 @@ var (
 	noArgs      = cmdutil.NoArgs
 	parseLabels = cmdutil.ParseLabels
 	printData   = cmdutil.PrintData
-	row         = output.Row
 )
