@@ -55,23 +55,7 @@ EXIT STATUS
 // Complete builds the pull request's options.
 func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (err error) {
 	o.Image = args[0]
-	// The environment stands in for unset flags at run time, never as a
-	// flag default: help and completion scripts must not show credentials.
-	fromEnv := func(flag, key string, set func(string) error) error {
-		if v := f.Env(key); v != "" && !cmd.Flags().Changed(flag) {
-			if err := set(v); err != nil {
-				return usageErrorf("%s=%q: %v", key, v, err)
-			}
-		}
-		return nil
-	}
-	if err := fromEnv("creds", "CRICTL_CREDS", func(v string) error { o.Creds = v; return nil }); err != nil {
-		return err
-	}
-	if err := fromEnv("auth", "CRICTL_AUTH", func(v string) error { o.Auth = v; return nil }); err != nil {
-		return err
-	}
-	if err := fromEnv("pull-timeout", "CRICTL_PULL_TIMEOUT", func(v string) (err error) { o.Timeout, err = time.ParseDuration(v); return err }); err != nil {
+	if err := f.FlagsFromEnv(cmd, [][2]string{{"creds", "CRICTL_CREDS"}, {"auth", "CRICTL_AUTH"}, {"pull-timeout", "CRICTL_PULL_TIMEOUT"}}); err != nil {
 		return err
 	}
 	o.pull.Timeout = o.Timeout

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/query"
@@ -77,11 +78,7 @@ EXIT STATUS
 }
 
 // flags binds what stats and statsp share.
-func (o *statsOptions) flags(cmd *cobra.Command) interface {
-	StringVar(p *string, name, value, usage string)
-	StringVarP(p *string, name, shorthand, value, usage string)
-	BoolVarP(p *bool, name, shorthand string, value bool, usage string)
-} {
+func (o *statsOptions) flags(cmd *cobra.Command) *pflag.FlagSet {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&o.Labels, "label", nil, "only those with this label, key=value (repeatable)")
 	fl.IntVarP(&o.Seconds, "seconds", "s", 1, "how many seconds the table measures CPU over")

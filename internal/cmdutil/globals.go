@@ -34,3 +34,19 @@ func (f *Factory) CompleteGlobals(cmd *cobra.Command) error {
 	}
 	return nil
 }
+
+// FlagsFromEnv sets each of cmd's flags named in flagEnv that was not
+// given from the environment variable it maps to, when that is set. The
+// environment stands in for unset flags at run time, never as a flag
+// default: help and completion scripts must not show credentials.
+func (f *Factory) FlagsFromEnv(cmd *cobra.Command, flagEnv [][2]string) error {
+	for _, fe := range flagEnv {
+		flag, key := fe[0], fe[1]
+		if v := f.Env(key); v != "" && !cmd.Flags().Changed(flag) {
+			if err := cmd.Flags().Set(flag, v); err != nil {
+				return UsageErrorf("%s=%q: %v", key, v, err)
+			}
+		}
+	}
+	return nil
+}
