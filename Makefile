@@ -8,7 +8,7 @@ export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
 GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
-.PHONY: all build demo test test-go check deps bench lint tidy-check completions man interop
+.PHONY: all build demo test test-go check deps bench lint tidy-check completions man interop fuzz
 
 all: build
 
@@ -40,6 +40,19 @@ bench: build
 
 lint:
 	bash scripts/lint.sh
+
+## fuzz: every fuzz target (func Fuzz* in cmd/ and internal/) for FUZZTIME each. Not part of
+## `make test`, which runs the targets' seed corpora (testdata/fuzz) as ordinary tests.
+## New inputs that fail are written to the package's testdata/fuzz: commit them as seeds.
+FUZZTIME ?= 10s
+FUZZFLAGS ?= -parallel 2
+fuzz:
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' cmd internal | xargs -n1 dirname | sort -u); do \
+		for target in $$($(GO) test -list '^Fuzz' ./$$dir | grep '^Fuzz'); do \
+			echo "fuzz: ./$$dir $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./$$dir; \
+		done; \
+	done
 
 ## completions: regenerate the checked-in shell completion scripts.
 completions: build

@@ -68,16 +68,7 @@ EXIT STATUS
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.deps.Stream == nil {
-				o.deps = newStreamDeps(f)
-			}
-			o.Complete(args)
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "send stdin to the container")
@@ -90,10 +81,14 @@ EXIT STATUS
 }
 
 // Complete takes CONTAINER from the arguments.
-func (o *attachOptions) Complete(args []string) {
+func (o *attachOptions) Complete(f *factory, _ *cobra.Command, args []string) error {
+	if o.deps.Stream == nil {
+		o.deps = newStreamDeps(f)
+	}
 	if len(args) > 0 {
 		o.Container = args[0]
 	}
+	return nil
 }
 
 // Validate rejects bad input before any connection is made.
@@ -120,7 +115,7 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	defer cli.Close()
 	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
-			idPrefix13(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
+			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
 	}
 	cfg, err := o.deps.transportConfig(o.TLS, settings)
 	if err != nil {
@@ -128,17 +123,7 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	}
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
 	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: o.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
-	src := func(ctx context.Context) (string, error) {
-		var resp *runtimeapi.AttachResponse
-		err := cli.Call(ctx, "attach: Attach call for container "+idPrefix13(ctr.Id), func(ctx context.Context) (err error) {
-			resp, err = cli.Runtime.Attach(ctx, req)
-			return err
-		})
-		if err != nil {
-			return "", err
-		}
-		return resp.Url, nil
-	}
+	src := cli.AttachSource("attach", req)
 
 	ctx, detach := context.WithCancel(ctx)
 	defer detach()
@@ -152,7 +137,7 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	_, err = o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
 	if keys != nil && keys.Detached() {
 		keys.Close()
-		o.deps.logf("detached from container %s; it keeps running", idPrefix13(ctr.Id))
+		o.deps.logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
 		return nil
 	}
 	if err == nil {
@@ -165,32 +150,18 @@ func (o *attachOptions) Run(ctx context.Context) error {
 // ended (the attach stream ends when it does). A container still running
 // after exitWait ended the stream by other means: exit 0.
 func (o *attachOptions) exitStatus(ctx context.Context, cli *client.Client, id string) error {
-	deadline := time.Now().Add(o.exitWait)
-	for {
-		var resp *runtimeapi.ContainerStatusResponse
-		err := cli.Call(ctx, "attach: ContainerStatus call", func(ctx context.Context) (err error) {
-			resp, err = cli.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
-			return err
-		})
-		if err != nil {
-			o.deps.logf("attach ended; the container's status is unknown: %v", err)
-			return nil
-		}
-		st := resp.GetStatus()
-		if st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-			if code := int(st.GetExitCode()); code != 0 {
-				o.deps.logf("container %s exited with status %d", idPrefix13(id), code)
-				return remoteStatus{code: code & 0xff}
-			}
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return newInterrupted(errors.Join(ctx.Err()))
-		case <-time.After(50 * time.Millisecond):
-		}
+	code, err := cli.WaitForExit(ctx, id, o.exitWait)
+	switch {
+	case errors.Is(err, client.ErrStillRunning):
+		return nil
+	case err != nil && ctx.Err() != nil:
+		return newInterrupted(err)
+	case err != nil:
+		o.deps.logf("attach ended; the container's status is unknown: %v", err)
+		return nil
+	case code != 0:
+		o.deps.logf("container %s exited with status %d", client.ShortID(id), code)
+		return remoteStatus{code: int(code) & 0xff}
 	}
+	return nil
 }

@@ -14,21 +14,35 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// completionShells maps each supported shell to its generator and the file
-// name checked in under completions/.
-var completionShells = []struct {
+// completionShell is a supported shell: its generator and the file name
+// checked in under completions/.
+type completionShell struct {
 	name, file string
 	gen        func(root *cobra.Command, w io.Writer) error
-}{
-	{"bash", "crisp.bash", func(r *cobra.Command, w io.Writer) error { return r.GenBashCompletionV2(w, true) }},
-	{"zsh", "_crisp", func(r *cobra.Command, w io.Writer) error { return r.GenZshCompletion(w) }},
-	{"fish", "crisp.fish", func(r *cobra.Command, w io.Writer) error { return r.GenFishCompletion(w, true) }},
-	{"powershell", "crisp.ps1", func(r *cobra.Command, w io.Writer) error { return r.GenPowerShellCompletionWithDesc(w) }},
+}
+
+// completionShells lists the supported shells.
+func completionShells() []completionShell {
+	return []completionShell{
+		{"bash", "crisp.bash", func(r *cobra.Command, w io.Writer) error { return r.GenBashCompletionV2(w, true) }},
+		{"zsh", "_crisp", func(r *cobra.Command, w io.Writer) error { return r.GenZshCompletion(w) }},
+		{"fish", "crisp.fish", func(r *cobra.Command, w io.Writer) error { return r.GenFishCompletion(w, true) }},
+		{"powershell", "crisp.ps1", func(r *cobra.Command, w io.Writer) error { return r.GenPowerShellCompletionWithDesc(w) }},
+	}
+}
+
+// completionOptions are `crisp completion`'s argument and dependencies.
+type completionOptions struct {
+	Shell string
+
+	root  *cobra.Command
+	out   io.Writer
+	shell *completionShell
 }
 
 func newCompletionCommand(f *factory) *cobra.Command {
-	names := make([]string, 0, len(completionShells))
-	for _, s := range completionShells {
+	var names []string
+	for _, s := range completionShells() {
 		names = append(names, s.name)
 	}
 	return &cobra.Command{
@@ -46,21 +60,45 @@ EXIT STATUS
   0  the script was printed
   2  unknown shell`,
 		Args: exactArgs(1, "a shell (bash, zsh, fish or powershell)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, s := range completionShells {
-				if s.name == args[0] {
-					return s.gen(cmd.Root(), f.Streams.Out)
-				}
-			}
-			return usageErrorf("unknown shell %q: want %s", args[0], strings.Join(names, ", "))
-		},
+		RunE: runOptions(f, &completionOptions{}),
 	}
+}
+
+// Complete takes the shell from the arguments and the command tree from cmd.
+func (o *completionOptions) Complete(f *factory, cmd *cobra.Command, args []string) error {
+	o.Shell, o.root, o.out = args[0], cmd.Root(), f.Streams.Out
+	return nil
+}
+
+// Validate rejects a shell crisp has no script for.
+func (o *completionOptions) Validate() error {
+	var names []string
+	for _, s := range completionShells() {
+		if s.name == o.Shell {
+			o.shell = &s
+			return nil
+		}
+		names = append(names, s.name)
+	}
+	return usageErrorf("unknown shell %q: want %s", o.Shell, strings.Join(names, ", "))
+}
+
+// Run prints the script.
+func (o *completionOptions) Run(context.Context) error {
+	return o.shell.gen(o.root, o.out)
+}
+
+// genDocsOptions are `crisp gen-docs`'s flags.
+type genDocsOptions struct {
+	ManDir, CompletionDir string
+
+	root *cobra.Command
 }
 
 // newGenDocsCommand writes man pages and completion scripts; hidden, for
 // `make man` and `make completions`.
 func newGenDocsCommand(f *factory) *cobra.Command {
-	var manDir, completionDir string
+	o := &genDocsOptions{}
 	cmd := &cobra.Command{
 		Use:     "gen-docs [--man DIR] [--completions DIR]",
 		Short:   "Generate man pages and completion scripts",
@@ -73,38 +111,55 @@ EXIT STATUS
   1  a file could not be written
   2  bad flags`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			root := cmd.Root()
-			if manDir != "" {
-				if err := os.MkdirAll(manDir, 0o755); err != nil {
-					return err
-				}
-				header := &doc.GenManHeader{Title: "CRISP", Section: "1", Source: "crisp " + crispVersion, Date: &time.Time{}}
-				if err := doc.GenManTree(root, header, manDir); err != nil {
-					return fmt.Errorf("man pages: %w", err)
-				}
-			}
-			if completionDir != "" {
-				for _, s := range completionShells {
-					out, err := os.Create(filepath.Join(completionDir, s.file))
-					if err != nil {
-						return err
-					}
-					if err := s.gen(root, out); err != nil {
-						out.Close()
-						return err
-					}
-					if err := out.Close(); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		},
+		RunE: runOptions(f, o),
 	}
-	cmd.Flags().StringVar(&manDir, "man", "", "write man pages into DIR")
-	cmd.Flags().StringVar(&completionDir, "completions", "", "write completion scripts into DIR")
+	cmd.Flags().StringVar(&o.ManDir, "man", "", "write man pages into DIR")
+	cmd.Flags().StringVar(&o.CompletionDir, "completions", "", "write completion scripts into DIR")
 	return cmd
+}
+
+// Complete takes the command tree to document from cmd.
+func (o *genDocsOptions) Complete(_ *factory, cmd *cobra.Command, _ []string) error {
+	o.root = cmd.Root()
+	return nil
+}
+
+// Validate accepts any folders: writing them is where errors show.
+func (o *genDocsOptions) Validate() error { return nil }
+
+// Run writes the man pages and the completion scripts.
+func (o *genDocsOptions) Run(context.Context) error {
+	if o.ManDir != "" {
+		if err := os.MkdirAll(o.ManDir, 0o755); err != nil {
+			return err
+		}
+		header := &doc.GenManHeader{Title: "CRISP", Section: "1", Source: "crisp " + crispVersion, Date: &time.Time{}}
+		if err := doc.GenManTree(o.root, header, o.ManDir); err != nil {
+			return fmt.Errorf("man pages: %w", err)
+		}
+	}
+	if o.CompletionDir == "" {
+		return nil
+	}
+	for _, s := range completionShells() {
+		if err := writeCompletion(o.root, s, filepath.Join(o.CompletionDir, s.file)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeCompletion writes one shell's script to path.
+func writeCompletion(root *cobra.Command, s completionShell, path string) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := s.gen(root, out); err != nil {
+		_ = out.Close() // the generator's error is the one to report
+		return err
+	}
+	return out.Close()
 }
 
 // completionTimeout keeps a tab press from hanging on a dead runtime.

@@ -12,7 +12,7 @@ import (
 func TestCompletionScriptsUpToDate(t *testing.T) {
 	f := &factory{Streams: ioStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 	root := newRootCommand(f)
-	for _, s := range completionShells {
+	for _, s := range completionShells() {
 		var buf bytes.Buffer
 		if err := s.gen(root, &buf); err != nil {
 			t.Fatalf("%s: %v", s.name, err)

@@ -60,7 +60,7 @@ type demoOptions struct {
 }
 
 func newDemoCommand(f *factory) *cobra.Command {
-	o := &demoOptions{f: f, stepTimeout: 15 * time.Second, probeTimeout: 30 * time.Second}
+	o := &demoOptions{stepTimeout: 15 * time.Second, probeTimeout: 30 * time.Second}
 	profiles := make([]string, len(streamserver.Profiles))
 	for i, p := range streamserver.Profiles {
 		profiles[i] = string(p)
@@ -95,7 +95,7 @@ EXIT STATUS
   crisp demo --profile cri-streaming
   make demo`,
 		Args: noArgs,
-		RunE: completeValidateRun(o),
+		RunE: runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile of the mock: "+strings.Join(profiles, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))
@@ -103,7 +103,8 @@ EXIT STATUS
 }
 
 // Complete normalises the profile name.
-func (o *demoOptions) Complete() error {
+func (o *demoOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
+	o.f = f
 	o.Profile = strings.ToLower(strings.TrimSpace(o.Profile))
 	return nil
 }
@@ -282,7 +283,7 @@ func (d *demoRun) setUp(ctx context.Context) error {
 	}
 	d.ctrID = ctrID
 	d.out.printf("pod %s (%s) running container %s (%s): sh -c %s\n",
-		demoPodName, idPrefix13(podID), demoContainerName, idPrefix13(ctrID), demoShellQuote(demoTicker))
+		demoPodName, client.ShortID(podID), demoContainerName, client.ShortID(ctrID), demoShellQuote(demoTicker))
 	d.out.printf("a TCP echo server on 127.0.0.1:%d stands for a server in the pod (pods share the host loopback)\n", d.echoPort)
 	return nil
 }
@@ -345,7 +346,7 @@ func (d *demoRun) stepTTYSize(ctx context.Context) (string, error) {
 	// Runtimes may start the command a moment before the first size reaches
 	// its terminal (REAL_RUNTIME.md): ask until it has (at most 40 times).
 	cmd := []string{"sh", "-c", `n=0; until [ "$(stty size 2>/dev/null)" = "` + want + `" ] || [ $n -ge 40 ]; do n=$((n+1)); sleep 0.05; done; stty size`}
-	src := execSource(d.cli, &runtimeapi.ExecRequest{ContainerId: d.ctrID, Cmd: cmd, Tty: true, Stdout: true})
+	src := d.cli.ExecSource("", &runtimeapi.ExecRequest{ContainerId: d.ctrID, Cmd: cmd, Tty: true, Stdout: true})
 	offers, err := transport.ExecOffers(transport.Auto, "")
 	if err != nil {
 		return "", err

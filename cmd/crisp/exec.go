@@ -259,18 +259,7 @@ EXIT STATUS
   crisp -v exec --transport spdy web -- true
   crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.deps.Stream == nil {
-				o.deps = newStreamDeps(f)
-			}
-			if err := o.Complete(cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:        runOptions(f, o),
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
@@ -286,7 +275,10 @@ EXIT STATUS
 
 // Complete splits CONTAINER from the command; "--" after CONTAINER is
 // optional (flag parsing stops at CONTAINER).
-func (o *execOptions) Complete(cmd *cobra.Command, args []string) error {
+func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) error {
+	if o.deps.Stream == nil {
+		o.deps = newStreamDeps(f)
+	}
 	if len(args) > 0 {
 		o.Container = args[0]
 		o.Command = args[1:]
@@ -360,23 +352,8 @@ func (o *execOptions) Run(ctx context.Context) error {
 	if o.Stdin {
 		stdin = o.deps.Streams.In
 	}
-	_, err = o.deps.session(ctx, "exec", execSource(cli, req), o.offers, cfg, stdin, withTTY)
+	_, err = o.deps.session(ctx, "exec", cli.ExecSource("exec", req), o.offers, cfg, stdin, withTTY)
 	return o.deps.sessionOutcome(ctx, err)
-}
-
-// execSource makes one Exec RPC for each URL the transport asks for.
-func execSource(cli *client.Client, req *runtimeapi.ExecRequest) transport.URLSource {
-	return func(ctx context.Context) (string, error) {
-		var resp *runtimeapi.ExecResponse
-		err := cli.Call(ctx, "exec: Exec call for container "+idPrefix13(req.ContainerId), func(ctx context.Context) (err error) {
-			resp, err = cli.Runtime.Exec(ctx, req)
-			return err
-		})
-		if err != nil {
-			return "", err
-		}
-		return resp.Url, nil
-	}
 }
 
 // runSync runs the command with ExecSync: stdout and stderr go to crisp's
@@ -393,7 +370,7 @@ func (o *execOptions) runSync(ctx context.Context, cli *client.Client, ctr *runt
 	}
 	secs := int64((o.Timeout + time.Second - 1) / time.Second)
 	var resp *runtimeapi.ExecSyncResponse
-	err := call.Call(ctx, "exec -s: ExecSync call for container "+idPrefix13(ctr.Id), func(ctx context.Context) (err error) {
+	err := call.Call(ctx, "exec -s: ExecSync call for container "+client.ShortID(ctr.Id), func(ctx context.Context) (err error) {
 		resp, err = call.Runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: ctr.Id, Cmd: o.Command, Timeout: secs})
 		return err
 	})
@@ -414,12 +391,4 @@ func (o *execOptions) runSync(ctx context.Context, cli *client.Client, ctr *runt
 		return remoteStatus{code: int(resp.ExitCode)}
 	}
 	return nil
-}
-
-// idPrefix13 is the 13-character form of an ID that messages use.
-func idPrefix13(id string) string {
-	if len(id) > 13 {
-		return id[:13]
-	}
-	return id
 }

@@ -1,75 +1,37 @@
 package main
 
 import (
-	"context"
-	"io"
-
 	"github.com/spf13/cobra"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/output"
+	"github.com/crisp-cri/crisp/internal/query"
 )
 
-type infoOptions struct {
-	f *factory
-}
-
-type infoCondition struct {
-	Type    string `json:"type"`
-	Status  bool   `json:"status"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-type infoReport struct {
-	Endpoint   string            `json:"endpoint"`
-	Conditions []infoCondition   `json:"conditions"`
-	Info       map[string]string `json:"info,omitempty"`
-}
-
 func newInfoCommand(f *factory) *cobra.Command {
-	o := &infoOptions{f: f}
-	return &cobra.Command{
+	var quiet bool
+	cmd := &cobra.Command{
 		Use:   "info",
-		Short: "Show the runtime's status and conditions",
-		Example: `  crisp info
-  crisp info -o json`,
-		Long: `Show the runtime's status conditions (RuntimeReady, NetworkReady) and, with
--o json or yaml, the runtime's verbose info.
+		Short: "Show the runtime's status, conditions and configuration",
+		Long: `Show the runtime's status in crictl's shape: "status" (RuntimeReady,
+NetworkReady), "runtimeHandlers" and "features" when the runtime reports
+them, and the runtime's verbose info keys beside them ("config" is an object).
+JSON by default; -o yaml, -o go-template --template T, or -o table for the
+conditions. -q leaves the verbose info out.
 
 EXIT STATUS
   0  the runtime answered
   1  the runtime could not be reached or failed
   2  bad flags or arguments`,
+		Example: `  crisp info
+  crisp info | jq .config
+  crisp info -o table`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p := f.printerOr(cmd, output.JSON)
+			return f.withClient(func(c *client.Client) error { return query.Info(cmd.Context(), c, quiet, p) })
+		},
 	}
-}
-
-func (o *infoOptions) Run(ctx context.Context) error {
-	c, err := o.f.Client()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	verbose := o.f.Global.Output != "table"
-	var resp *runtimeapi.StatusResponse
-	err = c.Call(ctx, "status", func(ctx context.Context) (err error) {
-		resp, err = c.Runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	report := infoReport{Endpoint: c.Endpoint, Info: resp.Info}
-	for _, cond := range resp.GetStatus().GetConditions() {
-		report.Conditions = append(report.Conditions, infoCondition{
-			Type: cond.Type, Status: cond.Status, Reason: cond.Reason, Message: cond.Message,
-		})
-	}
-	return printData(o.f.Streams.Out, o.f.Global.Output, report, func(w io.Writer) error {
-		row(w, "CONDITION", "STATUS", "REASON", "MESSAGE")
-		for _, cond := range report.Conditions {
-			row(w, cond.Type, cond.Status, cond.Reason, cond.Message)
-		}
-		return nil
-	})
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "leave out the runtime's verbose info")
+	return cmd
 }

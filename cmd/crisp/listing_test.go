@@ -22,6 +22,8 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/output"
+	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // listNow is the pinned clock: every fixture object is created relative to it.
@@ -191,9 +193,9 @@ func TestPodsRun(t *testing.T) {
 	f, out, errOut := listFixture(t, "table")
 	o := &podsOptions{f: f, now: func() time.Time { return listNow }}
 	runListing(t, o, o.Complete)
-	want := `POD ID          CREATED         STATE      NAME   NAMESPACE   ATTEMPT
-aaaa2222aaaa2   3 minutes ago   NotReady   db     prod        0
-aaaa1111aaaa1   2 hours ago     Ready      web    default     1
+	want := `POD ID          CREATED         STATE      NAME   NAMESPACE   ATTEMPT   RUNTIME
+aaaa2222aaaa2   3 minutes ago   NotReady   db     prod        0         (default)
+aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default)
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
@@ -237,10 +239,10 @@ func TestPsRun(t *testing.T) {
 	f, out, _ := listFixture(t, "table")
 	o := &psOptions{f: f, now: func() time.Time { return listNow }, All: true}
 	runListing(t, o, o.Complete)
-	want := `CONTAINER       IMAGE                          CREATED              STATE     NAME    ATTEMPT   POD ID          POD
-cccc3333cccc3   postgres:16                    About a minute ago   Created   pg      0         aaaa2222aaaa2   db
-bbbb1111bbbb1   docker.io/library/nginx:1.25   About an hour ago    Running   nginx   2         aaaa1111aaaa1   web
-bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    init    0         aaaa1111aaaa1   web
+	want := `CONTAINER       IMAGE                          CREATED              STATE     NAME    ATTEMPT   POD ID          POD   NAMESPACE
+cccc3333cccc3   postgres:16                    About a minute ago   Created   pg      0         aaaa2222aaaa2   db    prod
+bbbb1111bbbb1   docker.io/library/nginx:1.25   About an hour ago    Running   nginx   2         aaaa1111aaaa1   web   default
+bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    init    0         aaaa1111aaaa1   web   default
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
@@ -277,7 +279,7 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 
 func TestImagesRun(t *testing.T) {
 	f, out, _ := listFixture(t, "table")
-	o := &imagesOptions{f: f, Digests: true}
+	o := &imagesOptions{f: f, Table: output.ImageTableOptions{Digests: true}}
 	runListing(t, o, nil)
 	want := `IMAGE                       TAG      DIGEST          IMAGE ID        SIZE
 docker.io/library/busybox   1.36     abcdefabcdefa   1111111111111   4.19MB
@@ -297,25 +299,26 @@ quay.io/old                 <none>   0123            2222222222222   999B
 
 func TestInspectRun(t *testing.T) {
 	f, out, _ := listFixture(t, "json")
-	o := &inspectOptions{f: f, now: time.Now, Refs: []string{"nginx"}, Output: "json"}
+	o := &inspectOptions{f: f, now: time.Now, run: query.Inspect, Refs: []string{"nginx"}, p: output.Printer{Out: out, Format: output.JSON}}
 	runListing(t, o, nil)
 	var got struct {
 		Status struct {
 			ID    string `json:"id"`
 			State string `json:"state"`
 		} `json:"status"`
+		// crictl's shape: the runtime's "info" key sits beside "status".
 		Info map[string]any `json:"info"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
 	// The verbose info's JSON value is decoded, not left as a string.
-	if got.Status.ID != ctrWeb || got.Status.State != "CONTAINER_RUNNING" || got.Info["info"].(map[string]any)["pid"] != float64(42) {
+	if got.Status.ID != ctrWeb || got.Status.State != "CONTAINER_RUNNING" || got.Info["pid"] != float64(42) {
 		t.Errorf("inspect nginx = %+v", got)
 	}
 
 	out.Reset()
-	o = &inspectOptions{f: f, now: func() time.Time { return listNow }, Refs: []string{"bbbb1", "pg"}, Output: "table"}
+	o = &inspectOptions{f: f, now: func() time.Time { return listNow }, run: query.Inspect, Refs: []string{"bbbb1", "pg"}, p: output.Printer{Out: out, Format: output.Table}}
 	runListing(t, o, nil)
 	for _, s := range []string{"ID:          " + ctrWeb, "Name:        nginx", "Attempt:     2", "Labels:      tier=front", "\n\nID:          " + ctrPG, "State:       Created"} {
 		if !strings.Contains(out.String(), s) {
@@ -323,14 +326,14 @@ func TestInspectRun(t *testing.T) {
 		}
 	}
 
-	o = &inspectOptions{f: f, now: time.Now, Refs: []string{"bbbb"}, Output: "json"}
+	o = &inspectOptions{f: f, now: time.Now, run: query.Inspect, Refs: []string{"bbbb"}, p: output.Printer{Out: out, Format: output.JSON}}
 	var amb *client.AmbiguousError
 	if err := o.Run(context.Background()); !errors.As(err, &amb) || len(amb.Candidates) != 2 {
 		t.Errorf("inspect bbbb = %v, want an AmbiguousError listing 2 containers", err)
 	}
 
 	out.Reset()
-	op := &inspectPodOptions{f: f, now: time.Now, Refs: []string{"web", "aaaa2"}, Output: "json"}
+	op := &inspectOptions{f: f, now: time.Now, run: query.InspectPod, Refs: []string{"web", "aaaa2"}, p: output.Printer{Out: out, Format: output.JSON}}
 	runListing(t, op, nil)
 	var pods []struct {
 		Status struct {
@@ -352,7 +355,7 @@ func TestInspectDefaultsToJSON(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatalf("%v: %s", err, errOut)
 	}
-	if !strings.HasPrefix(out.String(), "{\n  \"status\": {") {
+	if !strings.HasPrefix(out.String(), "{\n") || !strings.Contains(out.String(), "\n  \"status\": {") {
 		t.Errorf("inspectp without -o:\n%s", out)
 	}
 	out.Reset()
@@ -363,30 +366,5 @@ func TestInspectDefaultsToJSON(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "ID:") {
 		t.Errorf("inspectp -o table:\n%s", out)
-	}
-}
-
-func TestHumanHelpers(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0: "Less than a second", time.Second: "1 second", 59 * time.Second: "59 seconds", 61 * time.Second: "About a minute",
-		10 * time.Minute: "10 minutes", 60 * time.Minute: "About an hour", 5 * time.Hour: "5 hours", 72 * time.Hour: "3 days",
-		21 * 24 * time.Hour: "3 weeks", 90 * 24 * time.Hour: "3 months", 3 * 365 * 24 * time.Hour: "3 years",
-	} {
-		if got := humanDuration(d); got != want {
-			t.Errorf("humanDuration(%s) = %q, want %q", d, got, want)
-		}
-	}
-	for n, want := range map[uint64]string{0: "0B", 999: "999B", 1000: "1kB", 4_190_000: "4.19MB", 1_500_000_000: "1.5GB"} {
-		if got := humanSize(n); got != want {
-			t.Errorf("humanSize(%d) = %q, want %q", n, got, want)
-		}
-	}
-	for ref, want := range map[string][2]string{
-		"busybox:1.36": {"busybox", "1.36"}, "localhost:5000/x": {"localhost:5000/x", "<none>"},
-		"localhost:5000/x:y": {"localhost:5000/x", "y"}, "plain": {"plain", "<none>"},
-	} {
-		if r, tag := splitTag(ref); r != want[0] || tag != want[1] {
-			t.Errorf("splitTag(%q) = %q, %q", ref, r, tag)
-		}
 	}
 }

@@ -34,7 +34,7 @@ type mockRuntimeOptions struct {
 }
 
 func newMockRuntimeCommand(f *factory) *cobra.Command {
-	o := &mockRuntimeOptions{f: f}
+	o := &mockRuntimeOptions{}
 	profiles := make([]string, len(streamserver.Profiles))
 	for i, p := range streamserver.Profiles {
 		profiles[i] = string(p)
@@ -80,7 +80,7 @@ EXIT STATUS
   crisp mock-runtime --listen unix:///tmp/mock.sock --tls-dir /tmp/mock-tls --tls-client-auth
   crictl -r unix:///tmp/mock.sock runp pod.json`,
 		Args: noArgs,
-		RunE: completeValidateRun(o),
+		RunE: runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Listen, "listen", "", "CRI endpoint to serve, unix:///PATH (required)")
@@ -94,7 +94,8 @@ EXIT STATUS
 }
 
 // Complete parses the faults and builds the runtime's configuration.
-func (o *mockRuntimeOptions) Complete() error {
+func (o *mockRuntimeOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
+	o.f = f
 	o.config = mockruntime.Config{
 		Listen:     o.Listen,
 		Profile:    streamserver.Profile(o.Profile),

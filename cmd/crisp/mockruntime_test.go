@@ -51,8 +51,8 @@ func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
 	sock := filepath.Join(dir, "m.sock")
 	errOut := &syncBuffer{}
 	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
-	o := &mockRuntimeOptions{f: f, Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}
-	if err := o.Complete(); err != nil {
+	o := &mockRuntimeOptions{Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}
+	if err := o.Complete(f, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Validate(); err != nil {

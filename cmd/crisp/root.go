@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/output"
 )
 
 // globalOptions are the persistent flags every command shares.
@@ -24,6 +25,8 @@ type globalOptions struct {
 	RequestTimeout  time.Duration
 	Verbose         int
 	Output          string
+	// Template is --template, the text -o go-template runs.
+	Template string
 }
 
 // factory hands commands their dependencies: streams, global options and a
@@ -32,6 +35,15 @@ type factory struct {
 	Streams ioStreams
 	Global  globalOptions
 	Getenv  func(string) string
+}
+
+// getenv reads the environment through the factory (tests may leave Getenv
+// nil: then nothing is set).
+func (f *factory) getenv(key string) string {
+	if f.Getenv == nil {
+		return ""
+	}
+	return f.Getenv(key)
 }
 
 // Settings resolves endpoint, timeouts and config-file keys.
@@ -71,6 +83,7 @@ func (f *factory) Verbosef(level int, format string, args ...any) {
 const (
 	groupStreaming   = "streaming"
 	groupInspection  = "inspection"
+	groupImages      = "images"
 	groupDiagnostics = "diagnostics"
 	groupMock        = "mock"
 )
@@ -98,11 +111,18 @@ EXIT STATUS
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			switch f.Global.Output {
-			case "table", "json", "yaml":
-				return nil
+			if cmd.Flags().Changed("request-timeout") && f.Global.RequestTimeout <= 0 {
+				return usageErrorf("--request-timeout must be positive (e.g. 10s), not %s", f.Global.RequestTimeout)
 			}
-			return usageErrorf("-o/--output must be table, json or yaml, not %q", f.Global.Output)
+			// The config file's debug key means -v, as crictl's means --debug.
+			// A broken file is reported by the commands that use it.
+			if file, _, err := client.LoadConfigFile(client.Sources{FlagConfig: f.Global.ConfigFile, Getenv: f.Getenv}); err == nil {
+				f.Global.Verbose = file.Verbosity(f.Global.Verbose, cmd.Flags().Changed("verbose"))
+			}
+			if _, err := output.ParseFormat(f.Global.Output); err != nil {
+				return usageErrorf("-o/--output must be table, json, yaml or go-template, not %q", f.Global.Output)
+			}
+			return nil
 		},
 	}
 	root.SetIn(f.Streams.In)
@@ -115,11 +135,14 @@ EXIT STATUS
 	pf.StringVarP(&f.Global.ConfigFile, "config", "c", "", "crictl-style YAML config file (default: CRI_CONFIG_FILE, then "+client.DefaultConfigFile+")")
 	pf.DurationVar(&f.Global.RequestTimeout, "request-timeout", 0, "timeout of each gRPC call (default 10s, or the config file's timeout)")
 	pf.CountVarP(&f.Global.Verbose, "verbose", "v", "-v shows the negotiated transport and protocol, -vv every frame")
-	pf.StringVarP(&f.Global.Output, "output", "o", "table", "output format where output is data: table, json or yaml")
+	pf.StringVarP(&f.Global.Output, "output", "o", "table", "output format where output is data: table, json, yaml or go-template")
+	pf.StringVar(&f.Global.Template, "template", "", "the Go template -o go-template runs over the JSON (crictl's functions: json, title, lower, upper)")
 
 	root.AddGroup(
 		&cobra.Group{ID: groupStreaming, Title: "Streaming:"},
 		&cobra.Group{ID: groupInspection, Title: "Inspection:"},
+		&cobra.Group{ID: groupImages, Title: "Images:"},
+		&cobra.Group{ID: groupLifecycle, Title: "Pods and containers:"},
 		&cobra.Group{ID: groupDiagnostics, Title: "Diagnostics:"},
 		&cobra.Group{ID: groupMock, Title: "Mock runtime and demo:"},
 	)
@@ -131,7 +154,12 @@ EXIT STATUS
 	}
 	add(groupStreaming, newExecCommand(f), newAttachCommand(f), newPortForwardCommand(f))
 	add(groupInspection, newVersionCommand(f), newInfoCommand(f), newPodsCommand(f), newPsCommand(f),
-		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f))
+		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f), newInspectImageCommand(f),
+		newStatsCommand(f), newPodStatsCommand(f), newImageFsInfoCommand(f), newEventsCommand(f), newRuntimeConfigCommand(f))
+	add(groupImages, newPullCommand(f), newRmiCommand(f))
+	add(groupLifecycle, newRunPodCommand(f), newCreateCommand(f), newStartCommand(f), newRunCommand(f),
+		newStopCommand(f), newRmCommand(f), newStopPodCommand(f), newRmPodCommand(f),
+		newUpdateCommand(f), newCheckpointCommand(f), newLogsCommand(f))
 	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -141,6 +169,10 @@ EXIT STATUS
 	for name, complete := range map[string]cobra.CompletionFunc{
 		"exec": completeContainers(f), "attach": completeContainers(f), "inspect": completeContainers(f),
 		"port-forward": completePods(f), "inspectp": completePods(f),
+		"stats": completeContainers(f), "statsp": completePods(f),
+		"start": completeContainers(f), "stop": completeContainers(f), "rm": completeContainers(f),
+		"update": completeContainers(f), "checkpoint": completeContainers(f), "logs": completeContainers(f),
+		"stopp": completePods(f), "rmp": completePods(f),
 	} {
 		if c, _, err := root.Find([]string{name}); err == nil && c.ValidArgsFunction == nil {
 			c.ValidArgsFunction = complete

@@ -141,8 +141,8 @@ func TestMockRuntimeTLSDir(t *testing.T) {
 	tlsDir := filepath.Join(dir, "tls")
 	errOut := &syncBuffer{}
 	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
-	o := &mockRuntimeOptions{f: f, Listen: "unix://" + filepath.Join(dir, "m.sock"), Profile: "full", StreamAddr: "127.0.0.1:0", TLSDir: tlsDir, TLSClientAuth: true}
-	if err := o.Complete(); err != nil {
+	o := &mockRuntimeOptions{Listen: "unix://" + filepath.Join(dir, "m.sock"), Profile: "full", StreamAddr: "127.0.0.1:0", TLSDir: tlsDir, TLSClientAuth: true}
+	if err := o.Complete(f, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Validate(); err != nil {

@@ -3,7 +3,9 @@ package client
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -55,7 +57,7 @@ func Dial(settings Settings) (*Client, error) {
 	if settings.ImageEndpoint != "" && settings.ImageEndpoint != settings.RuntimeEndpoint {
 		iconn, err := dialEndpoint(settings.ImageEndpoint)
 		if err != nil {
-			c.Close()
+			_ = c.Close() // the dial error is the one to report
 			return nil, err
 		}
 		c.Images = runtimeapi.NewImageServiceClient(iconn)
@@ -113,6 +115,13 @@ func (c *Client) describe(endpoint, what string, err error) error {
 		msg := dialCause(status.Convert(err).Message())
 		hint := "is the runtime running? point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT"
 		switch {
+		case strings.HasSuffix(msg, ", "+notASocket):
+			hint = "a runtime endpoint is the runtime's unix socket"
+			if endpoint == c.Endpoint {
+				hint += ": point crisp at it with -r/--runtime-endpoint or CONTAINER_RUNTIME_ENDPOINT"
+			} else {
+				hint += ": check IMAGE_SERVICE_ENDPOINT or image-endpoint in the config file"
+			}
 		case strings.Contains(msg, "permission denied"):
 			hint = "crisp needs read and write access to the socket: run it as root (sudo) or as a member of the socket's group"
 		case endpoint != c.Endpoint:
@@ -144,6 +153,20 @@ func dialCause(msg string) string {
 	return msg
 }
 
+// notASocket ends the dial error for a unix endpoint that exists but is not a
+// socket; describe recognises it in gRPC's error text.
+const notASocket = "not a socket"
+
+// notSocket says what path is when it exists and is not a socket (or a
+// symbolic link to one): "a regular file", "a directory", ...; "" otherwise.
+func notSocket(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode()&fs.ModeSocket != 0 {
+		return ""
+	}
+	return describeMode(fi.Mode())
+}
+
 // dialEndpoint accepts unix:// (or a bare path) and tcp:// endpoints.
 func dialEndpoint(endpoint string) (*grpc.ClientConn, error) {
 	network, addr, err := parseEndpoint(endpoint)
@@ -152,7 +175,15 @@ func dialEndpoint(endpoint string) (*grpc.ClientConn, error) {
 	}
 	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
 		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil && network == "unix" {
+			if what := notSocket(addr); what != "" {
+				// connect(2) says "connection refused" for all of these,
+				// which sends the user looking for a stopped runtime.
+				return nil, fmt.Errorf("%s is %s, %s", addr, what, notASocket)
+			}
+		}
+		return conn, err
 	}
 	conn, err := grpc.NewClient("passthrough:///"+addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),

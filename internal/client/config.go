@@ -7,9 +7,12 @@ package client
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -21,6 +24,14 @@ const DefaultConfigFile = "/etc/crictl.yaml"
 
 // DefaultRequestTimeout bounds each gRPC call unless configured otherwise.
 const DefaultRequestTimeout = 10 * time.Second
+
+// MaxConfigFileSize bounds what crisp reads of a config file: crictl's files
+// are a few lines, and a bound keeps `-c /dev/zero`-like mistakes from eating
+// memory.
+const MaxConfigFileSize = 1 << 20
+
+// maxTimeoutSeconds is the largest timeout, in seconds, a time.Duration holds.
+const maxTimeoutSeconds = math.MaxInt64 / int64(time.Second)
 
 // DefaultEndpoints are tried in order when nothing configures an endpoint,
 // as crictl does: containerd, CRI-O, cri-dockerd.
@@ -34,9 +45,13 @@ var DefaultEndpoints = []string{
 type FileConfig struct {
 	RuntimeEndpoint string `json:"runtime-endpoint,omitempty"`
 	ImageEndpoint   string `json:"image-endpoint,omitempty"`
-	// Timeout is in seconds, as crictl writes it.
-	Timeout int  `json:"timeout,omitempty"`
-	Debug   bool `json:"debug,omitempty"`
+	// Timeout is in seconds, as crictl writes it; nil when the key is
+	// absent. Zero, negative or too large is an error (crictl silently uses
+	// its default instead).
+	Timeout *int64 `json:"timeout,omitempty"`
+	// Debug raises crisp's verbosity to -v unless -v/--verbose was given,
+	// as crictl's debug key stands in for its --debug flag.
+	Debug bool `json:"debug,omitempty"`
 
 	// Streaming TLS, crisp's addition under crictl-style keys.
 	TLSCA                 string `json:"tls-ca,omitempty"`
@@ -59,7 +74,8 @@ type Settings struct {
 	RuntimeEndpoint string
 	ImageEndpoint   string
 	RequestTimeout  time.Duration
-	Debug           bool
+	// Debug is the config file's debug key (see FileConfig.Verbosity).
+	Debug bool
 	// EndpointSource says where RuntimeEndpoint came from, for messages.
 	EndpointSource string
 	// File is the parsed configuration file (zero when none was read).
@@ -70,7 +86,7 @@ type Settings struct {
 type Sources struct {
 	FlagEndpoint  string
 	FlagConfig    string
-	FlagTimeout   time.Duration // zero when the flag was not set
+	FlagTimeout   time.Duration // zero when the flag was not set; negative is an error
 	Getenv        func(string) string
 	DefaultConfig string                 // DefaultConfigFile unless a test overrides it
 	Defaults      []string               // DefaultEndpoints unless a test overrides it
@@ -92,18 +108,11 @@ func Resolve(src Sources) (Settings, error) {
 		exists = func(p string) bool { _, err := os.Stat(p); return err == nil }
 	}
 	s := Settings{RequestTimeout: DefaultRequestTimeout}
-
-	configPath, explicit := src.FlagConfig, src.FlagConfig != ""
-	if !explicit {
-		if env := getenv("CRI_CONFIG_FILE"); env != "" {
-			configPath, explicit = env, true
-		} else if src.DefaultConfig != "" {
-			configPath = src.DefaultConfig
-		} else {
-			configPath = DefaultConfigFile
-		}
+	if src.FlagTimeout < 0 {
+		return s, fmt.Errorf("--request-timeout must be positive (e.g. 10s), not %s", src.FlagTimeout)
 	}
-	file, err := readConfigFile(configPath, explicit)
+
+	file, configPath, err := LoadConfigFile(src)
 	if err != nil {
 		return s, err
 	}
@@ -115,8 +124,9 @@ func Resolve(src Sources) (Settings, error) {
 		s.ImageEndpoint = env
 	}
 	s.Debug = file.Debug
-	if file.Timeout > 0 {
-		s.RequestTimeout = time.Duration(file.Timeout) * time.Second
+	if file.Timeout != nil {
+		// LoadConfigFile checked the range.
+		s.RequestTimeout = time.Duration(*file.Timeout) * time.Second
 	}
 	if src.FlagTimeout > 0 {
 		s.RequestTimeout = src.FlagTimeout
@@ -152,11 +162,46 @@ func Resolve(src Sources) (Settings, error) {
 	return s, nil
 }
 
+// LoadConfigFile reads the config file Resolve would read (-c, then
+// CRI_CONFIG_FILE, then the default file) and returns it with its path. A
+// missing default file gives the zero FileConfig; a file the user named must
+// exist.
+func LoadConfigFile(src Sources) (FileConfig, string, error) {
+	getenv := src.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	path, explicit := src.FlagConfig, src.FlagConfig != ""
+	if !explicit {
+		if env := getenv("CRI_CONFIG_FILE"); env != "" {
+			path, explicit = env, true
+		} else if src.DefaultConfig != "" {
+			path = src.DefaultConfig
+		} else {
+			path = DefaultConfigFile
+		}
+	}
+	cfg, err := readConfigFile(path, explicit)
+	return cfg, path, err
+}
+
+// Verbosity is the verbosity once the file's debug key is applied, as crictl
+// applies it to its --debug flag: a -v/--verbose given on the command line
+// (flagSet, even --verbose=0) wins; otherwise debug: true means -v.
+func (c FileConfig) Verbosity(flag int, flagSet bool) int {
+	if !flagSet && c.Debug && flag < 1 {
+		return 1
+	}
+	return flag
+}
+
 // readConfigFile parses a crictl YAML config. A missing default file is fine;
-// a missing file the user named is an error.
+// a missing file the user named is an error. Only regular files are read,
+// and at most MaxConfigFileSize bytes: a device, a FIFO or a directory is an
+// error that says what the path is, never a hang or an endless read.
 func readConfigFile(path string, explicit bool) (FileConfig, error) {
 	var cfg FileConfig
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, MaxConfigFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !explicit {
 			return cfg, nil
@@ -166,5 +211,57 @@ func readConfigFile(path string, explicit bool) (FileConfig, error) {
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("config file %s: %w", path, err)
 	}
+	if t := cfg.Timeout; t != nil && (*t <= 0 || *t > maxTimeoutSeconds) {
+		return cfg, fmt.Errorf("config file %s: timeout must be a positive number of seconds (at most %d), not %d",
+			path, maxTimeoutSeconds, *t)
+	}
 	return cfg, nil
+}
+
+// readRegularFile reads path when it is a regular file of at most max bytes.
+// It opens without blocking (a FIFO with no writer would block open(2)) and
+// checks what it opened, so a path swapped after a stat cannot slip through.
+func readRegularFile(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, describeMode(fi.Mode()))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes; a crictl config file is a few lines", path, max)
+	}
+	return data, nil
+}
+
+// describeMode names a file's type for messages: "a directory", "a FIFO
+// (named pipe)", ...
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "a file of mode " + m.String()
 }

@@ -155,3 +155,48 @@ func (c *Client) Cleanup(ctx context.Context, podID, containerID string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// UpdateContainerResources changes a container's resource limits.
+func (c *Client) UpdateContainerResources(ctx context.Context, id string, res *runtimeapi.ContainerResources) error {
+	return c.Call(ctx, "updating the resources of container "+id, func(ctx context.Context) error {
+		_, err := c.Runtime.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{
+			ContainerId: id, Linux: res.GetLinux(), Windows: res.GetWindows(),
+		})
+		return err
+	})
+}
+
+// CheckpointContainer checkpoints a running container into location (a
+// tar archive path on the runtime's host).
+func (c *Client) CheckpointContainer(ctx context.Context, id, location string) error {
+	return c.Call(ctx, "checkpointing container "+id, func(ctx context.Context) error {
+		_, err := c.Runtime.CheckpointContainer(ctx, &runtimeapi.CheckpointContainerRequest{ContainerId: id, Location: location})
+		return err
+	})
+}
+
+// ReopenContainerLog asks the runtime to reopen a container's log file
+// (after it was rotated away).
+func (c *Client) ReopenContainerLog(ctx context.Context, id string) error {
+	return c.Call(ctx, "reopening the log of container "+id, func(ctx context.Context) error {
+		_, err := c.Runtime.ReopenContainerLog(ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
+		return err
+	})
+}
+
+// PullImageWith pulls image with auth (nil: anonymous), for podCfg, and
+// returns the reference the runtime knows it by. Unlike PullImage it pulls
+// even when the image is present (the registry may hold a newer one).
+func (c *Client) PullImageWith(ctx context.Context, image string, auth *runtimeapi.AuthConfig, podCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	var resp *runtimeapi.PullImageResponse
+	err := c.CallImages(ctx, "pulling image "+image, func(ctx context.Context) (err error) {
+		resp, err = c.Images.PullImage(ctx, &runtimeapi.PullImageRequest{
+			Image: &runtimeapi.ImageSpec{Image: image}, Auth: auth, SandboxConfig: podCfg,
+		})
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetImageRef(), nil
+}

@@ -33,6 +33,9 @@ type ContainerFilter struct {
 	// ID is a full container ID or a prefix of one.
 	ID   string
 	Name *regexp.Regexp
+	// Namespace matches the namespace of the container's pod (crictl ps
+	// --namespace).
+	Namespace *regexp.Regexp
 	// State is created, running, exited or unknown (any case).
 	State string
 	// PodID is a full pod sandbox ID (resolve names first with ResolvePod).
@@ -195,9 +198,22 @@ func (c *Client) ListContainers(ctx context.Context, f ContainerFilter) ([]*runt
 		}
 		imageID = st.GetImage().GetId()
 	}
+	var inNamespace map[string]bool
+	if f.Namespace != nil {
+		pods, err := c.ListPods(ctx, PodFilter{Namespace: f.Namespace})
+		if err != nil {
+			return nil, err
+		}
+		inNamespace = make(map[string]bool, len(pods))
+		for _, p := range pods {
+			inNamespace[p.GetId()] = true
+		}
+	}
 	out := make([]*runtimeapi.Container, 0, len(resp.GetContainers()))
 	for _, ctr := range resp.GetContainers() {
 		switch {
+		case inNamespace != nil && !inNamespace[ctr.GetPodSandboxId()]:
+			continue
 		case f.Image != "" && !usesImage(ctr, f.Image, imageID):
 			continue
 		case f.ID != "" && !strings.HasPrefix(ctr.GetId(), f.ID),
@@ -214,7 +230,8 @@ func (c *Client) ListContainers(ctx context.Context, f ContainerFilter) ([]*runt
 }
 
 // ListImages lists images; a non-empty ref asks the runtime for that image
-// only (by name, tag or ID, as the runtime understands it). Images are
+// only (by name, tag or ID, as the runtime understands it) and filters
+// again here (see MatchImage): some runtimes ignore the filter. Images are
 // sorted by their first tag, untagged ones last.
 func (c *Client) ListImages(ctx context.Context, ref string) ([]*runtimeapi.Image, error) {
 	req := &runtimeapi.ListImagesRequest{}
@@ -229,7 +246,22 @@ func (c *Client) ListImages(ctx context.Context, ref string) ([]*runtimeapi.Imag
 	if err != nil {
 		return nil, err
 	}
-	out := resp.GetImages()
+	// What the runtime itself resolves ref to counts as a match too, so a
+	// reference only the runtime understands still lists its image.
+	var resolved string
+	if ref != "" {
+		st, err := c.ImageStatus(ctx, ref, false)
+		if err != nil {
+			return nil, err
+		}
+		resolved = st.GetImage().GetId()
+	}
+	out := resp.GetImages()[:0]
+	for _, img := range resp.GetImages() {
+		if MatchImage(img, ref) || (resolved != "" && img.GetId() == resolved) {
+			out = append(out, img)
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := firstTag(out[i]), firstTag(out[j])
 		if (a == "") != (b == "") {

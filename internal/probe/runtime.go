@@ -20,37 +20,27 @@ type URLs interface {
 	PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (string, error)
 }
 
-// CRIURLs asks a runtime for streaming URLs through crisp's CRI client.
+// CRIURLs asks a runtime for streaming URLs through crisp's CRI client
+// (its URL sources: one CRI call per URL).
 type CRIURLs struct{ Client *client.Client }
 
 // Exec implements URLs.
 func (u CRIURLs) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (string, error) {
-	var resp *runtimeapi.ExecResponse
-	err := u.Client.Call(ctx, "Exec RPC", func(ctx context.Context) (err error) {
-		resp, err = u.Client.Runtime.Exec(ctx, req)
-		return err
-	})
-	return resp.GetUrl(), err
+	return u.Client.ExecSource("", req)(ctx)
 }
 
 // Attach implements URLs.
 func (u CRIURLs) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (string, error) {
-	var resp *runtimeapi.AttachResponse
-	err := u.Client.Call(ctx, "Attach RPC", func(ctx context.Context) (err error) {
-		resp, err = u.Client.Runtime.Attach(ctx, req)
-		return err
-	})
-	return resp.GetUrl(), err
+	return u.Client.AttachSource("", req)(ctx)
 }
 
 // PortForward implements URLs.
 func (u CRIURLs) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (string, error) {
-	var resp *runtimeapi.PortForwardResponse
-	err := u.Client.Call(ctx, "PortForward RPC", func(ctx context.Context) (err error) {
-		resp, err = u.Client.Runtime.PortForward(ctx, req)
-		return err
-	})
-	return resp.GetUrl(), err
+	ports := make([]uint16, 0, len(req.GetPort()))
+	for _, p := range req.GetPort() {
+		ports = append(ports, uint16(p)) // CRI ports are 1-65535
+	}
+	return u.Client.PortForwardSource("", req.GetPodSandboxId())(ctx, ports)
 }
 
 // TermSize is a terminal size in characters.

@@ -31,7 +31,7 @@ func ParseDetachKeys(spec string) ([]byte, error) {
 	for i, item := range items {
 		b, err := parseKey(item)
 		if err != nil {
-			return nil, fmt.Errorf("invalid detach keys %q: key %d %q %v; %s", spec, i+1, item, err, detachKeysHelp)
+			return nil, fmt.Errorf("invalid detach keys %q: key %d %q %w; %s", spec, i+1, item, err, detachKeysHelp)
 		}
 		keys = append(keys, b)
 	}

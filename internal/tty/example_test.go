@@ -11,7 +11,7 @@ import (
 
 func ExampleParseDetachKeys() {
 	keys, err := tty.ParseDetachKeys("ctrl-p,ctrl-q")
-	fmt.Println(keys, err)
+	fmt.Printf("%d %v\n", keys, err)
 	keys, err = tty.ParseDetachKeys("")
 	fmt.Println(keys == nil, err)
 	_, err = tty.ParseDetachKeys("ctrl-p,ctrl-")
@@ -26,7 +26,7 @@ func ExampleNewDetachReader() {
 	in := strings.NewReader("ls\r\x10\x10\x11exit\r") // ctrl-p ctrl-p ctrl-q: the first ctrl-p is a key
 	detached := false
 	r := tty.NewDetachReader(in, []byte{16, 17}, func() { detached = true })
-	r.Close() // the session's owner does this once the session is torn down
+	_ = r.Close() // never fails; the session's owner does this once the session is torn down
 	sent, err := io.ReadAll(r)
 	fmt.Printf("%q %v %v\n", sent, detached, errors.Is(err, tty.ErrDetached))
 	// Output:

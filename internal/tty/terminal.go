@@ -103,6 +103,16 @@ func interruptSignals() []os.Signal {
 	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 }
 
+// requit gives SIGQUIT back to Go's runtime and raises it again: the runtime
+// prints every goroutine's stack on standard error and exits with status 2,
+// as it would have without Safe, but on a terminal already restored.
+func requit() {
+	signal.Reset(syscall.SIGQUIT)
+	// A process may always signal itself. The runtime ends the process when
+	// the signal arrives; nothing here waits for that.
+	_ = syscall.Kill(os.Getpid(), syscall.SIGQUIT)
+}
+
 // Safe runs fn with In in raw mode and restores In's previous settings exactly (the saved termios,
 // byte for byte) on every way out: fn returning nil or an error, fn panicking (the terminal is
 // restored, then the panic goes on), and SIGINT, SIGTERM or SIGHUP reaching crisp while fn runs.
@@ -114,9 +124,13 @@ func interruptSignals() []os.Signal {
 // return, and returns a *SignalError (errors.Is(err, ErrInterrupted)). It never exits the process:
 // fn must return when its context is done.
 //
-// When In is not a terminal, fn runs without raw mode, with the same signal handling. A panic in a
-// goroutine other than fn's cannot be caught here and would leave the terminal raw: goroutines that
-// fn starts must not panic (client-go's recover theirs).
+// SIGQUIT (kill -QUIT; in raw mode ^\ is a key for the remote side) keeps Go's meaning, a goroutine
+// dump on standard error and exit status 2, but while the terminal is raw Safe restores it first, so
+// the dump is readable and the shell gets its terminal back.
+//
+// When In is not a terminal, fn runs without raw mode, with the same handling of SIGINT, SIGTERM and
+// SIGHUP (SIGQUIT is left to Go). A panic in a goroutine other than fn's cannot be caught here and
+// would leave the terminal raw: goroutines that fn starts must not panic (client-go's recover theirs).
 func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -126,8 +140,13 @@ func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) 
 	signal.Notify(sigs, interruptSignals()...)
 	defer signal.Stop(sigs)
 
+	// SIGQUIT is caught only while the terminal is raw; nil never receives.
+	var quit chan os.Signal
 	restore := func() error { return nil }
 	if fd, ok := t.terminalFd(t.In); ok {
+		quit = make(chan os.Signal, 1)
+		signal.Notify(quit, syscall.SIGQUIT)
+		defer signal.Stop(quit)
 		state, err := term.MakeRaw(fd)
 		if err != nil {
 			return fmt.Errorf("putting the terminal in raw mode: %w", err)
@@ -156,6 +175,9 @@ func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) 
 			signal.Stop(sigs)
 			caught = s
 			cancel(&SignalError{Signal: s})
+		case <-quit:
+			_ = restore()
+			requit()
 		case <-done:
 		}
 	})

@@ -26,8 +26,9 @@ func openPTY(t *testing.T) (tty, ptmx *os.File) {
 		t.Skipf("no pseudo-terminal available (%v); these tests need /dev/ptmx", err)
 	}
 	t.Cleanup(func() {
-		tty.Close()
-		ptmx.Close()
+		// Tests may have closed either already; nothing to check.
+		_ = tty.Close()
+		_ = ptmx.Close()
 	})
 	return tty, ptmx
 }
@@ -62,7 +63,14 @@ func assertRestored(t *testing.T, f *os.File, before unix.Termios) {
 // cookedPTY returns a pseudo-terminal whose settings are not the defaults, so that restoring
 // "some sane mode" instead of the saved one would show.
 func cookedPTY(t *testing.T) (*os.File, unix.Termios) {
-	tty, _ := openPTY(t)
+	tty, _, before := cookedPTYPair(t)
+	return tty, before
+}
+
+// cookedPTYPair is cookedPTY with the controlling side too, for tests that read what the terminal
+// shows.
+func cookedPTYPair(t *testing.T) (tty, ptmx *os.File, before unix.Termios) {
+	tty, ptmx = openPTY(t)
 	tios := termios(t, tty)
 	tios.Cc[unix.VERASE] = 0x08 // ^H
 	tios.Lflag |= unix.ECHOCTL
@@ -70,7 +78,7 @@ func cookedPTY(t *testing.T) (*os.File, unix.Termios) {
 	if err := unix.IoctlSetTermios(int(tty.Fd()), unix.TCSETS, &tios); err != nil {
 		t.Fatal(err)
 	}
-	return tty, termios(t, tty)
+	return tty, ptmx, termios(t, tty)
 }
 
 func TestSafeRestores(t *testing.T) {
@@ -228,6 +236,6 @@ func devNull(t *testing.T) *os.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
+	t.Cleanup(func() { _ = f.Close() }) // read-only
 	return f
 }

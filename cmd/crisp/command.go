@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+)
+
+// commandOptions is the shape of every crisp command, after kubectl's:
+// flags bind to the fields of an options struct, and running the command is
+// three steps, in this order:
+//
+//   - Complete fills in what the flags alone do not give: positional
+//     arguments, values derived from other flags (cmd.Flags().Changed), and
+//     the dependencies taken from the factory (streams, a way to reach the
+//     runtime). A field a test has already set is left alone, so tests
+//     inject fakes by setting fields before the command runs.
+//   - Validate rejects bad input before anything connects or listens. Its
+//     errors, and Complete's about the arguments, are usageError (build them
+//     with usageErrorf): Main exits 2 for them (125 for exec and attach) and
+//     points at --help.
+//   - Run does the work, talking to the world only through the struct's
+//     fields; ctx is cancelled on SIGINT, SIGTERM and SIGHUP.
+//
+// A command adopts it in its constructor:
+//
+//	func newFooCommand(f *factory) *cobra.Command {
+//		o := &fooOptions{}
+//		cmd := &cobra.Command{Use: "foo ARG", Args: exactArgs(1, "an ARG"), RunE: runOptions(f, o)}
+//		cmd.Flags().BoolVar(&o.All, "all", false, "...")
+//		return cmd
+//	}
+type commandOptions interface {
+	Complete(f *factory, cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runOptions turns o into cobra's RunE: Complete, Validate, then Run with
+// the command's context, stopping at the first error.
+func runOptions(f *factory, o commandOptions) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(f, cmd, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
+}

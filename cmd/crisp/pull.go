@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/query"
+)
+
+// pullOptions are the flags of `crisp pull`.
+type pullOptions struct {
+	f *factory
+
+	Image, Creds, Auth, Username, PodConfig string
+	Annotations                             []string
+	Timeout                                 time.Duration
+	pull                                    client.PullOptions
+}
+
+func newPullCommand(f *factory) *cobra.Command {
+	o := &pullOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "pull IMAGE",
+		Short: "Pull an image",
+		Long: `Pull an image into the runtime's image service, as crictl pull does, and print
+the image reference the runtime gives it. Credentials, as crictl's: --creds
+USERNAME[:PASSWORD] (or CRICTL_CREDS), --auth with a base64 'USERNAME[:PASSWORD]'
+(or CRICTL_AUTH), or --username with the password read from stdin (not echoed
+on a terminal). --pull-timeout bounds the pull (default: none).
+
+EXIT STATUS
+  0  the image was pulled
+  1  the pull failed or the runtime could not be reached
+  2  bad flags or arguments`,
+		Example: `  crisp pull busybox:1.36
+  crisp pull --creds "$USER:$TOKEN" registry.example.com/app:1.2
+  echo "$TOKEN" | crisp pull -u robot registry.example.com/app:1.2
+  crisp pull --pod-config pod.yaml --pull-timeout 5m nginx`,
+		Args: exactArgs(1, "one IMAGE"),
+		RunE: runOptions(o.f, o),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Creds, "creds", "", "USERNAME[:PASSWORD] for the registry (env CRICTL_CREDS)")
+	fl.StringVar(&o.Auth, "auth", "", "base64 'USERNAME[:PASSWORD]' for the registry (env CRICTL_AUTH)")
+	fl.StringVarP(&o.Username, "username", "u", "", "USERNAME for the registry; the password is read from stdin")
+	fl.StringArrayVarP(&o.Annotations, "annotation", "a", nil, "annotation key=value for the image (repeatable)")
+	fl.StringVar(&o.PodConfig, "pod-config", "", "a pod sandbox config (JSON or YAML) the runtime may pull for")
+	fl.DurationVar(&o.Timeout, "pull-timeout", 0, "the longest the pull may take (0: no limit; env CRICTL_PULL_TIMEOUT)")
+	return cmd
+}
+
+// Complete builds the pull request's options.
+func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (err error) {
+	o.Image = args[0]
+	// The environment stands in for unset flags at run time, never as a
+	// flag default: help and completion scripts must not show credentials.
+	fromEnv := func(flag, key string, set func(string) error) error {
+		if v := f.getenv(key); v != "" && !cmd.Flags().Changed(flag) {
+			if err := set(v); err != nil {
+				return usageErrorf("%s=%q: %v", key, v, err)
+			}
+		}
+		return nil
+	}
+	if err := fromEnv("creds", "CRICTL_CREDS", func(v string) error { o.Creds = v; return nil }); err != nil {
+		return err
+	}
+	if err := fromEnv("auth", "CRICTL_AUTH", func(v string) error { o.Auth = v; return nil }); err != nil {
+		return err
+	}
+	if err := fromEnv("pull-timeout", "CRICTL_PULL_TIMEOUT", func(v string) (err error) { o.Timeout, err = time.ParseDuration(v); return err }); err != nil {
+		return err
+	}
+	o.pull.Timeout = o.Timeout
+	if o.pull.Annotations, err = client.ParseLabels(o.Annotations); err != nil {
+		return usageErrorf("--annotation: %v", err)
+	}
+	return nil
+}
+
+// Validate checks the credentials before the runtime is dialed; the
+// password of --username is read here, from stdin.
+func (o *pullOptions) Validate() (err error) {
+	if o.Creds != "" && o.Auth != "" {
+		return usageErrorf("--creds and --auth cannot both be given")
+	}
+	if o.pull.Auth, err = query.PullAuth(o.Creds, o.Auth, o.Username, o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
+		return usageErrorf("%v", err)
+	}
+	if o.PodConfig != "" {
+		if o.pull.PodConfig, err = query.LoadPodConfig(o.PodConfig); err != nil {
+			return usageErrorf("--pod-config: %v", err)
+		}
+	}
+	return nil
+}
+
+// Run pulls the image.
+func (o *pullOptions) Run(ctx context.Context) error {
+	return o.f.withClient(func(c *client.Client) error { return query.Pull(ctx, c, o.Image, o.pull, o.f.Streams.Out) })
+}

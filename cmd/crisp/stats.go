@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/query"
+)
+
+// statsOptions are the flags of `crisp stats` and `crisp statsp`.
+type statsOptions struct {
+	f *factory
+	// pods is true for statsp.
+	pods bool
+
+	Labels  []string
+	Seconds int
+	q       query.StatsOptions
+}
+
+func newStatsCommand(f *factory) *cobra.Command {
+	o := &statsOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "stats [CONTAINER]",
+		Short: "Show containers' resource usage",
+		Long: `Show the CPU, memory, writable-layer and swap usage of running containers (all
+with -a), as crictl stats does: the table measures CPU over -s seconds; -w
+repeats until interrupted; -o json|yaml|go-template print the runtime's stats
+in crictl's shape. CONTAINER and --pod take an ID, unique ID prefix or name.
+
+EXIT STATUS
+  0  the stats were shown (also when none matched; -w: until interrupted)
+  1  the runtime could not be reached or failed, or CONTAINER/--pod matched
+     nothing
+  2  bad flags or arguments`,
+		Example: `  crisp stats
+  crisp stats -a --pod web -s 2
+  crisp stats -w nginx
+  crisp stats -o json --label app=web`,
+		Args: maxArgs(1, "one CONTAINER"),
+		RunE: runOptions(o.f, o),
+	}
+	fl := o.flags(cmd)
+	fl.BoolVarP(&o.q.All, "all", "a", false, "also containers that use no CPU and no memory")
+	fl.StringVarP(&o.q.Pod, "pod", "p", "", "only containers of this pod (ID, ID prefix or name)")
+	fl.StringVar(&o.q.Filter.ID, "id", "", "only the container with this full ID")
+	_ = cmd.RegisterFlagCompletionFunc("pod", completePods(f))
+	return cmd
+}
+
+func newPodStatsCommand(f *factory) *cobra.Command {
+	o := &statsOptions{f: f, pods: true}
+	cmd := &cobra.Command{
+		Use:   "statsp [POD]",
+		Short: "Show pods' resource usage",
+		Long: `Show the CPU and memory usage of pod sandboxes, as crictl statsp does: the table
+measures CPU over -s seconds; -w repeats until interrupted; -o
+json|yaml|go-template print the runtime's stats in crictl's shape. POD takes
+an ID, unique ID prefix or name.
+
+EXIT STATUS
+  0  the stats were shown (also when none matched; -w: until interrupted)
+  1  the runtime could not be reached or failed, or POD matched nothing
+  2  bad flags or arguments`,
+		Example: `  crisp statsp
+  crisp statsp web -s 2
+  crisp statsp -w --label app=web
+  crisp statsp -o yaml`,
+		Args: maxArgs(1, "one POD"),
+		RunE: runOptions(o.f, o),
+	}
+	o.flags(cmd).StringVar(&o.q.Filter.ID, "id", "", "only the pod with this full ID")
+	return cmd
+}
+
+// flags binds what stats and statsp share.
+func (o *statsOptions) flags(cmd *cobra.Command) interface {
+	StringVar(p *string, name, value, usage string)
+	StringVarP(p *string, name, shorthand, value, usage string)
+	BoolVarP(p *bool, name, shorthand string, value bool, usage string)
+} {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&o.Labels, "label", nil, "only those with this label, key=value (repeatable)")
+	fl.IntVarP(&o.Seconds, "seconds", "s", 1, "how many seconds the table measures CPU over")
+	fl.BoolVarP(&o.q.Watch, "watch", "w", false, "repeat until interrupted")
+	return fl
+}
+
+// Complete takes the optional argument and the labels.
+func (o *statsOptions) Complete(_ *factory, _ *cobra.Command, args []string) (err error) {
+	if len(args) == 1 {
+		o.q.Ref = args[0]
+	}
+	o.q.Sample = time.Duration(o.Seconds) * time.Second
+	o.q.Filter.Labels, err = parseLabels(o.Labels)
+	return err
+}
+
+// Validate rejects bad input before the runtime is dialed.
+func (o *statsOptions) Validate() error {
+	if o.Seconds < 1 {
+		return usageErrorf("-s/--seconds must be 1 or more, not %d", o.Seconds)
+	}
+	return nil
+}
+
+// Run prints the stats.
+func (o *statsOptions) Run(ctx context.Context) error {
+	return o.f.withClient(func(c *client.Client) error {
+		if o.pods {
+			return query.PodStats(ctx, c, o.q, o.f.printer())
+		}
+		return query.Stats(ctx, c, o.q, o.f.printer())
+	})
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"runtime"
+
+	"github.com/spf13/cobra"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/lifecycle"
+)
+
+func newUpdateCommand(f *factory) *cobra.Command {
+	lin := &runtimeapi.LinuxContainerResources{}
+	win := &runtimeapi.WindowsContainerResources{}
+	cmd := &cobra.Command{
+		Use:   "update [flags] CONTAINER...",
+		Short: "Update the resources of one or more running containers",
+		Long: `Change the resource limits of containers (each a full ID, a unique ID prefix
+or a unique name). A flag left out sends 0, which runtimes read as "not
+specified", as crictl does.` + lifecycleExit,
+		Example: `  crisp update --memory 268435456 web
+  crisp update --cpu-quota 50000 --cpu-period 100000 4f2a`,
+		Args: argsRange(1, -1, "at least one CONTAINER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res := &runtimeapi.ContainerResources{Linux: lin}
+			if runtime.GOOS == "windows" {
+				win.CpuShares, win.MemoryLimitInBytes = lin.CpuShares, lin.MemoryLimitInBytes
+				res = &runtimeapi.ContainerResources{Windows: win}
+			}
+			return withRuntime(f, 0, func(c *client.Client) error {
+				return lifecycle.Update(cmd.Context(), c, args, res, f.Streams.Out)
+			})
+		},
+	}
+	fs := cmd.Flags()
+	fs.Int64Var(&win.CpuCount, "cpu-count", 0, "(Windows only) number of CPUs available to the container")
+	fs.Int64Var(&win.CpuMaximum, "cpu-maximum", 0, "(Windows only) portion of CPU cycles, as a percentage * 100")
+	fs.Int64Var(&lin.CpuPeriod, "cpu-period", 0, "CPU CFS period in microseconds (0: the system default)")
+	fs.Int64Var(&lin.CpuQuota, "cpu-quota", 0, "CPU CFS quota in microseconds per period")
+	fs.Int64Var(&lin.CpuShares, "cpu-share", 0, "CPU shares (weight relative to other containers)")
+	fs.Int64Var(&lin.MemoryLimitInBytes, "memory", 0, "memory limit in bytes")
+	fs.StringVar(&lin.CpusetCpus, "cpuset-cpus", "", "CPUs to use (0-3, 0,1)")
+	fs.StringVar(&lin.CpusetMems, "cpuset-mems", "", "memory nodes to use (0-3, 0,1)")
+	fs.Int64Var(&lin.OomScoreAdj, "oom-score-adj", 0, "OOM killer score adjustment")
+	return cmd
+}

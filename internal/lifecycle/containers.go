@@ -1,0 +1,224 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/podspec"
+)
+
+// cleanupTimeout bounds the removal of what a failed run created; it runs
+// even when the run was interrupted.
+const cleanupTimeout = 30 * time.Second
+
+// Create creates a container from the config at ctrPath in the pod podRef
+// (pod config at podPath, which CRI asks for again) and prints its ID.
+func Create(ctx context.Context, c *client.Client, podRef, ctrPath, podPath string, pull Pull, out, errOut io.Writer) error {
+	cfg, err := podspec.LoadContainer(ctrPath)
+	if err != nil {
+		return err
+	}
+	podCfg, err := podspec.LoadPod(podPath)
+	if err != nil {
+		return err
+	}
+	pod, err := resolvePod(ctx, c, podRef)
+	if err != nil {
+		return err
+	}
+	if err := ensureImage(ctx, c, cfg, podCfg, pull, errOut); err != nil {
+		return err
+	}
+	id, err := c.CreateContainer(ctx, pod.GetId(), cfg, podCfg)
+	if err != nil {
+		return err
+	}
+	if err := printID(out, "%s", id); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Start starts each created container, in order.
+func Start(ctx context.Context, c *client.Client, refs []string, out io.Writer) error {
+	ctrs, err := containerIDs(ctx, c, refs, false, false)
+	if err != nil {
+		return err
+	}
+	for _, ctr := range ctrs {
+		if err := c.StartContainer(ctx, ctr.GetId()); err != nil {
+			return err
+		}
+		if err := printID(out, "%s", ctr.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run runs a pod from podPath and a container from ctrPath in it, started,
+// and prints the container's ID. Both files are read before anything is
+// created, and whatever was created is removed again when a later step
+// fails (or is interrupted).
+func Run(ctx context.Context, c *client.Client, ctrPath, podPath, handler string, pull Pull, out, errOut io.Writer) (err error) {
+	cfg, err := podspec.LoadContainer(ctrPath)
+	if err != nil {
+		return err
+	}
+	podCfg, err := podspec.LoadPod(podPath)
+	if err != nil {
+		return err
+	}
+	var podID, ctrID string
+	defer func() {
+		if err == nil || podID == "" {
+			return
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if cerr := c.Cleanup(cctx, podID, ctrID); cerr != nil {
+			err = fmt.Errorf("%w; removing what was created failed too: %w", err, cerr)
+			return
+		}
+		if ctrID != "" {
+			notice(errOut, "removed container %s and pod %s, which the failed run had created", ctrID, podID)
+		} else {
+			notice(errOut, "removed pod %s, which the failed run had created", podID)
+		}
+	}()
+	if podID, err = c.RunPod(ctx, podCfg, handler); err != nil {
+		return err
+	}
+	if err = ensureImage(ctx, c, cfg, podCfg, pull, errOut); err != nil {
+		return err
+	}
+	if ctrID, err = c.CreateContainer(ctx, podID, cfg, podCfg); err != nil {
+		return err
+	}
+	if err = c.StartContainer(ctx, ctrID); err != nil {
+		return err
+	}
+	if err := printID(out, "%s", ctrID); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Stop stops each container (every running one with all), giving each
+// timeout seconds before it is killed.
+func Stop(ctx context.Context, c *client.Client, refs []string, all bool, timeout int64, out, errOut io.Writer) error {
+	ctrs, err := containerIDs(ctx, c, refs, all, true)
+	if err != nil {
+		return err
+	}
+	if all && len(ctrs) == 0 {
+		notice(errOut, "no running containers")
+		return nil
+	}
+	for _, ctr := range ctrs {
+		if err := c.StopContainer(ctx, ctr.GetId(), timeout); err != nil {
+			return err
+		}
+		if err := printID(out, "%s", ctr.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remove removes each container (every one with all). A running container
+// is removed only with force, which stops it first. As crictl does, the
+// log file and its rotations go too unless keepLogs. Every container is
+// tried; the failures are reported together.
+func Remove(ctx context.Context, c *client.Client, refs []string, all, force, keepLogs bool, out, errOut io.Writer) error {
+	ctrs, err := containerIDs(ctx, c, refs, all, false)
+	if err != nil {
+		return err
+	}
+	if all && len(ctrs) == 0 {
+		notice(errOut, "no containers to remove")
+		return nil
+	}
+	var errs []error
+	for _, ctr := range ctrs {
+		if err := remove(ctx, c, ctr, force, keepLogs, errOut); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := printID(out, "%s", ctr.GetId()); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func remove(ctx context.Context, c *client.Client, ctr *runtimeapi.Container, force, keepLogs bool, errOut io.Writer) error {
+	id := ctr.GetId()
+	st, err := c.ContainerStatus(ctx, id, false)
+	if err != nil {
+		return err
+	}
+	if st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		if !force {
+			return fmt.Errorf("container %s (%s) is running; stop it first with `crisp stop %s`, or use rm -f",
+				id, ctr.GetMetadata().GetName(), id)
+		}
+		if err := c.StopContainer(ctx, id, 0); err != nil {
+			return err
+		}
+	}
+	if err := c.RemoveContainer(ctx, id); err != nil {
+		return err
+	}
+	if logPath := st.GetStatus().GetLogPath(); logPath != "" && !keepLogs {
+		rotated, _ := filepath.Glob(logPath + ".*") // the pattern is valid: Glob fails on bad patterns only
+		for _, f := range append(rotated, logPath) {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				notice(errOut, "removing log file %s of container %s: %v", f, id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Update changes the resources of each container.
+func Update(ctx context.Context, c *client.Client, refs []string, res *runtimeapi.ContainerResources, out io.Writer) error {
+	ctrs, err := containerIDs(ctx, c, refs, false, false)
+	if err != nil {
+		return err
+	}
+	for _, ctr := range ctrs {
+		if err := c.UpdateContainerResources(ctx, ctr.GetId(), res); err != nil {
+			return err
+		}
+		if err := printID(out, "%s", ctr.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Checkpoint checkpoints each container into the archive export.
+func Checkpoint(ctx context.Context, c *client.Client, refs []string, export string, out io.Writer) error {
+	ctrs, err := containerIDs(ctx, c, refs, false, false)
+	if err != nil {
+		return err
+	}
+	for _, ctr := range ctrs {
+		if err := c.CheckpointContainer(ctx, ctr.GetId(), export); err != nil {
+			return err
+		}
+		if err := printID(out, "%s", ctr.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/podspec"
+)
+
+// RunPod creates and starts the pod sandbox of the config file at path
+// and prints its ID.
+func RunPod(ctx context.Context, c *client.Client, path, handler string, out io.Writer) error {
+	cfg, err := podspec.LoadPod(path)
+	if err != nil {
+		return err
+	}
+	id, err := c.RunPod(ctx, cfg, handler)
+	if err != nil {
+		return err
+	}
+	if err := printID(out, "%s", id); err != nil {
+		return err
+	}
+	return nil
+}
+
+// StopPods stops each pod, in order, and stops at the first failure.
+func StopPods(ctx context.Context, c *client.Client, refs []string, out io.Writer) error {
+	pods, err := podIDs(ctx, c, refs, false)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		if err := c.StopPod(ctx, p.GetId()); err != nil {
+			return err
+		}
+		if err := printID(out, "Stopped sandbox %s", p.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemovePods removes each pod (every pod with all). A ready pod is removed
+// only with force, which stops it first. Every pod is tried; the failures
+// are reported together.
+func RemovePods(ctx context.Context, c *client.Client, refs []string, all, force bool, out, errOut io.Writer) error {
+	pods, err := podIDs(ctx, c, refs, all)
+	if err != nil {
+		return err
+	}
+	if all && len(pods) == 0 {
+		notice(errOut, "no pods to remove")
+		return nil
+	}
+	var errs []error
+	for _, p := range pods {
+		if p.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			if !force {
+				errs = append(errs, fmt.Errorf("pod %s (%s) is ready (running); stop it first with `crisp stopp %s`, or use rmp -f",
+					p.GetId(), p.GetMetadata().GetName(), p.GetId()))
+				continue
+			}
+			if err := c.StopPod(ctx, p.GetId()); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := c.RemovePod(ctx, p.GetId()); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := printID(out, "Removed sandbox %s", p.GetId()); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
