@@ -12,8 +12,12 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
 all: build
 
+## build: a lean binary: no paths or symbol tables (-trimpath, -s -w), and
+## the version from git describe (crisp version shows it).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BUILD_FLAGS ?= -trimpath -ldflags "-s -w -X main.crispVersion=$(VERSION)"
 build:
-	$(GO) build -o $(BIN) ./cmd/crisp
+	$(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/crisp
 
 ## demo: the mock runtime in-process, and every streaming call working on it.
 demo: build
