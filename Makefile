@@ -75,6 +75,13 @@ containerd-up: deps
 containerd-down:
 	bash scripts/containerd-down.sh
 
+## perf: crisp and crictl side by side on containerd (alternating, both
+## orders, medians) into docs/performance.md. Needs root (starts containerd
+## unless CRISP_CTRD_ENV names a running harness's env file).
+.PHONY: perf
+perf: deps build
+	bash scripts/perf-doc.sh docs/performance.md
+
 ## interop: regenerate docs/interop.md from real runs (needs root: starts containerd).
 interop: deps
 	CRISP_UPDATE_INTEROP=1 $(GO) test -count=1 -run TestInteropMatrix -v ./internal/e2e/containerd/
