@@ -64,6 +64,7 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 	}
 	sess := newSession(op, cfg, s)
 	defer sess.end()
+	defer sess.logTiming(&res) // timing.go: -v's breakdown
 	for i, offer := range offers {
 		rpcStart := time.Now()
 		rawURL, err := src(ctx)
@@ -115,10 +116,12 @@ type session struct {
 
 	mu       sync.Mutex
 	accepted transport.Attempt
+	timing   timing
 }
 
 func newSession(op string, cfg transport.Config, s Streams) *session {
 	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{})}
+	sess.timing.begin = sess.start
 	tr := newTracer(cfg.Trace, sess.start)
 	sess.tr = tr
 	sess.s = Streams{TTY: s.TTY}
@@ -159,7 +162,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 	rec.onAccept = func(status int, protocol string, upgrade time.Duration) {
 		att.Status, att.Protocol, att.Upgrade, att.TLS = status, protocol, upgrade, tw.Result()
 		s.mu.Lock()
-		s.accepted = att
+		s.accepted, s.timing.accepted = att, time.Now()
 		s.mu.Unlock()
 		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, rawURL, status, upgrade.Round(time.Microsecond))
 		transport.ReportTLS(s.cfg, s.op, rawURL, att.TLS)
