@@ -130,10 +130,10 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 		sess.s.Stdin = sess.stdin
 	}
 	if s.Stdout != nil {
-		sess.s.Stdout = tr.writer(s.Stdout, "stdout", 1)
+		sess.s.Stdout = newFrameWriter(tr.writer(s.Stdout, "stdout", 1)) // framecopy.go
 	}
 	if s.Stderr != nil && !s.TTY {
-		sess.s.Stderr = tr.writer(s.Stderr, "stderr", 2)
+		sess.s.Stderr = newFrameWriter(tr.writer(s.Stderr, "stderr", 2))
 	}
 	if s.TTY && s.Resize != nil {
 		sess.s.Resize = tr.sizes(s.Resize)
