@@ -1,6 +1,7 @@
 package remotecommand
 
 import (
+	"errors"
 	"io"
 	"sync"
 )
@@ -57,7 +58,7 @@ func (f *frameWriter) ReadFrom(r io.Reader) (int64, error) {
 				return total, io.ErrShortWrite
 			}
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return total, nil
 		}
 		if err != nil {
