@@ -82,6 +82,12 @@ containerd-down:
 perf: deps build
 	bash scripts/perf-doc.sh docs/performance.md
 
+## perf-mock: the same side by side against crisp's mock runtime (no root
+## needed); prints the tables.
+.PHONY: perf-mock
+perf-mock: build
+	bash scripts/perf-mock.sh
+
 ## interop: regenerate docs/interop.md from real runs (needs root: starts containerd).
 interop: deps
 	CRISP_UPDATE_INTEROP=1 $(GO) test -count=1 -run TestInteropMatrix -v ./internal/e2e/containerd/
