@@ -24,6 +24,9 @@ type attachOptions struct {
 	Protocol   string
 	TLS        tlsOptions
 
+	// ProtocolCache is --protocol-cache (protocache.go).
+	ProtocolCache bool
+
 	Container string
 
 	keys   []byte
@@ -76,6 +79,7 @@ EXIT STATUS
 	fl.StringVar(&o.DetachKeys, "detach-keys", tty.DefaultDetachKeys, `keys that detach (with -i); "" disables`)
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io (debugging)")
+	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, protocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	return cmd
 }
@@ -121,6 +125,7 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.Protocols = protocolCache(o.ProtocolCache, cli)
 	defer transport.OneProc()() // procs.go: less CPU per byte streamed
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
 	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: o.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
