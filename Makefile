@@ -8,7 +8,7 @@ export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
 GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
-.PHONY: all build demo test test-go check deps bench lint tidy-check completions man interop fuzz
+.PHONY: all build image demo test test-short test-go check deps bench lint tidy-check completions man interop fuzz
 
 all: build
 
@@ -18,6 +18,17 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BUILD_FLAGS ?= -trimpath -ldflags "-s -w -X main.crispVersion=$(VERSION)"
 build:
 	$(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/crisp
+
+## image: bin/crisp-image.tar, an OCI image (crisp:$(VERSION)) holding the static
+## binary on an empty base; offline and reproducible. `ctr -n k8s.io images import`,
+## `docker load` and `podman load` read it.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_TAR := $(CURDIR)/bin/crisp-image.tar
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '-s -w -buildid= -X main.crispVersion=$(VERSION)' \
+		-o $(CURDIR)/bin/crisp-static ./cmd/crisp
+	$(GO) run ./cmd/crisp-image -binary $(CURDIR)/bin/crisp-static -name crisp -tag $(VERSION) \
+		-arch $$($(GO) env GOARCH) -o $(IMAGE_TAR)
 
 ## demo: the mock runtime in-process, and every streaming call working on it.
 demo: build
@@ -29,6 +40,11 @@ deps:
 
 ## test: static checks, then every test suite (mock, crictl, critest, containerd).
 test: deps check test-go
+
+## test-short: the inner loop, under a minute: the unit tests; the long suites
+## (end-to-end scripts, the demo, containerd) skip under -short.
+test-short:
+	$(GO) test -short -count=1 ./...
 
 check:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi

@@ -116,7 +116,7 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
 	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
 			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
@@ -137,12 +137,12 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	var keys *tty.DetachReader
 	if o.Stdin {
 		keys = tty.NewDetachReader(o.deps.Streams.In, o.keys, detach)
-		defer keys.Close()
+		defer func() { _ = keys.Close() }() // it only stops watching stdin
 		stdin = keys
 	}
 	_, err = o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
 	if keys != nil && keys.Detached() {
-		keys.Close()
+		_ = keys.Close() // it only stops watching stdin
 		o.deps.logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
 		return nil
 	}

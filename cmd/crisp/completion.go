@@ -218,7 +218,7 @@ func completeFromRuntime(ctx context.Context, f *factory, prefix string,
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // closing a gRPC connection reports nothing to act on
 	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
 	defer cancel()
 	items, err := list(ctx, c.Runtime)

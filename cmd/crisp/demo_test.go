@@ -33,6 +33,9 @@ func demoSocketDir(t *testing.T, out string) string {
 // short-lived CLI does not mind and TestMain's goleak check would.
 func runDemo(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the whole demo runs for seconds; skipped under -short")
+	}
 	bin, err := exec.LookPath("crisp")
 	if err != nil {
 		t.Fatalf("no crisp on $PATH (testscript.Main puts this test binary there): %v", err)
@@ -189,24 +192,6 @@ func TestDemoFlags(t *testing.T) {
 		}
 		if out.Len() != 0 {
 			t.Errorf("crisp %s printed %q on stdout before rejecting its flags", strings.Join(tc.args, " "), out.String())
-		}
-	}
-}
-
-func TestDemoShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"demo":                   "demo",
-		"--port":                 "--port",
-		":8080":                  ":8080",
-		"unix:///tmp/x.sock":     "unix:///tmp/x.sock",
-		"":                       "''",
-		"echo hi; exit 3":        "'echo hi; exit 3'",
-		"it's":                   `'it'\''s'`,
-		`a\nb`:                   `'a\nb'`,
-		"while :; do date; done": "'while :; do date; done'",
-	} {
-		if got := demoShellQuote(in); got != want {
-			t.Errorf("demoShellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

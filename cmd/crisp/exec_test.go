@@ -91,7 +91,7 @@ func (f *fakeStreamer) stream(ctx context.Context, op string, src transport.URLS
 		f.urls = append(f.urls, u)
 	}
 	if s.Stdout != nil {
-		io.WriteString(s.Stdout, "remote output\n")
+		_, _ = io.WriteString(s.Stdout, "remote output\n")
 	}
 	if f.read && s.Stdin != nil {
 		got := make(chan []byte, 1)
@@ -322,7 +322,7 @@ func BenchmarkExecStdout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer devNull.Close()
+	defer func() { _ = devNull.Close() }()
 	for _, transport := range []string{"auto", "spdy"} {
 		b.Run(transport, func(b *testing.B) {
 			b.SetBytes(size)

@@ -144,7 +144,7 @@ func (o *mockRuntimeOptions) Run(ctx context.Context) error {
 	o.config.Logf = func(format string, args ...any) {
 		logMu.Lock()
 		defer logMu.Unlock()
-		fmt.Fprintf(errOut, "crisp mock-runtime: "+format+"\n", args...)
+		_, _ = fmt.Fprintf(errOut, "crisp mock-runtime: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	if o.TLSDir != "" {
 		tlsCfg, err := certs.Generate(o.TLSDir, o.TLSClientAuth)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/testkit"
 )
 
 // Bad flags of mock-runtime are usage errors (exit 2), before anything
@@ -47,9 +49,9 @@ func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	sock := filepath.Join(dir, "m.sock")
-	errOut := &syncBuffer{}
+	errOut := &testkit.LockedBuffer{}
 	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
 	o := &mockRuntimeOptions{Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}
 	if err := o.Complete(f, nil, nil); err != nil {
@@ -64,14 +66,9 @@ func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
 	go func() { done <- o.Run(ctx) }()
 
 	line := regexp.MustCompile(`serving CRI on unix://` + regexp.QuoteMeta(sock) + `, profile legacy, streaming on 127\.0\.0\.1:\d+`)
-	deadline := time.Now().Add(30 * time.Second)
-	for !line.MatchString(errOut.String()) {
-		if time.Now().After(deadline) {
-			cancel()
-			<-done
-			t.Fatalf("no start-up line on stderr: %q", errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testkit.Poll(30*time.Second, func() bool { return line.MatchString(errOut.String()) }) {
+		cancel()
+		t.Fatalf("no start-up line on stderr: %q (Run: %v)", errOut.String(), <-done)
 	}
 	if fi, err := os.Stat(sock); err != nil {
 		t.Errorf("socket %s: %v", sock, err)

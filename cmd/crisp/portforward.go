@@ -245,7 +245,7 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 
 	var reportMu sync.Mutex
 	fwd, err := d.NewForwarder(portforward.ForwarderOptions{
-		Source:    portForwardSource(cli, pod.Id),
+		Source:    cli.PortForwardSource("", pod.Id),
 		Transport: o.transport,
 		Config:    cfg,
 		Report: func(format string, args ...any) {
@@ -264,7 +264,7 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("port-forward to pod %s (%s) at %s: %w", pfPodName(pod), pfShortID(pod.Id), cli.Endpoint, err)
+		return fmt.Errorf("port-forward to pod %s (%s) at %s: %w", pfPodName(pod), client.ShortID(pod.Id), cli.Endpoint, err)
 	}
 
 	return fwd.ServeAll(ctx, listeners, func(ls []portforward.LocalListener) {
@@ -274,37 +274,9 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 	})
 }
 
-// portForwardSource makes one PortForward RPC per URL, with the ports the
-// direct WebSocket protocol needs in the request (cri-streaming reads them
-// there).
-func portForwardSource(cli *client.Client, podID string) portforward.URLSource {
-	return func(ctx context.Context, ports []uint16) (string, error) {
-		req := &runtimeapi.PortForwardRequest{PodSandboxId: podID}
-		for _, p := range ports {
-			req.Port = append(req.Port, int32(p))
-		}
-		var resp *runtimeapi.PortForwardResponse
-		err := cli.Call(ctx, "PortForward", func(ctx context.Context) (err error) {
-			resp, err = cli.Runtime.PortForward(ctx, req)
-			return err
-		})
-		if err != nil {
-			return "", err
-		}
-		return resp.Url, nil
-	}
-}
-
 func pfPodName(p *runtimeapi.PodSandbox) string {
 	if n := p.GetMetadata().GetName(); n != "" {
 		return n
 	}
 	return p.Id
-}
-
-func pfShortID(id string) string {
-	if len(id) > 13 {
-		return id[:13]
-	}
-	return id
 }

@@ -102,8 +102,9 @@ type probeOptions struct {
 	f      *factory
 	target targetOptions
 	// Command replaces the exec probe's `true` (split on spaces).
-	Command string
-	Timeout time.Duration
+	Command  string
+	Timeout  time.Duration
+	NodeName string
 }
 
 func newProbeCommand(f *factory) *cobra.Command {
@@ -152,6 +153,7 @@ EXIT STATUS
 	o.target.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&o.Command, "command", "", "command the exec probes run instead of `true` (split on spaces, e.g. --command 'ls /'); output and stdin checks still use `cat`")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
+	addNodeNameFlag(cmd.Flags(), &o.NodeName)
 	return cmd
 }
 
@@ -182,6 +184,7 @@ func (o *probeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.client.Endpoint, err)
 	}
+	rep.Origin = probe.NewOrigin(probe.KindProbe, probe.NodeName(o.NodeName, nil, nil))
 	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, func(w io.Writer) error {
 		printProbeTable(w, rep, o.f.Global.Verbose > 0)
 		return nil

@@ -58,7 +58,7 @@ func (f *factory) Settings() (client.Settings, error) {
 		return settings, err
 	}
 	if settings.EndpointSource == client.SourceUsualSocket {
-		fmt.Fprintf(f.Streams.ErrOut, "crisp: no runtime endpoint configured; using %s\n", settings.RuntimeEndpoint)
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: no runtime endpoint configured; using %s\n", settings.RuntimeEndpoint) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return settings, nil
 }
@@ -75,7 +75,7 @@ func (f *factory) Client() (*client.Client, error) {
 // Verbosef prints a diagnostic line when -v was given at least level times.
 func (f *factory) Verbosef(level int, format string, args ...any) {
 	if f.Global.Verbose >= level {
-		fmt.Fprintf(f.Streams.ErrOut, "crisp: "+format+"\n", args...)
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 }
 
@@ -160,7 +160,7 @@ EXIT STATUS
 	add(groupLifecycle, newRunPodCommand(f), newCreateCommand(f), newStartCommand(f), newRunCommand(f),
 		newStopCommand(f), newRmCommand(f), newStopPodCommand(f), newRmPodCommand(f),
 		newUpdateCommand(f), newCheckpointCommand(f), newLogsCommand(f))
-	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f))
+	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f), newReportCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newCompletionCommand(f), newGenDocsCommand(f))
@@ -188,25 +188,37 @@ func Main(args []string, streams ioStreams) int {
 	defer stop()
 
 	f := &factory{Streams: streams, Getenv: os.Getenv}
-	root := newRootCommand(f)
-	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return exitOK
-	}
-	passThrough := cmd != nil && cmd.Annotations[passThroughAnnotation] == "true"
-	code := exitStatus(err, passThrough)
-	if !errors.Is(err, errReported) {
-		fmt.Fprintf(streams.ErrOut, "crisp: %v\n", err)
-	}
-	if code == exitUsage || (passThrough && isUsage(err)) {
+	code, cmd, err := execute(ctx, f, args)
+	if err != nil && (code == exitUsage || (isPassThrough(cmd) && isUsage(err))) {
 		name := "crisp"
 		if cmd != nil {
 			name = cmd.CommandPath()
 		}
-		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", name)
+		_, _ = fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", name) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return code
+}
+
+// execute runs one command line through a fresh command tree and returns
+// the exit status, the command that ran (nil when none was found) and its
+// error, whose line it has written to the error stream unless the command
+// reported it already.
+func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Command, error) {
+	root := newRootCommand(f)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK, cmd, nil
+	}
+	if !errors.Is(err, errReported) {
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err) // the error stream is the last resort: a failed write there has nowhere to go
+	}
+	return exitStatus(err, isPassThrough(cmd)), cmd, err
+}
+
+// isPassThrough says whether cmd passes the remote exit status through.
+func isPassThrough(cmd *cobra.Command) bool {
+	return cmd != nil && cmd.Annotations[passThroughAnnotation] == "true"
 }
 
 // errReported is returned (or wrapped) by a command that already printed its

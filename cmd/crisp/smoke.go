@@ -23,6 +23,7 @@ type smokeOptions struct {
 	Image     string
 	PodConfig string
 	Timeout   time.Duration
+	NodeName  string
 
 	podCfg *runtimeapi.PodSandboxConfig
 }
@@ -77,6 +78,7 @@ EXIT STATUS
 	fs.StringVar(&o.Image, "image", "", "create a pod and container from IMAGE, test them, and remove them")
 	fs.StringVar(&o.PodConfig, "pod-config", "", "with --image: PodSandboxConfig file (JSON or YAML) for the pod")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "bound on the whole run (0: none)")
+	addNodeNameFlag(fs, &o.NodeName)
 	return cmd
 }
 
@@ -164,6 +166,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 	if rep == nil {
 		return err
 	}
+	rep.Origin = probe.NewOrigin(probe.KindSmoke, probe.NodeName(o.NodeName, nil, nil))
 	if o.JUnit != "" {
 		if jerr := writeJUnitFile(o.JUnit, rep, started); jerr != nil {
 			err = errors.Join(err, jerr)

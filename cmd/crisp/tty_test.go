@@ -24,6 +24,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/testkit"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
@@ -86,8 +87,8 @@ func startPTY(t *testing.T, rows, cols uint16, args ...string) *ptySession {
 			_ = s.cmd.Process.Kill()
 			<-s.ended
 		}
-		ptmx.Close()
-		tty.Close()
+		_ = ptmx.Close()
+		_ = tty.Close()
 		s.read.Wait()
 	})
 	return s
@@ -110,24 +111,33 @@ func (s *ptySession) run() {
 func (s *ptySession) waitOutput(mark int, re string) int {
 	s.t.Helper()
 	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(ptyWait)
-	for {
+	var out string
+	var loc []int
+	ended := false
+	found := testkit.Poll(ptyWait, func() bool {
 		s.mu.Lock()
-		out := s.out.String()
+		out = s.out.String()
 		s.mu.Unlock()
-		if loc := rx.FindStringIndex(out[mark:]); loc != nil {
-			return mark + loc[1]
+		if loc = rx.FindStringIndex(out[mark:]); loc != nil {
+			return true
 		}
 		select {
 		case <-s.ended:
-			s.t.Fatalf("crisp ended (%v) before %q appeared; output:\n%q", s.err, re, out)
+			ended = true
+			return true
 		default:
+			return false
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("no %q in the terminal's output within %s; output:\n%q", re, ptyWait, out)
-		}
-		time.Sleep(20 * time.Millisecond)
+	})
+	switch {
+	case loc != nil:
+		return mark + loc[1]
+	case ended:
+		s.t.Fatalf("crisp ended (%v) before %q appeared; output:\n%q", s.err, re, out)
+	case !found:
+		s.t.Fatalf("no %q in the terminal's output within %s; output:\n%q", re, ptyWait, out)
 	}
+	return mark
 }
 
 func (s *ptySession) typeText(text string) {

@@ -140,3 +140,33 @@ func TestWaitForExit(t *testing.T) {
 		}
 	})
 }
+
+func (r *urlRuntime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest, _ ...grpc.CallOption) (*runtimeapi.ExecSyncResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reqs = append(r.reqs, req)
+	_, hasDeadline := ctx.Deadline()
+	return &runtimeapi.ExecSyncResponse{Stdout: []byte("out"), ExitCode: map[bool]int32{true: 1, false: 0}[hasDeadline]}, nil
+}
+
+// ExecSync's timeout is the runtime's, in whole seconds, and bounds the
+// call too; without one the call has no deadline.
+func TestExecSync(t *testing.T) {
+	rt := &urlRuntime{}
+	c := &Client{Runtime: rt, Timeout: time.Second}
+	resp, err := c.ExecSync(context.Background(), "exec -s", "c1", []string{"true"}, 1500*time.Millisecond)
+	if err != nil || string(resp.GetStdout()) != "out" || resp.GetExitCode() != 1 {
+		t.Errorf("ExecSync with a timeout = %v, %v; want out with a deadline", resp, err)
+	}
+	resp, err = c.ExecSync(context.Background(), "exec -s", "c1", []string{"true"}, 0)
+	if err != nil || resp.GetExitCode() != 0 {
+		t.Errorf("ExecSync without a timeout = %v, %v; want no deadline", resp, err)
+	}
+	want := []any{
+		&runtimeapi.ExecSyncRequest{ContainerId: "c1", Cmd: []string{"true"}, Timeout: 2},
+		&runtimeapi.ExecSyncRequest{ContainerId: "c1", Cmd: []string{"true"}},
+	}
+	if diff := cmp.Diff(want, rt.reqs, protocmp.Transform()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}

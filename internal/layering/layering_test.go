@@ -64,6 +64,10 @@ var rules = []struct {
 		"client owns CRI gRPC, not streaming or the CLI"},
 	{"internal/probe", []string{"github.com/spf13/cobra", module + "/cmd/", module + "/internal/mockruntime"},
 		"probe returns reports as data; printing and flags live in cmd/"},
+	{"internal/demo", []string{"github.com/spf13/cobra", module + "/cmd/", module + "/internal/probe"},
+		"the demo drives the client side against the mock (so it may import client, transport, tty and mockruntime) but runs crisp's commands through the runner cmd/ gives it: it knows no command line"},
+	{"internal/testkit", []string{module + "/internal/", module + "/cmd/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
+		"the tests of every package share the kit, the mock's included: it must import nothing of crisp's, or the mock's tests would share client code"},
 }
 
 func TestLayering(t *testing.T) {

@@ -91,7 +91,7 @@ func (r *Runtime) runExec(ctx context.Context, c *container, cmd []string, in io
 			if !tty {
 				// End of input is the end of the process's stdin. With a
 				// TTY it is not: the terminal stays, as on containerd.
-				p.stdin.Close()
+				_ = p.stdin.Close()
 			}
 		})
 	}
@@ -296,10 +296,10 @@ func (b *backend) PortForward(ctx context.Context, podSandboxID string, port int
 		return fmt.Errorf("port-forward to pod %s: dial %s: %w", p.id, addr, err)
 	}
 	tcp := conn.(*net.TCPConn)
-	defer tcp.Close()
+	defer func() { _ = tcp.Close() }()
 	stopAbort := context.AfterFunc(ctx, func() {
-		tcp.Close()
-		stream.Close()
+		_ = tcp.Close()
+		_ = stream.Close()
 	})
 	defer stopAbort()
 
@@ -312,7 +312,7 @@ func (b *backend) PortForward(ctx context.Context, podSandboxID string, port int
 		_, upErr = io.Copy(tcp, stream)
 		_ = tcp.CloseWrite()
 		if upErr != nil {
-			tcp.Close()
+			_ = tcp.Close()
 		}
 	}()
 	// pod -> client: the pod's half-close becomes the client's EOF.

@@ -74,7 +74,7 @@ func BenchmarkPortForwardDownload(b *testing.B) {
 	}
 	var wg sync.WaitGroup
 	defer func() {
-		lis.Close()
+		_ = lis.Close()
 		wg.Wait()
 	}()
 	wg.Add(1)
@@ -91,7 +91,7 @@ func BenchmarkPortForwardDownload(b *testing.B) {
 					break
 				}
 			}
-			c.Close()
+			_ = c.Close()
 		}
 	}()
 	resp, err := env.CRI.PortForward(context.Background(), &runtimeapi.PortForwardRequest{PodSandboxId: podID})
@@ -107,7 +107,7 @@ func BenchmarkPortForwardDownload(b *testing.B) {
 			b.Fatal(err)
 		}
 		n, err := io.Copy(io.Discard, c)
-		c.Close()
+		_ = c.Close()
 		if err != nil || n != size {
 			b.Fatalf("downloaded %d bytes (%v), want %d", n, err, size)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,6 +33,8 @@ type pod struct {
 
 	mu    sync.Mutex
 	state runtimeapi.PodSandboxState
+	// proxies map the pod's host ports while it is ready.
+	proxies []*portProxy
 }
 
 func (p *pod) getState() runtimeapi.PodSandboxState {
@@ -81,6 +84,14 @@ type container struct {
 
 	outMu     sync.Mutex
 	attachers map[*attacher]struct{}
+
+	// Usage bookkeeping (under mu): the highest totals measured and the
+	// last CPU sample, for a rate (see stats.go).
+	maxCPU, maxWrite uint64
+	lastCPU          cpuSample
+	// resources are the limits asked for (the config's, then updates'):
+	// reported, not enforced (the mock makes no cgroups).
+	resources *runtimeapi.LinuxContainerResources
 }
 
 // attacher is one attached client's output.
@@ -111,7 +122,16 @@ func (c *container) status() *runtimeapi.ContainerStatus {
 		Labels:      maps.Clone(c.config.GetLabels()),
 		Annotations: maps.Clone(c.config.GetAnnotations()),
 		LogPath:     c.logPath,
+		Resources:   &runtimeapi.ContainerResources{Linux: c.resources},
+		Mounts:      c.config.GetMounts(),
 	}
+}
+
+// memoryLimit is the memory limit asked for, 0 for none.
+func (c *container) memoryLimit() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return uint64(max(c.resources.GetMemoryLimitInBytes(), 0))
 }
 
 func (c *container) getState() runtimeapi.ContainerState {
@@ -137,6 +157,16 @@ func (c *container) start() error {
 	c.execs = map[*hostProc]struct{}{}
 	c.attachers = map[*attacher]struct{}{}
 
+	if c.kind == imagePause && c.spec.argv == nil {
+		pt := newPauseTask()
+		c.task = pt
+		c.markRunning()
+		c.r.goTracked(func() {
+			<-pt.done
+			c.finish(pt.exitCode)
+		})
+		return nil
+	}
 	if c.kind == imageWebServer && c.spec.argv == nil {
 		ws, err := startWebServer(c.id, c.webPort, c.emit)
 		if err != nil {
@@ -145,6 +175,10 @@ func (c *container) start() error {
 		c.task = ws
 		c.markRunning()
 		c.r.goTracked(func() {
+			if strings.Contains(c.imageName, "httpd") {
+				// httpd logs its start to stderr; nginx says nothing.
+				c.emit(streamStderr, fmt.Appendf(nil, "httpd: the mock runtime's built-in web server serves 127.0.0.1:%d\n", c.webPort))
+			}
 			ws.serve()
 			c.finish(0)
 		})
@@ -160,7 +194,7 @@ func (c *container) start() error {
 		c.stdin = w
 		c.closeStdin = func() {
 			if p.stdin != nil {
-				p.stdin.Close()
+				_ = p.stdin.Close()
 			}
 		}
 	}
@@ -230,6 +264,7 @@ func (c *container) finish(code int) {
 	for _, p := range execs {
 		p.kill()
 	}
+	c.r.containerEvent(c, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 }
 
 // stop ends a running container: SIGTERM to its process group, SIGKILL once

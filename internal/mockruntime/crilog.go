@@ -92,7 +92,7 @@ func (l *criLog) close() {
 	if len(out) > 0 {
 		_, _ = l.f.Write(out)
 	}
-	l.f.Close()
+	_ = l.f.Close()
 	l.f = nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,15 +13,12 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
-	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
-	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
 
 // tool finds an external test tool named by env (the Makefile exports
@@ -184,7 +180,7 @@ func TestCrictl(t *testing.T) {
 		}()
 		waitErr := cmd.Wait()
 		<-copied
-		tty.Close()
+		_ = tty.Close()
 		if !strings.Contains(out.String(), "40 120") {
 			t.Errorf("exec -it stty size printed %q, want 40 120", out.String())
 		}
@@ -260,7 +256,7 @@ func startCountServer(t *testing.T) int {
 	}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
-		lis.Close()
+		_ = lis.Close()
 		wg.Wait()
 	})
 	wg.Add(1)
@@ -274,9 +270,9 @@ func startCountServer(t *testing.T) int {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				n, _ := io.Copy(io.Discard, c)
-				fmt.Fprintf(c, "got %d bytes", n)
+				_, _ = fmt.Fprintf(c, "got %d bytes", n)
 			}()
 		}
 	}()
@@ -290,7 +286,7 @@ func roundTrip(t *testing.T, addr string, size int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Write(bytes.Repeat([]byte("x"), size)); err != nil {
 		t.Fatal(err)
@@ -303,110 +299,4 @@ func roundTrip(t *testing.T, addr string, size int) string {
 		t.Fatalf("read the answer from %s: %v", addr, err)
 	}
 	return string(got)
-}
-
-// critestResult is what one critest run reported.
-type critestResult struct {
-	passed, failed int
-	refused        int // failures that are 403 refusals of the upgrade
-	out            []byte
-	err            error
-}
-
-// runCritest runs critest's specs matching focus against env.
-func runCritest(t *testing.T, bin string, env *mocktest.Env, focus string, flags []string) critestResult {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	args := append([]string{
-		"--runtime-endpoint", env.Endpoint, "--image-endpoint", env.Endpoint,
-		"--ginkgo.focus=" + focus, "--ginkgo.no-color",
-		// critest reads a crictl config: give it one of its own.
-		"--config", filepath.Join(env.Dir, "crictl.yaml"),
-	}, flags...)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = env.Dir
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGKILL) }
-	out, err := cmd.CombinedOutput()
-	res := critestResult{out: out, err: err}
-	m := regexp.MustCompile(`(\d+) Passed \| (\d+) Failed`).FindSubmatch(out)
-	if m == nil {
-		res.err = fmt.Errorf("critest printed no summary (%v)", err)
-		return res
-	}
-	fmt.Sscan(string(m[1]), &res.passed)
-	fmt.Sscan(string(m[2]), &res.failed)
-	res.refused = len(regexp.MustCompile(`(?m)INFO: Unexpected error occurred: .*bad handshake \(403 Forbidden\)`).FindAll(out, -1))
-	return res
-}
-
-// TestCritestStreaming runs critest's 5 streaming specs (exec with and
-// without a TTY, attach, port-forward, host-network port-forward).
-func TestCritestStreaming(t *testing.T) {
-	bin := tool(t, "CRITEST", "build it from the module cache with `go test -c ./cmd/critest` in a copy of sigs.k8s.io/cri-tools@v1.37.0 (scripts/deps.sh does)")
-	// critest's web server image serves on port 80, which needs root (or
-	// CAP_NET_BIND_SERVICE) here.
-	if lis, err := net.Listen("tcp", "127.0.0.1:80"); err != nil && errors.Is(err, syscall.EACCES) {
-		msg := fmt.Sprintf("critest's nginx container needs 127.0.0.1:80: %v; run as root", err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	} else if err == nil {
-		lis.Close()
-	}
-	wsFlags := []string{"-websocket-exec", "-websocket-attach", "-websocket-portforward"}
-	startEnv := func(t *testing.T, profile streamserver.Profile) *mocktest.Env {
-		noChildren(t)
-		env := mocktest.Start(t, mockruntime.Config{Profile: profile})
-		writeJSON(t, env.Dir, "crictl.yaml", "runtime-endpoint: "+env.Endpoint+"\nimage-endpoint: "+env.Endpoint+"\n")
-		return env
-	}
-	for _, tc := range []struct {
-		name  string
-		flags []string
-	}{
-		{"full/spdy", nil},
-		{"full/websocket", wsFlags},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			env := startEnv(t, streamserver.ProfileFull)
-			res := runCritest(t, bin, env, "Streaming", tc.flags)
-			if res.err != nil || res.passed != 5 || res.failed != 0 {
-				t.Errorf("critest: %d passed, %d failed (%v), want 5 passed:\n%s", res.passed, res.failed, res.err, res.out)
-			}
-		})
-	}
-
-	// containerd and CRI-O refuse v5 and the tunnel, which critest's
-	// WebSocket clients offer alone: every spec fails on a 403. The two
-	// port-forward specs then wait a minute each for a page that cannot
-	// come, so the specs run as three concurrent critest processes (no
-	// local port is ever bound: the upgrade fails first).
-	t.Run("cri-streaming/websocket", func(t *testing.T) {
-		env := startEnv(t, streamserver.ProfileCRIStreaming)
-		focuses := []string{
-			`Streaming.*should support (exec|attach)`,
-			`Streaming.*should support portforward \[Conformance\]`,
-			`Streaming.*should support portforward in host network`,
-		}
-		results := make([]critestResult, len(focuses))
-		var wg sync.WaitGroup
-		for i, focus := range focuses {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i] = runCritest(t, bin, env, focus, wsFlags)
-			}()
-		}
-		wg.Wait()
-		var passed, failed, refused int
-		var out []byte
-		for _, r := range results {
-			passed, failed, refused = passed+r.passed, failed+r.failed, refused+r.refused
-			out = append(out, r.out...)
-		}
-		if passed != 0 || failed != 5 || refused != 5 {
-			t.Errorf("critest: %d passed, %d failed, %d refused with 403; want all 5 refused with 403:\n%s", passed, failed, refused, out)
-		}
-	})
 }

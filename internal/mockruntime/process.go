@@ -100,7 +100,7 @@ func startProc(spec procSpec) (*hostProc, error) {
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
 			if f != nil {
-				f.Close()
+				_ = f.Close()
 			}
 		}
 	}
@@ -143,12 +143,12 @@ func startProc(spec procSpec) (*hostProc, error) {
 // when a process that left the session holds the terminal.
 func pollable(f *os.File) (*os.File, error) {
 	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	f.Close()
+	_ = f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("duplicate the terminal: %w", err)
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd)
 		return nil, fmt.Errorf("make the terminal non-blocking: %w", err)
 	}
 	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
@@ -321,7 +321,7 @@ func (p *hostProc) closeFiles() {
 	p.ptyMu.Unlock()
 	for _, f := range []*os.File{p.pty, p.stdin, p.stdout, p.stderr} {
 		if f != nil {
-			f.Close()
+			_ = f.Close()
 		}
 	}
 }

@@ -61,6 +61,7 @@ type Runtime struct {
 
 	images  *imageStore
 	procEnv processEnv
+	events  *eventHub
 
 	lis    net.Listener
 	grpc   *grpc.Server
@@ -107,6 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg:        cfg,
 		socketPath: socketPath,
 		images:     newImageStore(),
+		events:     newEventHub(),
 		pods:       map[string]*pod{},
 		containers: map[string]*container{},
 		execs:      map[*hostProc]struct{}{},
@@ -181,7 +183,7 @@ func listenUnix(path string) (net.Listener, error) {
 			return nil, fmt.Errorf("mock runtime: %s exists and is not a socket; remove it or choose another path", path)
 		}
 		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
+			_ = c.Close()
 			return nil, fmt.Errorf("mock runtime: a server already answers on %s; stop it or choose another path", path)
 		}
 		if err := os.Remove(path); err != nil {
@@ -195,7 +197,7 @@ func listenUnix(path string) (net.Listener, error) {
 	// Go removes the socket file when the listener closes; keep that.
 	lis.(*net.UnixListener).SetUnlinkOnClose(true)
 	if err := os.Chmod(path, 0o600); err != nil {
-		lis.Close()
+		_ = lis.Close()
 		return nil, fmt.Errorf("mock runtime: make %s private (0600): %w", path, err)
 	}
 	return lis, nil

@@ -105,7 +105,7 @@ func TestStreamingExec(t *testing.T) {
 		u := execURL(t, env, &runtimeapi.ExecRequest{ContainerId: id, Cmd: []string{"sh", "-c", "sleep 0.5; stty size"}, Stdin: true, Stdout: true, Tty: true})
 		var out bytes.Buffer
 		inR, inW := io.Pipe()
-		defer inW.Close()
+		defer func() { _ = inW.Close() }()
 		sizes := &fixedSize{size: remotecommand.TerminalSize{Width: 101, Height: 33}}
 		err := spdyExecutor(t, u).StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: inR, Stdout: &out, Tty: true, TerminalSizeQueue: sizes})
 		if err != nil || strings.TrimSpace(out.String()) != "33 101" {
@@ -149,7 +149,7 @@ func TestStreamingAttach(t *testing.T) {
 	}
 	waitFor(t, func() bool { return out.String() == "hello" }, "attach output hello, have %q", out)
 	// stdin_once: the end of input ends the shell, and the attach with it.
-	inW.Close()
+	_ = inW.Close()
 	if err := <-done; err != nil {
 		t.Errorf("attach: %v", err)
 	}
@@ -180,7 +180,7 @@ func TestStreamingPortForwardHalfClose(t *testing.T) {
 	}
 	var srvWG sync.WaitGroup
 	defer func() {
-		lis.Close()
+		_ = lis.Close()
 		srvWG.Wait()
 	}()
 	srvWG.Add(1)
@@ -192,8 +192,8 @@ func TestStreamingPortForwardHalfClose(t *testing.T) {
 				return
 			}
 			n, _ := io.Copy(io.Discard, c)
-			fmt.Fprintf(c, "got %d bytes", n)
-			c.Close()
+			_, _ = fmt.Fprintf(c, "got %d bytes", n)
+			_ = c.Close()
 		}
 	}()
 	remotePort := lis.Addr().(*net.TCPAddr).Port
@@ -208,7 +208,7 @@ func TestStreamingPortForwardHalfClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if _, err := c.Write(bytes.Repeat([]byte("x"), 100000)); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func spdyForward(tb testing.TB, rawURL string, remotePort int) (local uint16, st
 	go func() { pfDone <- pf.ForwardPorts() }()
 	stop = func() {
 		close(stopCh)
-		<-pfDone
+		<-pfDone //nolint:errcheck // ForwardPorts ends with an error once stopped: not under test
 	}
 	<-ready
 	ports, err := pf.GetPorts()
@@ -281,7 +281,7 @@ func TestStreamingAttachTTY(t *testing.T) {
 		return strings.Contains(out.String(), "17 91")
 	}, "stty size 17 91 through the attached terminal, have %q", out)
 	// The end of a TTY client's input detaches it; the container runs on.
-	inW.Close()
+	_ = inW.Close()
 	if err := <-done; err != nil {
 		t.Errorf("attach: %v", err)
 	}
@@ -358,10 +358,10 @@ func TestStreamingAttachStdinStaysOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, func() bool { return out.String() == want }, "attach output %q", want)
-		inW.Close()
+		_ = inW.Close()
 		// The session goes on after the end of input: the client leaves.
 		cancel()
-		<-done
+		<-done //nolint:errcheck // the client left: its session error is expected, not under test
 	}
 	attach("echo one\n", "one\n")
 	attach("echo two\n", "two\n")

@@ -3,20 +3,17 @@ package probe
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // ProbeReport is probe's answer: every call and protocol tried alone.
 type ProbeReport struct {
+	Origin
 	Container string   `json:"container"`
 	Pod       string   `json:"pod"`
 	Port      int32    `json:"port,omitempty"`
@@ -329,7 +326,7 @@ func newTTYCheck() *ttyCheck {
 }
 
 // command prints the size (after a pause: real runtimes may start the
-// command before the first size is applied, REAL_RUNTIME.md), polls up to
+// command before the first size is applied), polls up to
 // 5 s for a change, and prints the size again.
 func (tc *ttyCheck) command() []string {
 	return []string{"sh", "-c", `sleep 0.3; s=$(stty size); echo "$s"; i=0; while [ "$s" = "37 101" ] && [ $i -lt 50 ]; do sleep 0.1; s=$(stty size); i=$((i+1)); done; echo "$s"`}
@@ -395,174 +392,6 @@ func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol) Resu
 	return res
 }
 
-func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Result {
-	res := Result{Call: CallPortForward, Protocol: proto}
-	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
-	defer cancel()
-	start := time.Now()
-	url, err := p.URLs.PortForward(ctx1, &runtimeapi.PortForwardRequest{PodSandboxId: t.PodID, Port: portList(t.Port)})
-	res.RPC = Millis(time.Since(start))
-	if err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	hs, conn, err := p.Streamer.Forward(ctx1, url, proto, t.Port)
-	recordHandshake(&res, hs, err)
-	if !hs.Accepted {
-		return res
-	}
-	if t.Port == 0 || p.SkipChecks {
-		if conn != nil {
-			conn.Close()
-		}
-		if !p.SkipChecks {
-			res.Checks = append(res.Checks, Check{Name: CheckRoundTrip, Outcome: Skip, Detail: "no --port given"})
-		}
-		return res
-	}
-	c := Check{Name: CheckRoundTrip}
-	if err != nil || conn == nil {
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("could not open a connection to port %d: %v", t.Port, err)
-		res.Checks = append(res.Checks, c)
-		return res
-	}
-	got, err := roundTrip(ctx1, conn, []byte(probePayload))
-	switch {
-	case string(got) == probePayload:
-		c.Outcome, c.Detail = Pass, fmt.Sprintf("port %d echoed %d bytes", t.Port, len(got))
-	case len(got) > 0:
-		c.Outcome, c.Detail = Pass, fmt.Sprintf("port %d answered %d bytes (not an echo server)", t.Port, len(got))
-	default:
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("port %d sent nothing back: %v", t.Port, err)
-	}
-	res.Checks = append(res.Checks, c, p.halfCloseCheck(ctx, t, proto))
-	return res
-}
-
-// halfCloseCheck sends a few bytes on a fresh connection, half-closes it,
-// and expects the remote's answer followed by its end: what a client
-// relying on shutdown(SHUT_WR) needs.
-func (p *Prober) halfCloseCheck(ctx context.Context, t Target, proto Protocol) Check {
-	c := Check{Name: CheckHalfClose}
-	if !capabilities(CallPortForward, proto).HalfClose {
-		c.Outcome, c.Detail = Skip, proto.String()+" (direct WebSocket port-forward) cannot carry a half-close"
-		return c
-	}
-	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
-	defer cancel()
-	url, err := p.URLs.PortForward(ctx1, &runtimeapi.PortForwardRequest{PodSandboxId: t.PodID, Port: portList(t.Port)})
-	if err != nil {
-		c.Outcome, c.Detail = Fail, err.Error()
-		return c
-	}
-	hs, conn, err := p.Streamer.Forward(ctx1, url, proto, t.Port)
-	if !hs.Accepted || conn == nil {
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("a second connection to port %d failed: %v", t.Port, err)
-		return c
-	}
-	got, ended, err := halfCloseExchange(ctx1, conn, []byte(probePayload))
-	switch {
-	case len(got) > 0 && ended:
-		c.Outcome, c.Detail = Pass, fmt.Sprintf("after the half-close, port %d answered %d bytes and closed its side", t.Port, len(got))
-	case len(got) > 0:
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close, port %d answered %d bytes but the connection did not end within %s: %v", t.Port, len(got), p.timeout(), err)
-	case ended:
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close the connection ended without an answer from port %d: the runtime tore it down", t.Port)
-	default:
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close nothing came back from port %d within %s: %v", t.Port, p.timeout(), err)
-	}
-	return c
-}
-
-// halfCloseExchange writes payload, half-closes, and reads until the
-// remote ends the connection (ended) or ctx does. It closes conn.
-func halfCloseExchange(ctx context.Context, conn Conn, payload []byte) (got []byte, ended bool, err error) {
-	stop := closeOnDone(ctx, conn)
-	defer stop()
-	if _, err := conn.Write(payload); err != nil {
-		return nil, false, fmt.Errorf("writing: %w", err)
-	}
-	if err := conn.CloseWrite(); err != nil {
-		return nil, false, fmt.Errorf("half-closing: %w", err)
-	}
-	buf := make([]byte, 32<<10)
-	for {
-		n, rerr := conn.Read(buf)
-		got = append(got, buf[:n]...)
-		if rerr != nil {
-			if ctx.Err() != nil {
-				return got, false, ctx.Err()
-			}
-			return got, errors.Is(rerr, io.EOF), rerr
-		}
-	}
-}
-
-// closeOnDone closes conn when ctx ends, or at the latest when stop is
-// called; stop returns once conn is closed.
-func closeOnDone(ctx context.Context, conn Conn) (stop func()) {
-	done, closed := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(closed)
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		conn.Close()
-	}()
-	return func() {
-		close(done)
-		<-closed
-	}
-}
-
-func portList(port int32) []int32 {
-	if port == 0 {
-		return nil
-	}
-	return []int32{port}
-}
-
-// roundTrip writes payload and reads until as many bytes came back, the
-// answer stopped matching (not an echo server), the remote closed, or ctx
-// ended. It closes conn.
-func roundTrip(ctx context.Context, conn Conn, payload []byte) ([]byte, error) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	stop := closeOnDone(ctx, conn)
-	defer stop()
-	writeErr := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_, err := conn.Write(payload)
-		writeErr <- err
-	}()
-	buf := make([]byte, 0, len(payload))
-	tmp := make([]byte, 32<<10)
-	for len(buf) < len(payload) {
-		n, err := conn.Read(tmp)
-		buf = append(buf, tmp[:n]...)
-		if !bytes.Equal(buf, payload[:min(len(buf), len(payload))]) {
-			return buf, nil // an answer, not an echo
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return buf, fmt.Errorf("no complete answer within the attempt timeout")
-			}
-			select {
-			case werr := <-writeErr:
-				if werr != nil {
-					return buf, fmt.Errorf("writing: %w", werr)
-				}
-			default:
-			}
-			return buf, err
-		}
-	}
-	return buf, nil
-}
-
 func errText(err error, res Result) string {
 	if res.Status != 0 {
 		return fmt.Sprintf("HTTP %d %s", res.Status, res.Reason)
@@ -617,71 +446,4 @@ func (w *watchWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
-}
-
-// summarise computes auto's picks and the gaps that matter.
-func summarise(rep *ProbeReport, p *Prober) Summary {
-	var s Summary
-	s.Gaps = []string{}
-	for _, row := range Matrix() {
-		if !p.wants(row.Call) {
-			continue
-		}
-		accepted := func(pr Protocol) bool { return rep.Accepted(row.Call, pr) }
-		choice, ok := PickAuto(row.Call, accepted)
-		pick := AutoPick{Call: row.Call}
-		if ok {
-			pr := choice.Protocol
-			pick.Protocol, pick.Step = &pr, choice.Step
-		}
-		s.Auto = append(s.Auto, pick)
-		s.Gaps = append(s.Gaps, gaps(rep, row.Call, ok, choice, accepted)...)
-	}
-	return s
-}
-
-func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func(Protocol) bool) []string {
-	var g []string
-	if !ok {
-		return []string{fmt.Sprintf("%s: the runtime accepts nothing crisp's auto order can use; %s fails on this runtime", call, call)}
-	}
-	ws := func(name string) bool { return accepted(Protocol{Transport: transport.WebSocket, Name: name}) }
-	anyWS := false
-	for _, p := range transport.Protocols(call) {
-		anyWS = anyWS || p.Transport == transport.WebSocket && accepted(p)
-	}
-	direct := choice.Transport == transport.WebSocket && !capabilities(call, choice.Protocol).StdinEOF && !capabilities(call, choice.Protocol).HalfClose
-	switch call {
-	case CallExec, CallAttach:
-		if !ws(transport.ExecProtocolV5) {
-			g = append(g, fmt.Sprintf("%s: no WebSocket %s, so stdin EOF cannot be sent over WebSocket (clients that speak only v5, such as crictl --transport websocket, fail)", call, transport.ExecProtocolV5))
-		}
-		if !anyWS {
-			g = append(g, fmt.Sprintf("%s: no WebSocket protocol at all; only SPDY clients work", call))
-		}
-		if !capabilities(call, choice.Protocol).ExitCode {
-			g = append(g, fmt.Sprintf("%s: auto picks %s, which carries no exit code: crisp shows the error text and exits 1 unless it states the code", call, choice.Protocol))
-		}
-		if direct {
-			g = append(g, fmt.Sprintf("%s: auto picks WebSocket %s, which cannot close stdin: `exec -i` of a command that waits for EOF hangs", call, choice.Name))
-		}
-	case CallPortForward:
-		if !ws(transport.PortForwardTunnel) {
-			g = append(g, fmt.Sprintf("port-forward: no %s tunnel (clients that speak only the tunnel over WebSocket, such as crictl --transport websocket, fail)", transport.PortForwardTunnel))
-		}
-		if direct {
-			g = append(g, fmt.Sprintf("port-forward: auto uses direct WebSocket %s: no half-close, one WebSocket per connection", choice.Name))
-		}
-	}
-	for _, res := range rep.Results {
-		if res.Call != call || !res.Accepted {
-			continue
-		}
-		for _, c := range res.Checks {
-			if c.Outcome == Fail {
-				g = append(g, fmt.Sprintf("%s over %s: %s check failed: %s", call, res.Protocol, c.Name, c.Detail))
-			}
-		}
-	}
-	return g
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// designProfiles is DESIGN.md's mock profile table, written out cell by
+// designProfiles is the mock's documented profile table, written out cell by
 // cell independently of the code: for each profile, the protocols each call
 // accepts ("transport protocol"). Everything else probe tries must be
 // refused.
@@ -43,7 +43,7 @@ var designProfiles = map[string]map[Call][]string{
 	},
 }
 
-// designAccepted says whether DESIGN.md's table has call accept p under
+// designAccepted says whether that table has call accept p under
 // profile (attach speaks what exec speaks).
 func designAccepted(profile string, call Call, p Protocol) bool {
 	if call == CallAttach {
@@ -84,7 +84,7 @@ func compareWithDesign(t *testing.T, profile string, rep *ProbeReport) {
 	for _, r := range rep.Results {
 		wantAcc := designAccepted(profile, r.Call, r.Protocol)
 		if r.Accepted != wantAcc {
-			t.Errorf("%s: %s %s: accepted=%t, DESIGN.md says %t (status %d %s, error %s)", profile, r.Call, r.Protocol, r.Accepted, wantAcc, r.Status, r.Reason, r.Error)
+			t.Errorf("%s: %s %s: accepted=%t, the profile table says %t (status %d %s, error %s)", profile, r.Call, r.Protocol, r.Accepted, wantAcc, r.Status, r.Reason, r.Error)
 		}
 		if r.Accepted && r.Negotiated != r.Name {
 			t.Errorf("%s: %s %s: negotiated %q", profile, r.Call, r.Protocol, r.Negotiated)

@@ -52,6 +52,7 @@ func (c SmokeCheck) Name() string {
 
 // SmokeReport is smoke's verdict.
 type SmokeReport struct {
+	Origin
 	Container string       `json:"container"`
 	Pod       string       `json:"pod"`
 	Image     string       `json:"image,omitempty"`

@@ -31,7 +31,7 @@ func (s TransportStreamer) Stream(ctx context.Context, url string, p Protocol, s
 		defer q.stop()
 		streams.Resize = q
 	}
-	offer := transport.Offer{Transport: transport.Transport(p.Transport), Protocols: []string{p.Name}}
+	offer := transport.Offer{Transport: p.Transport, Protocols: []string{p.Name}}
 	att, err := remotecommand.Try(ctx, "probe", url, offer, s.Config, streams)
 	return Handshake{
 		Accepted:   att.Accepted(),
@@ -48,7 +48,7 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 	if port == 0 {
 		ports = []uint16{placeholderPort}
 	}
-	offer := transport.Offer{Transport: transport.Transport(p.Transport), Protocols: []string{p.Name}}
+	offer := transport.Offer{Transport: p.Transport, Protocols: []string{p.Name}}
 	sess, att, err := portforward.Connect(ctx, url, offer, ports, s.Config)
 	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade}
 	if err != nil {

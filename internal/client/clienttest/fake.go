@@ -52,7 +52,7 @@ func Serve(t testing.TB, f *Fake) string {
 	sock := filepath.Join(dir, "cri.sock")
 	lis, err := net.Listen("unix", sock)
 	if err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer()
@@ -66,7 +66,7 @@ func Serve(t testing.TB, f *Fake) string {
 	t.Cleanup(func() {
 		srv.Stop()
 		<-done
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 	})
 	return "unix://" + sock
 }

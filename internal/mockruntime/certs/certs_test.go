@@ -40,7 +40,7 @@ func handshake(t *testing.T, serverCfg, clientCfg *tls.Config) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -48,7 +48,7 @@ func handshake(t *testing.T, serverCfg, clientCfg *tls.Config) error {
 		if err != nil {
 			return
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }()
 		_, _ = conn.Write([]byte("ok"))
 	}()
 	defer func() { <-done }()
@@ -56,7 +56,7 @@ func handshake(t *testing.T, serverCfg, clientCfg *tls.Config) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	buf := make([]byte, 2)
 	_, err = io.ReadFull(conn, buf)
 	return err

@@ -70,13 +70,13 @@ func StartRuntime(ctx context.Context, cfg mockruntime.Config) (*Env, error) {
 	}
 	rt, err := mockruntime.Start(ctx, cfg)
 	if err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("mocktest: %w", err)
 	}
 	conn, err := grpc.NewClient(rt.Endpoint(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		rt.Close()
-		os.RemoveAll(dir)
+		_ = rt.Close()
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("mocktest: connect to %s: %w", rt.Endpoint(), err)
 	}
 	return &Env{

@@ -11,7 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// The profile table of DESIGN.md, written out here independently of the
+// The mock's profile table (which protocols each profile serves), written out here independently of the
 // code's Protocols so that the test checks the code against the contract.
 var (
 	rcSPDYAll = []string{"channel.k8s.io", "v2.channel.k8s.io", "v3.channel.k8s.io", "v4.channel.k8s.io", "v5.channel.k8s.io"}
@@ -92,7 +92,7 @@ func TestAcceptanceTable(t *testing.T) {
 								// cri-streaming's WebSocket refusal (golang.org/x/net/websocket)
 								// has an empty body, as on containerd; every other refusal
 								// names what the server supports.
-								if !(profile == ProfileCRIStreaming && transport == "websocket") && !namesSupported(res.body, profile, kind, transport) {
+								if (profile != ProfileCRIStreaming || transport != "websocket") && !namesSupported(res.body, profile, kind, transport) {
 									t.Fatalf("403 body %q names nothing the profile supports", res.body)
 								}
 							}
@@ -132,7 +132,7 @@ func checkSPDY(t *testing.T, u *url.URL, kind, proto string, port int32) upgrade
 	}
 	if kind == kindPortForward {
 		echo, errs := spdyForward(t, conn, port, 0, "ping "+proto)
-		conn.Close()
+		_ = conn.Close()
 		mustEqual(t, "echo", echo, "ping "+proto)
 		mustEqual(t, "error stream", errs, "")
 		return res
@@ -164,14 +164,14 @@ func checkWebSocket(t *testing.T, u *url.URL, kind, proto string, port int32) up
 	case kind == kindPortForward && strings.HasPrefix(proto, "SPDY/3.1+"):
 		conn := tunnelConnection(t, ws)
 		echo, errs := spdyForward(t, conn, port, 0, "ping "+proto)
-		conn.Close()
+		_ = conn.Close()
 		mustEqual(t, "echo", echo, "ping "+proto)
 		mustEqual(t, "error stream", errs, "")
 	case kind == kindPortForward:
 		mustEqual(t, "echo", wsDirectForward(t, ws, port, "ping "+proto, b64), "ping "+proto)
 	default:
 		got := wsFrames(t, ws, b64)
-		ws.Close()
+		_ = ws.Close()
 		mustEqual(t, "stdout", got[1], wantOutput(kind))
 		if strings.HasPrefix(proto, "v4.") || strings.HasPrefix(proto, "v5.") {
 			mustEqual(t, "error channel", got[3], `{"status":"Success"}`)
@@ -187,13 +187,13 @@ func rawStatus(t *testing.T, u *url.URL, transport, proto string) int {
 	if transport == "spdy" {
 		res, conn := spdyUpgrade(t, u, proto)
 		if conn != nil {
-			conn.Close()
+			_ = conn.Close()
 		}
 		return res.status
 	}
 	res, ws := wsUpgrade(t, u, proto)
 	if ws != nil {
-		ws.Close()
+		_ = ws.Close()
 	}
 	return res.status
 }

@@ -39,7 +39,7 @@ type Backend interface {
 	PortForward(ctx context.Context, podSandboxID string, port int32, stream io.ReadWriteCloser) error
 }
 
-// Profile names a set of protocols the server speaks (DESIGN.md's table;
+// Profile names a set of protocols the server speaks (the mock's profile table;
 // Profile.Protocols lists them).
 //
 // cri-streaming is served entirely by k8s.io/cri-streaming's server, so its
@@ -59,7 +59,7 @@ const (
 	ProfileLegacy       Profile = "legacy"
 )
 
-// Profiles lists every profile, in DESIGN.md's order.
+// Profiles lists every profile: full first, then the narrower ones.
 var Profiles = []Profile{ProfileFull, ProfileCRIStreaming, ProfileConmonRS, ProfileLegacy}
 
 // Config configures a streaming server.

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -53,20 +54,20 @@ func spdyUpgrade(t *testing.T, u *url.URL, protocols ...string) (upgradeResult, 
 		req.Header.Add(httpstream.HeaderProtocolVersion, p)
 	}
 	if err := req.Write(c); err != nil {
-		c.Close()
+		_ = c.Close()
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
-		c.Close()
+		_ = c.Close()
 		t.Fatalf("reading the upgrade response: %v", err)
 	}
 	res := upgradeResult{status: resp.StatusCode, protocol: resp.Header.Get(httpstream.HeaderProtocolVersion)}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		b, _ := io.ReadAll(resp.Body)
 		res.body = string(b)
-		c.Close()
+		_ = c.Close()
 		return res, nil
 	}
 	conn, err := spdy.NewClientConnection(&bufferedConn{c, br})
@@ -97,7 +98,7 @@ func wsUpgrade(t *testing.T, u *url.URL, protocols ...string) (upgradeResult, *w
 			t.Fatalf("websocket dial: %v", err)
 		}
 		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return upgradeResult{status: resp.StatusCode, body: string(b)}, nil
 	}
 	return upgradeResult{status: resp.StatusCode, protocol: ws.Subprotocol()}, ws
@@ -107,7 +108,7 @@ func wsUpgrade(t *testing.T, u *url.URL, protocols ...string) (upgradeResult, *w
 // and the error stream's content.
 func spdyRemoteCommand(t *testing.T, conn httpstream.Connection) (stdout, errStream string) {
 	t.Helper()
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	h := http.Header{}
 	h.Set("streamType", "error")
 	es, err := conn.CreateStream(h)
@@ -144,7 +145,7 @@ func wsFrames(t *testing.T, ws *websocket.Conn, base64Codec bool) map[byte]strin
 	for {
 		_, msg, err := ws.ReadMessage()
 		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 				t.Fatal("websocket session never ended")
 			}
 			return got
@@ -218,7 +219,7 @@ func spdyForward(t *testing.T, conn httpstream.Connection, port int32, requestID
 // port prefix on both channels, then payload out and the echo back.
 func wsDirectForward(t *testing.T, ws *websocket.Conn, port int32, payload string, base64Codec bool) string {
 	t.Helper()
-	defer ws.Close()
+	defer func() { _ = ws.Close() }()
 	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
 	seen := map[byte]bool{}
 	for len(seen) < 2 {

@@ -79,7 +79,7 @@ func TestFaultDropAfter(t *testing.T) {
 					if ws != nil {
 						conn := tunnelConnection(t, ws)
 						echo, _ := spdyForward(t, conn, remote, 0, payload)
-						conn.Close()
+						_ = conn.Close()
 						if len(echo) > limit {
 							t.Fatalf("%d bytes came back, want at most %d", len(echo), limit)
 						}
@@ -94,7 +94,7 @@ func TestFaultDropAfter(t *testing.T) {
 						case <-time.After(5 * time.Second):
 							t.Fatal("the SPDY connection was not cut")
 						}
-						conn.Close()
+						_ = conn.Close()
 						if len(echo) > limit {
 							t.Fatalf("%d bytes came back, want at most %d", len(echo), limit)
 						}
@@ -121,7 +121,7 @@ func TestFaultDelay(t *testing.T) {
 					answered <- upgradeResult{status: -1}
 					return
 				}
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				req, _ := http.NewRequest(http.MethodPost, u.String(), nil)
 				req.Header.Set("Connection", "Upgrade")
 				req.Header.Set("Upgrade", "SPDY/3.1")
@@ -132,7 +132,7 @@ func TestFaultDelay(t *testing.T) {
 					answered <- upgradeResult{} // the connection ended unanswered
 					return
 				}
-				resp.Body.Close()
+				_ = resp.Body.Close()
 				answered <- upgradeResult{status: resp.StatusCode}
 			}()
 			// The request has arrived once its token is gone.
@@ -206,7 +206,7 @@ func TestFaultKillStreamServer(t *testing.T) {
 				t.Fatal("a session open when the server died ended without an error")
 			}
 			if c, err := net.Dial("tcp", srv.Addr()); err == nil {
-				c.Close()
+				_ = c.Close()
 				t.Fatal("the killed server still accepts connections")
 			}
 			if err := srv.Start(); err != nil {
@@ -244,7 +244,7 @@ func TestFaultResetForwardConn(t *testing.T) {
 					t.Fatalf("%s: connection %d: echo %q, error stream %q", p, i, echo, errs)
 				}
 			}
-			conn.Close()
+			_ = conn.Close()
 		}
 	})
 	t.Run("tunnel", func(t *testing.T) {
@@ -260,7 +260,7 @@ func TestFaultResetForwardConn(t *testing.T) {
 		if echo != "hello" || errs != "" {
 			t.Fatalf("connection 2: echo %q, error stream %q", echo, errs)
 		}
-		conn.Close()
+		_ = conn.Close()
 	})
 	t.Run("websocket-direct", func(t *testing.T) {
 		for _, p := range []Profile{ProfileFull, ProfileCRIStreaming} {
@@ -273,7 +273,7 @@ func TestFaultResetForwardConn(t *testing.T) {
 					continue
 				}
 				got := wsFrames(t, ws, false)
-				ws.Close()
+				_ = ws.Close()
 				if len(got[0]) != 2 || !strings.Contains(got[1], "reset-forward-conn") {
 					t.Fatalf("%s: reset connection: data %q, error %q", p, got[0], got[1])
 				}
@@ -322,7 +322,7 @@ func TestStopStart(t *testing.T) {
 				t.Fatal("Stop did not end the open exec")
 			}
 			if c, err := net.Dial("tcp", addr); err == nil {
-				c.Close()
+				_ = c.Close()
 				t.Fatal("a stopped server accepts connections")
 			}
 			if err := srv.Start(); err != nil {

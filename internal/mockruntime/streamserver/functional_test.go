@@ -292,7 +292,7 @@ func clientForwardWith(t testing.TB, cfg *rest.Config, srv Server, tunnel bool, 
 	f.cancel = func() {
 		once.Do(func() {
 			close(stop)
-			<-done
+			<-done //nolint:errcheck // ForwardPorts ends with an error once stopped: not under test
 		})
 	}
 	t.Cleanup(f.cancel)
@@ -307,7 +307,7 @@ func roundTrip(t testing.TB, local int, payload []byte) ([]byte, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	werr := make(chan error, 1)
 	go func() {
@@ -316,7 +316,7 @@ func roundTrip(t testing.TB, local int, payload []byte) ([]byte, error) {
 		werr <- err
 	}()
 	got, err := io.ReadAll(c)
-	<-werr
+	<-werr //nolint:errcheck // a write cut by the peer shows in the read result
 	return got, err
 }
 
@@ -388,7 +388,7 @@ func TestPortForwardDirectWebSocketMultiPort(t *testing.T) {
 			ch, data := decodeFrame(t, msg, b64)
 			got[ch] += string(data)
 		}
-		ws.Close()
+		_ = ws.Close()
 		if got[0] != "to p1" || got[2] != "to p2" {
 			t.Fatalf("%s: echoes %q", proto, got)
 		}
@@ -423,7 +423,7 @@ func TestTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp.StatusCode
 	}
 	mustEqual(t, "unknown token", get("/exec/nope"), http.StatusNotFound)
@@ -483,12 +483,12 @@ func TestNoSubprotocol(t *testing.T) {
 		mustEqual(t, string(c.profile)+" websocket status", res.status, c.wsStatus)
 		if ws != nil {
 			got := wsFrames(t, ws, false)
-			ws.Close()
+			_ = ws.Close()
 			mustEqual(t, "stdout", got[1], "hello\n")
 		}
 		res, conn := spdyUpgrade(t, newURL(t, srv, kindExec, 0))
 		if conn != nil {
-			conn.Close()
+			_ = conn.Close()
 		}
 		mustEqual(t, string(c.profile)+" spdy status", res.status, c.spdyStatus)
 	}

@@ -122,13 +122,13 @@ func (b *fakeBackend) PortForward(ctx context.Context, podID string, port int32,
 	b.mu.Lock()
 	b.forwards = append(b.forwards, port)
 	b.mu.Unlock()
-	defer stream.Close()
+	defer func() { _ = stream.Close() }()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -169,16 +169,16 @@ func echoListener(t testing.TB) int32 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				_, _ = io.Copy(c, c)
 			}()
 		}
 	}()
 	t.Cleanup(func() {
-		ln.Close()
+		_ = ln.Close()
 		mu.Lock()
 		for _, c := range conns {
-			c.Close()
+			_ = c.Close()
 		}
 		mu.Unlock()
 		wg.Wait()

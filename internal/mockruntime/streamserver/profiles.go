@@ -40,7 +40,7 @@ type Protocols struct {
 	AcceptsNoSubprotocol bool
 }
 
-// Protocols returns the protocol set of p (DESIGN.md's profile table).
+// Protocols returns the protocol set of p (the mock's profile table).
 func (p Profile) Protocols() (Protocols, bool) {
 	switch p {
 	case ProfileFull:

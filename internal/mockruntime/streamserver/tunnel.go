@@ -38,7 +38,7 @@ func (h *ownHandler) serveTunnel(w http.ResponseWriter, r *http.Request, sess *s
 		return // gorilla answered the client
 	}
 	tunnel := newTunnelConn(ws)
-	defer tunnel.Close()
+	defer func() { _ = tunnel.Close() }()
 
 	inner := r.Clone(r.Context())
 	inner.Header = http.Header{}

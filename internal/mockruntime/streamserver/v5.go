@@ -56,7 +56,7 @@ func execStatus(err error) streamStatus {
 			Message: fmt.Sprintf("command terminated with non-zero exit code: %v", exitErr),
 		}
 	}
-	return internalError(fmt.Errorf("error executing command in container: %v", err))
+	return internalError(fmt.Errorf("error executing command in container: %w", err))
 }
 
 // attachStatus is cri-streaming's ServeAttach outcome in v4 form.
@@ -64,7 +64,7 @@ func attachStatus(err error) streamStatus {
 	if err == nil {
 		return streamStatus{Status: "Success"}
 	}
-	return internalError(fmt.Errorf("error attaching to container: %v", err))
+	return internalError(fmt.Errorf("error attaching to container: %w", err))
 }
 
 func internalError(err error) streamStatus {
@@ -153,7 +153,7 @@ func (h *ownHandler) serveV5SPDY(w http.ResponseWriter, r *http.Request, sess *s
 	if conn == nil {
 		return // the upgrader answered the client
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	conn.SetIdleTimeout(h.srv.idle)
 
 	expected := 1 // the error stream
@@ -232,7 +232,7 @@ func (h *ownHandler) serveV5WebSocket(w http.ResponseWriter, r *http.Request, se
 	if err != nil {
 		return
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	// As cri-streaming: an empty message on the lowest writable channel
 	// tells the client the session is established.
 	switch {

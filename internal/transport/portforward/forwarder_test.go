@@ -327,7 +327,7 @@ func TestPortForwardHalfClose(t *testing.T) {
 	})
 }
 
-// TestPortForwardNegotiation: auto falls back in DESIGN.md's order with a
+// TestPortForwardNegotiation: auto falls back in the catalogue's order with a
 // fresh URL each time, and a refusal of everything names every attempt.
 func TestPortForwardNegotiation(t *testing.T) {
 	app := startPFApp(t, hashApp)

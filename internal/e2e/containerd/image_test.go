@@ -1,0 +1,199 @@
+package containerd
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/crisp-cri/crisp/deploy"
+	"github.com/crisp-cri/crisp/internal/report"
+)
+
+// TestImageRunsSmokeAsTheDaemonSetSays builds crisp's OCI image as `make
+// image` does, imports it into containerd with ctr, and runs it through CRI
+// with the container spec of deploy/daemonset.yaml's smoke container (its
+// args, env, socket mount, read-only root and user; in the host-network pod,
+// as the manifest's hostNetwork says). Only what a node supplies is put in:
+// the node's name for the downward API, the harness's socket for the
+// hostPath, and the harness's offline busybox for the registry image.
+// crisp smoke --image must exit 0 inside it with a JSON report that reads.
+func TestImageRunsSmokeAsTheDaemonSetSays(t *testing.T) {
+	h := suiteHarness(t)
+	ds, err := deploy.DaemonSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := ds.Spec.Template.Spec
+	if !pod.HostNetwork {
+		t.Fatal("the DaemonSet no longer asks for the host network: this test runs in the harness's host-network pod")
+	}
+	smoke := pod.InitContainers[0]
+	name, tag, ok := strings.Cut(smoke.Image, ":")
+	if !ok {
+		t.Fatalf("the manifest's image %q has no tag", smoke.Image)
+	}
+
+	tar := buildImage(t, name, tag)
+	sock := strings.TrimPrefix(h.Endpoint, "unix://")
+	if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", tar).CombinedOutput(); err != nil {
+		t.Fatalf("ctr images import: %v\n%s", err, out)
+	}
+	ref := "docker.io/library/" + smoke.Image
+	t.Cleanup(func() {
+		if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "rm", ref).CombinedOutput(); err != nil {
+			t.Logf("ctr images rm %s: %v\n%s", ref, err, out)
+		}
+	})
+
+	cfg := containerConfig(t, h, pod, smoke)
+	cfgPath := filepath.Join(t.TempDir(), "smoke.json")
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := crictl(t, "create", h.HostnetPod, cfgPath, h.HostnetPodConfig)
+	if r.ExitCode != 0 {
+		t.Fatalf("crictl create: %v", r)
+	}
+	id := strings.TrimSpace(r.Stdout)
+	t.Cleanup(func() {
+		if r := crictl(t, "rm", "-f", id); r.ExitCode != 0 {
+			t.Logf("crictl rm -f %s: %v", id, r)
+		}
+	})
+	if r := crictl(t, "start", id); r.ExitCode != 0 {
+		t.Fatalf("crictl start: %v", r)
+	}
+	code := waitExited(t, id, commandTimeout)
+	logs := crictl(t, "logs", id)
+	if code != 0 {
+		t.Fatalf("crisp smoke in the image exited %d:\n%s", code, logs)
+	}
+	docs, problems, err := report.Decode("crictl logs", strings.NewReader(logs.Stdout))
+	if err != nil || len(problems) > 0 || len(docs) != 1 {
+		t.Fatalf("the container's output holds %d reports (problems %v, err %v):\n%s", len(docs), problems, err, logs)
+	}
+	run := docs[0].Run
+	if run.Node != e2eNodeName || run.Kind != "smoke" || run.Failed() || run.Count(report.Pass) == 0 {
+		t.Errorf("report: node %q kind %q failed %v passed %d; want node %q, a passing smoke", run.Node, run.Kind, run.Failed(), run.Count(report.Pass), e2eNodeName)
+	}
+}
+
+// e2eNodeName is what the downward API's spec.nodeName gives in this test.
+const e2eNodeName = "e2e-node-1"
+
+// buildImage builds the static binary and the image as `make image` does.
+func buildImage(t *testing.T, name, tag string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin, tar := filepath.Join(dir, "crisp-static"), filepath.Join(dir, "crisp-image.tar")
+	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w -buildid=", "-o", bin, "./cmd/crisp")
+	build.Dir, build.Env = suite.repo, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("static build: %v\n%s", err, out)
+	}
+	pack := exec.Command("go", "run", "./cmd/crisp-image", "-binary", bin, "-name", name, "-tag", tag, "-o", tar)
+	pack.Dir = suite.repo
+	if out, err := pack.CombinedOutput(); err != nil {
+		t.Fatalf("ociimage: %v\n%s", err, out)
+	}
+	st, err := os.Stat(tar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > 40<<20 {
+		t.Errorf("the image is %d bytes; it must stay under 40 MB", st.Size())
+	}
+	return tar
+}
+
+// containerConfig is the CRI ContainerConfig (crictl's JSON) of the
+// manifest's container c in pod.
+func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Container) []byte {
+	t.Helper()
+	args := append([]string(nil), c.Args...)
+	for i := range args {
+		if i > 0 && args[i-1] == "--image" {
+			args[i] = h.BusyboxImage // offline: no registry here
+		}
+	}
+	var envs []map[string]string
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil {
+			if e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
+				t.Fatalf("env %s: only the downward API's spec.nodeName is supplied by this test", e.Name)
+			}
+			v = e2eNodeName
+		}
+		envs = append(envs, map[string]string{"key": e.Name, "value": v})
+	}
+	var mounts []map[string]any
+	for _, m := range c.VolumeMounts {
+		var host string
+		for _, v := range pod.Volumes {
+			if v.Name == m.Name && v.HostPath != nil {
+				host = v.HostPath.Path
+			}
+		}
+		if host != "/run/containerd/containerd.sock" {
+			t.Fatalf("volume %s: only the containerd socket's hostPath is mapped by this test, got %q", m.Name, host)
+		}
+		mounts = append(mounts, map[string]any{"host_path": strings.TrimPrefix(h.Endpoint, "unix://"), "container_path": m.MountPath, "readonly": m.ReadOnly})
+	}
+	sc := map[string]any{}
+	if s := c.SecurityContext; s != nil {
+		if s.RunAsUser != nil {
+			sc["run_as_user"] = map[string]any{"value": *s.RunAsUser}
+		}
+		if s.ReadOnlyRootFilesystem != nil {
+			sc["readonly_rootfs"] = *s.ReadOnlyRootFilesystem
+		}
+		if s.AllowPrivilegeEscalation != nil {
+			sc["no_new_privs"] = !*s.AllowPrivilegeEscalation
+		}
+	}
+	name := c.Name + "-" + time.Now().Format("150405.000000000")
+	cfg := map[string]any{
+		"metadata": map[string]any{"name": strings.ReplaceAll(name, ".", "")},
+		"image":    map[string]any{"image": "docker.io/library/" + c.Image},
+		"command":  c.Command,
+		"args":     args,
+		"envs":     envs,
+		"mounts":   mounts,
+		"log_path": strings.ReplaceAll(name, ".", "") + ".log",
+		"linux":    map[string]any{"security_context": sc},
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// waitExited polls until the container has exited and returns its code.
+func waitExited(t *testing.T, id string, timeout time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		r := crictl(t, "inspect", "-o", "go-template", "--template", "{{.status.state}} {{.status.exitCode}}", id)
+		state, code, _ := strings.Cut(strings.TrimSpace(r.Stdout), " ")
+		if r.ExitCode == 0 && state == "CONTAINER_EXITED" {
+			n, err := strconv.Atoi(code)
+			if err != nil {
+				t.Fatalf("exit code %q: %v", code, err)
+			}
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("container %s did not exit within %v: %v", id, timeout, r)
+		}
+		time.Sleep(500 * time.Millisecond) // polling a container's state: nothing to wait on
+	}
+}

@@ -1,0 +1,74 @@
+package probe
+
+import (
+	"fmt"
+
+	"github.com/crisp-cri/crisp/internal/transport"
+)
+
+// summarise computes auto's picks and the gaps that matter.
+func summarise(rep *ProbeReport, p *Prober) Summary {
+	var s Summary
+	s.Gaps = []string{}
+	for _, row := range Matrix() {
+		if !p.wants(row.Call) {
+			continue
+		}
+		accepted := func(pr Protocol) bool { return rep.Accepted(row.Call, pr) }
+		choice, ok := PickAuto(row.Call, accepted)
+		pick := AutoPick{Call: row.Call}
+		if ok {
+			pr := choice.Protocol
+			pick.Protocol, pick.Step = &pr, choice.Step
+		}
+		s.Auto = append(s.Auto, pick)
+		s.Gaps = append(s.Gaps, gaps(rep, row.Call, ok, choice, accepted)...)
+	}
+	return s
+}
+
+func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func(Protocol) bool) []string {
+	var g []string
+	if !ok {
+		return []string{fmt.Sprintf("%s: the runtime accepts nothing crisp's auto order can use; %s fails on this runtime", call, call)}
+	}
+	ws := func(name string) bool { return accepted(Protocol{Transport: transport.WebSocket, Name: name}) }
+	anyWS := false
+	for _, p := range transport.Protocols(call) {
+		anyWS = anyWS || p.Transport == transport.WebSocket && accepted(p)
+	}
+	direct := choice.Transport == transport.WebSocket && !capabilities(call, choice.Protocol).StdinEOF && !capabilities(call, choice.Protocol).HalfClose
+	switch call {
+	case CallExec, CallAttach:
+		if !ws(transport.ExecProtocolV5) {
+			g = append(g, fmt.Sprintf("%s: no WebSocket %s, so stdin EOF cannot be sent over WebSocket (clients that speak only v5, such as crictl --transport websocket, fail)", call, transport.ExecProtocolV5))
+		}
+		if !anyWS {
+			g = append(g, fmt.Sprintf("%s: no WebSocket protocol at all; only SPDY clients work", call))
+		}
+		if !capabilities(call, choice.Protocol).ExitCode {
+			g = append(g, fmt.Sprintf("%s: auto picks %s, which carries no exit code: crisp shows the error text and exits 1 unless it states the code", call, choice.Protocol))
+		}
+		if direct {
+			g = append(g, fmt.Sprintf("%s: auto picks WebSocket %s, which cannot close stdin: `exec -i` of a command that waits for EOF hangs", call, choice.Name))
+		}
+	case CallPortForward:
+		if !ws(transport.PortForwardTunnel) {
+			g = append(g, fmt.Sprintf("port-forward: no %s tunnel (clients that speak only the tunnel over WebSocket, such as crictl --transport websocket, fail)", transport.PortForwardTunnel))
+		}
+		if direct {
+			g = append(g, fmt.Sprintf("port-forward: auto uses direct WebSocket %s: no half-close, one WebSocket per connection", choice.Name))
+		}
+	}
+	for _, res := range rep.Results {
+		if res.Call != call || !res.Accepted {
+			continue
+		}
+		for _, c := range res.Checks {
+			if c.Outcome == Fail {
+				g = append(g, fmt.Sprintf("%s over %s: %s check failed: %s", call, res.Protocol, c.Name, c.Detail))
+			}
+		}
+	}
+	return g
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Load reads and merges the reports in the named inputs ("-" is stdin),
+// in order. It fails when an input cannot be read or holds no report at
+// all (a wrong file, or kubectl logs of pods that printed nothing).
+func Load(names []string, stdin io.Reader) (*Fleet, error) {
+	var docs []Doc
+	var problems []Problem
+	for _, name := range names {
+		r := stdin
+		if name != "-" {
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, err
+			}
+			defer func() { _ = f.Close() }() // read only: a close error loses nothing
+			r = f
+		}
+		d, p, err := Decode(name, r)
+		if err != nil {
+			return nil, err
+		}
+		docs, problems = append(docs, d...), append(problems, p...)
+	}
+	if len(docs) == 0 && len(problems) == 0 {
+		return nil, fmt.Errorf("no smoke or probe JSON report in %s (make them with `crisp smoke -o json` or `crisp probe -o json`)", strings.Join(names, ", "))
+	}
+	return Merge(docs, problems), nil
+}
+
+// ErrFailed is returned by Check when a node failed or a report could not be read.
+var ErrFailed = errors.New("a node failed")
+
+// Check returns nil when the fleet passed, else an error saying how it failed.
+func (f *Fleet) Check() error {
+	if f.OK() {
+		return nil
+	}
+	return fmt.Errorf("%w: %d failures (failed checks and unreadable reports): %s", ErrFailed, f.Failures(), f.Verdict())
+}
