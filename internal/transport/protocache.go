@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -56,7 +57,9 @@ func DefaultProtocolCachePath() string {
 	return filepath.Join(dir, "crisp", "protocols.json")
 }
 
-func (c *ProtocolCache) entryKey(ctx context.Context, op string) string {
+// entryKey names the runtime, the call and the order offered: what a
+// session with --transport websocket learns says nothing about auto.
+func (c *ProtocolCache) entryKey(ctx context.Context, op string, offers []Offer) string {
 	c.once.Do(func() {
 		if c.Identify == nil {
 			return
@@ -69,7 +72,11 @@ func (c *ProtocolCache) entryKey(ctx context.Context, op string) string {
 	if c.key == "" {
 		return ""
 	}
-	return c.key + " " + op
+	order := make([]string, len(offers))
+	for i, o := range offers {
+		order[i] = o.String()
+	}
+	return c.key + " " + op + " [" + strings.Join(order, ", ") + "]"
 }
 
 func (c *ProtocolCache) load() map[string]protocolCacheEntry {
@@ -118,7 +125,7 @@ func (c *ProtocolCache) Order(ctx context.Context, op string, offers []Offer, cf
 	if c == nil || c.Path == "" || len(offers) < 2 {
 		return offers, false
 	}
-	key := c.entryKey(ctx, op)
+	key := c.entryKey(ctx, op, offers)
 	if key == "" {
 		return offers, false
 	}
@@ -137,19 +144,20 @@ func (c *ProtocolCache) Order(ctx context.Context, op string, offers []Offer, cf
 	return ordered, true
 }
 
-// Remember records what the session's attempts showed: the accepted
+// Remember records what the session's attempts at offers (as given to
+// Order, before reordering) showed: the accepted
 // protocol, when the runtime did not accept the first offer of the auto
 // order or the remembered one was offered; the entry goes when the
 // remembered protocol was refused and nothing was accepted.
-func (c *ProtocolCache) Remember(ctx context.Context, op string, attempts []Attempt, reordered bool, cfg Config) {
-	if c == nil || c.Path == "" || len(attempts) == 0 {
+func (c *ProtocolCache) Remember(ctx context.Context, op string, offers []Offer, attempts []Attempt, reordered bool, cfg Config) {
+	if c == nil || c.Path == "" || len(offers) < 2 || len(attempts) == 0 {
 		return
 	}
 	last := attempts[len(attempts)-1]
 	if len(attempts) == 1 && last.Accepted() {
 		return // the first offer (remembered or not) works: nothing to learn
 	}
-	key := c.entryKey(ctx, op)
+	key := c.entryKey(ctx, op, offers)
 	if key == "" {
 		return
 	}

@@ -27,7 +27,7 @@ func TestProtocolCacheLearnsUsesAndForgets(t *testing.T) {
 	}
 	refused := Attempt{Offer: offers[0], Err: &RefusedError{Offer: offers[0], Status: 403}}
 	accepted := Attempt{Offer: second, Protocol: second.Protocols[0]}
-	c.Remember(ctx, "exec", []Attempt{refused, accepted}, false, Config{})
+	c.Remember(ctx, "exec", offers, []Attempt{refused, accepted}, false, Config{})
 
 	// A new process (a new cache value) on the same file.
 	c2 := &ProtocolCache{Path: c.Path, Endpoint: c.Endpoint, Identify: c.Identify}
@@ -39,10 +39,20 @@ func TestProtocolCacheLearnsUsesAndForgets(t *testing.T) {
 		t.Fatal("an entry for exec reordered attach")
 	}
 	if one, moved := c2.Order(ctx, "exec", offers[:1], Config{}); moved || len(one) != 1 {
-		t.Fatal("a single offer (explicit --transport) was touched")
+		t.Fatal("a single offer (explicit --protocol) was touched")
+	}
+	// What another order (--transport websocket: v5 then v4) learns stays
+	// with that order.
+	ws, err := ExecOffers(WebSocket, "")
+	if err != nil || len(ws) < 2 {
+		t.Fatalf("ExecOffers(websocket) = %v, %v", ws, err)
+	}
+	c2.Remember(ctx, "exec", ws, []Attempt{{Offer: ws[0], Err: &RefusedError{Offer: ws[0], Status: 403}}, {Offer: ws[1], Protocol: ws[1].Protocols[0]}}, false, Config{})
+	if got, _ := c2.Order(ctx, "exec", offers, Config{}); got[0].Transport != second.Transport {
+		t.Fatalf("a --transport websocket session changed what auto offers first: %v", got[0])
 	}
 	// The remembered protocol refused, nothing accepted: the entry goes.
-	c2.Remember(ctx, "exec", []Attempt{{Offer: second, Err: &RefusedError{Offer: second, Status: 403}}}, true, Config{})
+	c2.Remember(ctx, "exec", offers, []Attempt{{Offer: second, Err: &RefusedError{Offer: second, Status: 403}}}, true, Config{})
 	c3 := &ProtocolCache{Path: c.Path, Endpoint: c.Endpoint, Identify: c.Identify}
 	if _, moved := c3.Order(ctx, "exec", offers, Config{}); moved {
 		t.Fatal("a refused remembered protocol was offered first again")
@@ -60,7 +70,7 @@ func TestProtocolCacheLearnsUsesAndForgets(t *testing.T) {
 	if got, moved := none.Order(ctx, "exec", offers, Config{}); moved || len(got) != len(offers) {
 		t.Fatal("a nil cache reordered")
 	}
-	none.Remember(ctx, "exec", []Attempt{refused, accepted}, false, Config{})
+	none.Remember(ctx, "exec", offers, []Attempt{refused, accepted}, false, Config{})
 }
 
 func TestDefaultProtocolCachePathNeedsAHome(t *testing.T) {

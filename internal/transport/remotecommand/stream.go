@@ -65,8 +65,9 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 	sess := newSession(op, cfg, s)
 	defer sess.end()
 	defer sess.logTiming(&res) // timing.go: -v's breakdown
-	offers, reordered := cfg.Protocols.Order(ctx, op, offers, cfg)
-	defer func() { cfg.Protocols.Remember(ctx, op, res.Attempts, reordered, cfg) }()
+	asked := offers
+	offers, reordered := cfg.Protocols.Order(ctx, op, asked, cfg) // protocache.go
+	defer func() { cfg.Protocols.Remember(ctx, op, asked, res.Attempts, reordered, cfg) }()
 	for i, offer := range offers {
 		rpcStart := time.Now()
 		rawURL, err := src(ctx)
