@@ -161,6 +161,18 @@ run_order() {
   row "exec stdout peak RSS" "$cr" "$or" "MiB" "<= 64 MiB"
 }
 
+# breakdown: crisp -v exec CTR true, 5 runs; the timing line of the run
+# with the median total.
+breakdown() {
+  for _ in 1 2 3 4 5; do
+    "$CRISP" -r "$EP" -v exec "$CTR" true 2>&1 | grep -F ': timing: ' || true
+  done | awk -F'total ' '{ t = $2; sub(/ms.*/, "", t); print t "\t" $0 }' | sort -g | awk -F'\t' 'NR == 3 { print $2 }'
+}
+
 {
   for o in $ORDERS; do run_order "$o"; done
+  echo
+  echo "Where crisp's exec true goes (\`crisp -v exec CTR true\`, the run with the median total of 5):"
+  echo
+  echo "    $(breakdown)"
 } | if [[ -n $out ]]; then tee "$out"; else cat; fi
