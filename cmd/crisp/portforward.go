@@ -213,7 +213,6 @@ func pfParsePort(s string) (uint16, error) {
 // Run resolves the pod, opens the listeners, negotiates the protocol and
 // forwards until ctx ends (SIGINT/SIGTERM), then drains and returns nil.
 func (o *portForwardOptions) Run(ctx context.Context) error {
-	defer transport.OneProc()() // procs.go: less CPU per byte streamed
 	d := o.deps
 	settings, err := d.Settings()
 	if err != nil {
