@@ -34,7 +34,8 @@ image:
 demo: build
 	$(BIN) demo
 
-## deps: everything the tests need (Go modules, Debian packages, crictl, critest).
+## deps: everything the tests need (Go modules, Debian packages, crictl, critest,
+## containerd 2.x).
 deps:
 	bash scripts/deps.sh
 
@@ -84,7 +85,9 @@ man: build
 
 ## containerd-up / containerd-down: Debian's containerd in the background for the
 ## end-to-end suite (state, socket and env file under /tmp/crisp-ctrd).
-.PHONY: containerd-up containerd-down
+## containerd2-up / containerd2-down: the same with containerd 2.x, built by
+## deps into .tools/containerd2/bin (under /tmp/crisp-ctrd2).
+.PHONY: containerd-up containerd-down containerd2-up containerd2-down
 containerd-up: deps
 	bash scripts/containerd-up.sh
 
@@ -104,6 +107,12 @@ perf: deps build
 perf-mock: build
 	bash scripts/perf-mock.sh
 
-## interop: regenerate docs/interop.md from real runs (needs root: starts containerd).
+containerd2-up: deps
+	bash scripts/containerd/v2-up.sh
+
+containerd2-down:
+	bash scripts/containerd/v2-down.sh
+
+## interop: regenerate docs/interop.md from real runs (needs root: starts both containerds).
 interop: deps
 	CRISP_UPDATE_INTEROP=1 $(GO) test -count=1 -run TestInteropMatrix -v ./internal/e2e/containerd/

@@ -1,3 +1,29 @@
+# Fallbacks for the bash-completion package's functions, when it is absent.
+if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+_get_comp_words_by_ref() {
+    while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do [ "$1" = -n ] && shift; shift; done
+    local __cur="${COMP_WORDS[COMP_CWORD]}" __prev="${COMP_WORDS[COMP_CWORD-1]}"
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        cur) cur=$__cur ;;
+        prev) prev=$__prev ;;
+        words) words=("${COMP_WORDS[@]}") ;;
+        cword) cword=$COMP_CWORD ;;
+        esac
+        shift
+    done
+}
+fi
+if ! declare -F _filedir >/dev/null 2>&1; then
+_filedir() {
+    local IFS=$'\n'
+    if [ "$1" = -d ]; then COMPREPLY+=($(compgen -d -- "$cur")); else COMPREPLY+=($(compgen -f -- "$cur")); fi
+}
+fi
+if ! declare -F __ltrim_colon_completions >/dev/null 2>&1; then
+__ltrim_colon_completions() { :; }
+fi
+
 # bash completion V2 for crisp                                -*- shell-script -*-
 
 __crisp_debug()

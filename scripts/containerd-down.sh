@@ -77,7 +77,7 @@ if [[ -n "$D" && "$D" == /* ]]; then
 fi
 
 # What the killed shims and the skipped CNI DEL left outside the folder
-# (containerd 1.6 names a shim's socket by the SHA-256 of address/namespace/id).
+# (containerd 1.6 and 2.x name a shim's socket by the SHA-256 of address/namespace/id).
 for id in $ids; do
   sum=$(printf '%s' "$SOCK/k8s.io/$id" | sha256sum | cut -d' ' -f1)
   rm -f "/run/containerd/s/$sum" /var/lib/cni/results/*-"$id"-*

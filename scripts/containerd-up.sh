@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Starts Debian's containerd in the background for crisp's end-to-end tests,
-# with its own config, root, state, socket and CNI config under CRISP_CTRD_DIR
-# (default /tmp/crisp-ctrd), imports offline-built busybox/httpd/pause images,
-# and creates:
+# Starts containerd (Debian's 1.6, or the one in CRISP_CTRD_BIN_DIR: see
+# containerd/lib.sh and containerd/v2-up.sh) in the background for crisp's
+# end-to-end tests, with its own config, root, state, socket and CNI config
+# under CRISP_CTRD_DIR (default /tmp/crisp-ctrd), imports offline-built
+# busybox/httpd/pause images, and creates:
 #   - pod crisp-bridge (own network namespace on the bridge BRIDGE, a private
 #     /24): containers sleep, httpd (busybox httpd on HTTPD_PORT) and attach
 #     (sh with stdin open);
@@ -28,6 +29,14 @@ fi
 for cmd in containerd containerd-shim-runc-v2 ctr runc gcc ip; do
   command -v "$cmd" >/dev/null || { log "missing $cmd: run scripts/deps.sh (as root, with apt-get)"; exit 2; }
 done
+if [[ -n ${CRISP_CTRD_BIN_DIR:-} ]]; then
+  for cmd in containerd containerd-shim-runc-v2; do
+    [[ -x $CRISP_CTRD_BIN_DIR/$cmd ]] || { log "missing $CRISP_CTRD_BIN_DIR/$cmd: run scripts/deps.sh"; exit 2; }
+  done
+fi
+# "containerd github.com/containerd/containerd/v2 2.4.2+unknown" -> 2.4.2+unknown
+# (Debian's: "containerd github.com/containerd/containerd 1.6.20~ds1 ..." -> 1.6.20~ds1)
+version=$(containerd --version | awk '{print $3}')
 [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback ]] ||
   { log "missing CNI plugins in /usr/lib/cni: run scripts/deps.sh"; exit 2; }
 [[ -x /bin/busybox ]] || { log "missing /bin/busybox (busybox-static): run scripts/deps.sh"; exit 2; }
@@ -104,6 +113,8 @@ cat >"$D/cni/net.d/10-crisp.conflist" <<EOF
 EOF
 
 # --- containerd config --------------------------------------------------------
+# A version-2 config (containerd 1.6's format): containerd 2.x migrates it at
+# start-up, logging a warning, and runs with the same settings.
 cat >"$D/config.toml" <<EOF
 version = 2
 root = "$D/root"
@@ -116,6 +127,8 @@ disabled_plugins = [
   "io.containerd.snapshotter.v1.zfs",
   "io.containerd.tracing.processor.v1.otlp",
   "io.containerd.internal.v1.tracing",
+  # containerd 2.x: NRI would listen on the host-wide /var/run/nri/nri.sock.
+  "io.containerd.nri.v1.nri",
 ]
 
 [grpc]
@@ -232,6 +245,7 @@ done
 cat >"$ENVFILE.tmp" <<EOF
 CRISP_CTRD_DIR=$D
 CRISP_CTRD_ENDPOINT=$ENDPOINT
+CRISP_CTRD_VERSION=$version
 CRISP_CTRD_PID=$pid
 CRISP_CTRD_LOG=$LOGFILE
 CRISP_CTRD_POD=$pod
@@ -250,6 +264,6 @@ EOF
 [[ -n ${CRISP_CTRD_TLS_DIR:-} ]] && echo "CRISP_CTRD_TLS_CA=$CRISP_CTRD_TLS_DIR/ca.crt" >>"$ENVFILE.tmp"
 mv "$ENVFILE.tmp" "$ENVFILE"
 ok=true
-log "up in $(elapsed "$t0") (containerd answering $t_start, images $t_images, pods $t_pods); pid $pid"
+log "containerd $version up in $(elapsed "$t0") (containerd answering $t_start, images $t_images, pods $t_pods); pid $pid"
 log "env: $ENVFILE; by hand: CONTAINER_RUNTIME_ENDPOINT=$ENDPOINT $CRICTL ps"
 echo "$ENVFILE"

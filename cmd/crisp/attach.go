@@ -12,6 +12,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
@@ -23,6 +24,9 @@ type attachOptions struct {
 	Transport  string
 	Protocol   string
 	TLS        tlsOptions
+	Trace      traceOptions     // traceflags.go
+	Record     recordOptions    // recordflags.go
+	Reconnect  reconnectOptions // attachreconnect.go
 
 	// ProtocolCache is --protocol-cache (protocache.go).
 	ProtocolCache bool
@@ -63,7 +67,8 @@ EXIT STATUS
 		Example: `  crisp attach web
   crisp attach -it 3f2a
   crisp attach -i --detach-keys ctrl-x,x web
-  crisp -v attach --transport spdy web`,
+  crisp -v attach --transport spdy web
+  crisp attach --reconnect web`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -81,6 +86,11 @@ EXIT STATUS
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io (debugging)")
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, protocolCacheUsage)
 	o.TLS.AddFlags(fl)
+	o.Trace.addFlags(fl)
+	o.Trace.closeAfter(cmd)
+	o.Record.addFlags(fl)
+	o.Record.closeAfter(cmd)
+	o.Reconnect.addFlags(fl)
 	return cmd
 }
 
@@ -127,7 +137,13 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	}
 	cfg.Protocols = protocolCache(o.ProtocolCache, cli)
 	defer transport.OneProc()() // procs.go: less CPU per byte streamed
+	if err := o.Trace.apply(&cfg); err != nil {
+		return err
+	}
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
+	if err := o.Record.start(&o.deps, []string{"attach", o.Container}); err != nil {
+		return err
+	}
 	req := &runtimeapi.AttachRequest{ContainerId: ctr.Id, Stdin: o.Stdin, Tty: withTTY, Stdout: true, Stderr: !withTTY}
 	src := cli.AttachSource("attach", req)
 
@@ -140,7 +156,10 @@ func (o *attachOptions) Run(ctx context.Context) error {
 		defer func() { _ = keys.Close() }() // it only stops watching stdin
 		stdin = keys
 	}
-	_, err = o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
+	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
+		return o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
+	}
+	err = o.Reconnect.run(ctx, o.deps, cli, ctr.Id, src, session, keys)
 	if keys != nil && keys.Detached() {
 		_ = keys.Close() // it only stops watching stdin
 		o.deps.logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))

@@ -54,6 +54,7 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
+	o.target.Trace.closeAfter(cmd) // traceflags.go
 	cmd.Flags().Int64Var(&o.Size, "size", 64<<20, "bytes each throughput run moves")
 	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs each throughput median is of")
 	return cmd

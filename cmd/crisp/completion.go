@@ -24,11 +24,51 @@ type completionShell struct {
 // completionShells lists the supported shells.
 func completionShells() []completionShell {
 	return []completionShell{
-		{"bash", "crisp.bash", func(r *cobra.Command, w io.Writer) error { return r.GenBashCompletionV2(w, true) }},
+		{"bash", "crisp.bash", genBash},
 		{"zsh", "_crisp", func(r *cobra.Command, w io.Writer) error { return r.GenZshCompletion(w) }},
 		{"fish", "crisp.fish", func(r *cobra.Command, w io.Writer) error { return r.GenFishCompletion(w, true) }},
 		{"powershell", "crisp.ps1", func(r *cobra.Command, w io.Writer) error { return r.GenPowerShellCompletionWithDesc(w) }},
 	}
+}
+
+// bashFallbacks stand in for the bash-completion package's functions that
+// cobra's bash script calls, when that package is not installed (minimal
+// images, macOS's bash): without them every TAB printed "command not found".
+const bashFallbacks = `# Fallbacks for the bash-completion package's functions, when it is absent.
+if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+_get_comp_words_by_ref() {
+    while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do [ "$1" = -n ] && shift; shift; done
+    local __cur="${COMP_WORDS[COMP_CWORD]}" __prev="${COMP_WORDS[COMP_CWORD-1]}"
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        cur) cur=$__cur ;;
+        prev) prev=$__prev ;;
+        words) words=("${COMP_WORDS[@]}") ;;
+        cword) cword=$COMP_CWORD ;;
+        esac
+        shift
+    done
+}
+fi
+if ! declare -F _filedir >/dev/null 2>&1; then
+_filedir() {
+    local IFS=$'\n'
+    if [ "$1" = -d ]; then COMPREPLY+=($(compgen -d -- "$cur")); else COMPREPLY+=($(compgen -f -- "$cur")); fi
+}
+fi
+if ! declare -F __ltrim_colon_completions >/dev/null 2>&1; then
+__ltrim_colon_completions() { :; }
+fi
+
+`
+
+// genBash is cobra's bash script (V2, with descriptions) with the
+// fallbacks above in front.
+func genBash(r *cobra.Command, w io.Writer) error {
+	if _, err := io.WriteString(w, bashFallbacks); err != nil {
+		return err
+	}
+	return r.GenBashCompletionV2(w, true)
 }
 
 // completionOptions are `crisp completion`'s argument and dependencies.

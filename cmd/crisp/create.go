@@ -1,14 +1,27 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
+// createOptions are the flags of `crisp create`.
+type createOptions struct{ pullFlags }
+
+func (o *createOptions) Validate() error { return o.validate(lifecycle.PullNever) }
+
+func (o *createOptions) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error {
+		return lifecycle.Create(ctx, c, o.args[0], o.args[1], o.args[2], o.Pull, o.out(), o.errOut())
+	})
+}
+
 func newCreateCommand(f *factory) *cobra.Command {
-	o := &pullFlags{}
+	o := &createOptions{}
 	cmd := &cobra.Command{
 		Use:   "create [flags] POD CONTAINER_CONFIG POD_CONFIG",
 		Short: "Create a container in a pod from config files",
@@ -19,15 +32,7 @@ and print its ID. Both files are JSON or YAML. The image is not pulled unless
 		Example: `  crisp create 9c1e container.json pod.json
   crisp create --with-pull --creds user:secret web ctr.yaml pod.yaml`,
 		Args: argsRange(3, 3, "POD CONTAINER_CONFIG POD_CONFIG"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pull, err := o.policy(f, lifecycle.PullNever)
-			if err != nil {
-				return err
-			}
-			return withRuntime(f, o.CancelTimeout, func(c *client.Client) error {
-				return lifecycle.Create(cmd.Context(), c, args[0], args[1], args[2], pull, f.Streams.Out, f.Streams.ErrOut)
-			})
-		},
+		RunE: runOptions(f, o),
 	}
 	o.bind(cmd.Flags())
 	return cmd

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/moby/term"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -121,7 +124,8 @@ func (d streamDeps) session(ctx context.Context, op string, src transport.URLSou
 	err := t.Safe(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // ends the size queue so client-go's resize goroutine returns
-		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY}
+		s := remotecommand.Streams{Stdin: stdin, Stdout: d.Streams.Out, TTY: withTTY,
+			InteractiveStdin: stdin != nil && d.terminal(true).IsTerminalIn()}
 		if !withTTY {
 			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
 		} else {
@@ -216,6 +220,11 @@ type execOptions struct {
 	Transport string
 	Protocol  string
 	TLS       tlsOptions
+	Trace     traceOptions    // traceflags.go
+	Record    recordOptions   // recordflags.go
+	Many      execManyOptions // execmany.go: --label, --pod, --name, --parallel
+
+	many bool
 
 	// ProtocolCache is --protocol-cache (protocache.go).
 	ProtocolCache bool
@@ -247,8 +256,10 @@ sent as the stream opens and after every resize. -t without a terminal on stdin 
 carries on without a TTY. -s runs the command with the ExecSync call instead of streaming
 and prints its stdout and stderr to crisp's own, whatever the exit code.
 
-On WebSocket v4.channel.k8s.io the end of stdin cannot reach the remote process: crisp says
-so when it happens (auto never picks v4 when SPDY or v5 is available).
+On WebSocket v4.channel.k8s.io (and older) the end of stdin cannot reach the remote process:
+with piped stdin crisp fails at once (125) rather than wait forever, and names what to use
+instead; with a terminal on stdin it warns when the input ends (auto never picks v4 when
+SPDY or v5 is available).
 
 EXIT STATUS
   0-255  the remote command's exit status (passed through)
@@ -260,7 +271,10 @@ EXIT STATUS
   printf 'a\nb\n' | crisp exec -i web -- wc -l
   crisp exec -s --timeout 5s web -- cat /etc/hostname
   crisp -v exec --transport spdy web -- true
-  crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi`,
+  crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi
+  crisp exec --label app=web --parallel 4 -- cat /etc/hostname
+  crisp exec -it --record session.cast web sh
+  crisp exec --trace-file t.jsonl web -- echo hi && crisp trace t.jsonl`,
 		Annotations: map[string]string{passThroughAnnotation: "true"},
 		RunE:        runOptions(f, o),
 	}
@@ -274,6 +288,11 @@ EXIT STATUS
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io or v4 (debugging)")
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, protocolCacheUsage)
 	o.TLS.AddFlags(fl)
+	o.Trace.addFlags(fl)
+	o.Trace.closeAfter(cmd)
+	o.Record.addFlags(fl)
+	o.Record.closeAfter(cmd)
+	o.Many.addFlags(fl)
 	return cmd
 }
 
@@ -283,7 +302,9 @@ func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) er
 	if o.deps.Stream == nil {
 		o.deps = newStreamDeps(f)
 	}
-	if len(args) > 0 {
+	if o.many = o.Many.selected(cmd); o.many {
+		o.Many.complete(o, args)
+	} else if len(args) > 0 {
 		o.Container = args[0]
 		o.Command = args[1:]
 		if len(o.Command) > 0 && o.Command[0] == "--" {
@@ -298,6 +319,9 @@ func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) er
 
 // Validate rejects bad input before any connection is made.
 func (o *execOptions) Validate() error {
+	if o.many {
+		return o.Many.validate(o)
+	}
 	if o.Container == "" {
 		return usageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
 	}
@@ -336,6 +360,9 @@ func parseOffers(transportFlag, protocol string) ([]transport.Offer, error) {
 
 // Run execs the command and returns its exit status as an error (nil for 0).
 func (o *execOptions) Run(ctx context.Context) error {
+	if o.many {
+		return o.Many.run(ctx, o)
+	}
 	cli, settings, ctr, err := o.deps.connect(ctx, o.Container)
 	if err != nil {
 		return err
@@ -350,7 +377,13 @@ func (o *execOptions) Run(ctx context.Context) error {
 	}
 	cfg.Protocols = protocolCache(o.ProtocolCache, cli)
 	defer transport.OneProc()() // procs.go: less CPU per byte streamed
+	if err := o.Trace.apply(&cfg); err != nil {
+		return err
+	}
 	withTTY := o.deps.checkTTY(o.Stdin, o.TTY)
+	if err := o.Record.start(&o.deps, o.Command); err != nil {
+		return err
+	}
 	req := &runtimeapi.ExecRequest{
 		ContainerId: ctr.Id, Cmd: o.Command, Tty: withTTY, Stdin: o.Stdin, Stdout: true, Stderr: !withTTY,
 	}
@@ -369,6 +402,18 @@ func (o *execOptions) runSync(ctx context.Context, cli *client.Client, ctr *runt
 	if err != nil {
 		if ctx.Err() != nil {
 			return newInterrupted(ctx.Err())
+		}
+		if notStarted, ok := transport.StartFailure(err.Error()); ok {
+			return o.deps.sessionOutcome(ctx, notStarted) // 127 or 126 with the runtime's reason
+		}
+		var grpcErr interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &grpcErr) && grpcErr.GRPCStatus().Code() == codes.DeadlineExceeded && o.Timeout > 0 {
+			st := grpcErr.GRPCStatus()
+			// The runtime ended the command at --timeout (it answers
+			// DeadlineExceeded), or its answer missed --timeout plus the
+			// request timeout: either way --timeout is the bound to raise.
+			return fmt.Errorf("exec -s: %q did not finish within --timeout %s (raise --timeout to give it longer): %s",
+				strings.Join(o.Command, " "), o.Timeout, transport.Shorten(st.Message()))
 		}
 		return err
 	}

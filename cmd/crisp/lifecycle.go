@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // groupLifecycle holds crictl's verbs that make, change and remove pods
@@ -24,19 +26,52 @@ EXIT STATUS
      config file is malformed (its file and line are named)
   2  bad flags or arguments`
 
-// withRuntime dials the runtime (each call bounded by timeout when it is
-// set, like crictl's --cancel-timeout), runs fn, and closes the client.
-func withRuntime(f *factory, timeout time.Duration, fn func(c *client.Client) error) error {
-	c, err := f.Client()
+// verb is the base of the lifecycle verbs' options, after the command
+// skeleton (commandOptions): Complete keeps the factory and the arguments,
+// Validate accepts, Run is the verb's. A verb embeds it and binds its flags.
+type verb struct {
+	f    *factory
+	path string // the command's path, for messages: "crisp stop"
+	args []string
+	// CancelTimeout bounds each request, like crictl's --cancel-timeout
+	// (0: --request-timeout); only the verbs that have the flag set it.
+	CancelTimeout time.Duration
+}
+
+func (v *verb) Complete(f *factory, cmd *cobra.Command, args []string) error {
+	if v.f == nil {
+		v.f = f
+	}
+	v.path, v.args = cmd.CommandPath(), args
+	return nil
+}
+
+func (v *verb) Validate() error { return nil }
+
+// refsOrAll is the Validate of the verbs that take references or -a.
+func (v *verb) refsOrAll(all bool, what string) error {
+	if all == (len(v.args) > 0) {
+		return usageErrorf("%s takes %s... or -a, not both nor neither", v.path, what)
+	}
+	return nil
+}
+
+// withRuntime dials the runtime (each call bounded by CancelTimeout when it
+// is set), runs fn, and closes the client.
+func (v *verb) withRuntime(fn func(c *client.Client) error) error {
+	c, err := v.f.Client()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = c.Close() }() // nothing left to lose once fn is done
-	if timeout > 0 {
-		c.Timeout = timeout
+	if v.CancelTimeout > 0 {
+		c.Timeout = v.CancelTimeout
 	}
 	return fn(c)
 }
+
+func (v *verb) out() io.Writer    { return v.f.Streams.Out }
+func (v *verb) errOut() io.Writer { return v.f.Streams.ErrOut }
 
 // argsRange is cobra's RangeArgs with a usage error that says what is wanted.
 func argsRange(lo, hi int, want string) cobra.PositionalArgs {
@@ -50,9 +85,9 @@ func argsRange(lo, hi int, want string) cobra.PositionalArgs {
 
 // pullFlags are create's and run's image pull flags, crictl's names.
 type pullFlags struct {
+	verb
 	lifecycle.Pull
 	NoPull, WithPull bool
-	CancelTimeout    time.Duration
 }
 
 func (p *pullFlags) bind(fs *pflag.FlagSet) {
@@ -65,19 +100,20 @@ func (p *pullFlags) bind(fs *pflag.FlagSet) {
 	fs.DurationVarP(&p.CancelTimeout, "cancel-timeout", "T", 0, "cancel each request after this long (default --request-timeout)")
 }
 
-// policy turns the flags into a pull policy; def is the verb's default.
-func (p *pullFlags) policy(f *factory, def lifecycle.PullPolicy) (lifecycle.Pull, error) {
-	out := p.Pull
-	out.Password, out.Prompt = f.Streams.In, f.Streams.ErrOut
+// validate sets the pull policy from the flags; def is the verb's default.
+func (p *pullFlags) validate(def lifecycle.PullPolicy) error {
+	p.Password, p.Prompt = p.f.Streams.In, p.f.Streams.ErrOut
 	switch {
+	case p.Creds != "" && p.Auth != "":
+		return usageErrorf("%v", query.ErrCredsAndAuth)
 	case p.NoPull && p.WithPull:
-		return out, usageErrorf("--no-pull and --with-pull contradict each other")
+		return usageErrorf("--no-pull and --with-pull contradict each other")
 	case p.NoPull:
-		out.Policy = lifecycle.PullNever
+		p.Policy = lifecycle.PullNever
 	case p.WithPull:
-		out.Policy = lifecycle.PullAlways
+		p.Policy = lifecycle.PullAlways
 	default:
-		out.Policy = def
+		p.Policy = def
 	}
-	return out, nil
+	return nil
 }

@@ -1,19 +1,39 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
-	"github.com/crisp-cri/crisp/internal/logs"
 )
 
 // logsFlags are the flags of `crisp logs`, crictl's names and defaults.
 type logsFlags struct {
+	verb
 	lifecycle.LogsOptions
-	Since string
+	Since    string
+	tailFlag bool // --tail was given
+}
+
+func (o *logsFlags) Complete(f *factory, cmd *cobra.Command, args []string) error {
+	o.tailFlag = cmd.Flags().Changed("tail")
+	return o.verb.Complete(f, cmd, args)
+}
+
+func (o *logsFlags) Validate() error {
+	if err := o.Check(o.Since, o.tailFlag, time.Now()); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+func (o *logsFlags) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error {
+		return lifecycle.Logs(ctx, c, o.args[0], o.LogsOptions, o.out(), o.errOut())
+	})
 }
 
 func newLogsCommand(f *factory) *cobra.Command {
@@ -31,24 +51,7 @@ stderr.` + lifecycleExit,
   crisp logs --since 5m -t 4f2a
   crisp logs -p web`,
 		Args: argsRange(1, 1, "one CONTAINER"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			switch o.Stream {
-			case "", logs.Stdout, logs.Stderr:
-			default:
-				return usageErrorf("--stream %q: want stdout or stderr", o.Stream)
-			}
-			if cmd.Flags().Changed("tail") && o.Stream != "" {
-				return usageErrorf("--tail and --stream cannot be combined (as in crictl)")
-			}
-			since, err := logs.ParseSince(o.Since, time.Now())
-			if err != nil {
-				return usageError{err}
-			}
-			o.Options.Since = since
-			return withRuntime(f, 0, func(c *client.Client) error {
-				return lifecycle.Logs(cmd.Context(), c, args[0], o.LogsOptions, f.Streams.Out, f.Streams.ErrOut)
-			})
-		},
+		RunE: runOptions(f, o),
 	}
 	fs := cmd.Flags()
 	fs.BoolVarP(&o.Follow, "follow", "f", false, "follow the log until the container stops")

@@ -23,6 +23,7 @@ type portForwardOptions struct {
 	Addresses []string
 	Transport string
 	TLS       tlsOptions
+	Trace     traceOptions // traceflags.go
 
 	// Set by Complete.
 	PodRef    string
@@ -113,6 +114,8 @@ EXIT STATUS
 	fl.StringSliceVar(&o.Addresses, "address", []string{"localhost"}, "local addresses to listen on: IP addresses and localhost (127.0.0.1 and ::1), comma separated")
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "protocol family: auto, websocket or spdy")
 	o.TLS.AddFlags(fl)
+	o.Trace.addFlags(fl)
+	o.Trace.closeAfter(cmd)
 	return cmd
 }
 
@@ -229,6 +232,9 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 	}
 	cfg, err := d.transportConfig(o.TLS, settings)
 	if err != nil {
+		return err
+	}
+	if err := o.Trace.apply(&cfg); err != nil {
 		return err
 	}
 

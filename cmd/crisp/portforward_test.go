@@ -137,7 +137,7 @@ func TestPortForwardFlags(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := cmp.Options{cmp.AllowUnexported(portForwardOptions{}), cmp.FilterPath(func(p cmp.Path) bool {
-				return p.String() == "deps" || p.String() == "TLS"
+				return p.String() == "deps" || p.String() == "TLS" || p.String() == "Trace" // Trace: traceflags.go, tested by its scripts
 			}, cmp.Ignore())}
 			if diff := cmp.Diff(&tc.want, got, opts); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)

@@ -22,12 +22,14 @@ type targetOptions struct {
 	Pod       string
 	Port      int32
 	TLS       tlsOptions
+	Trace     traceOptions // traceflags.go
 }
 
 func (o *targetOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Pod, "pod", "", "pod for the port-forward checks (default: the container's pod)")
 	fs.Int32Var(&o.Port, "port", 0, "remote port for port-forward checks (a TCP echo server there gives the most complete checks); 0 skips them")
 	o.TLS.AddFlags(fs)
+	o.Trace.addFlags(fs)
 }
 
 func (o *targetOptions) validate() error {
@@ -45,7 +47,7 @@ type diagEnv struct {
 }
 
 // connect dials the runtime and builds the streamer with the TLS settings.
-func connect(f *factory, tlsOpts tlsOptions) (*diagEnv, error) {
+func connect(f *factory, tlsOpts tlsOptions, trace *traceOptions) (*diagEnv, error) {
 	settings, err := f.Settings()
 	if err != nil {
 		return nil, err
@@ -62,6 +64,10 @@ func connect(f *factory, tlsOpts tlsOptions) (*diagEnv, error) {
 	cfg := transport.NewConfig(transport.ConfigOptions{
 		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: f.Global.Verbose, LogLevel: 2, Out: f.Streams.ErrOut,
 	})
+	if err := trace.apply(&cfg); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return &diagEnv{client: c, urls: probe.CRIURLs{Client: c}, streamer: probe.TransportStreamer{Config: cfg}}, nil
 }
 
@@ -86,7 +92,7 @@ func (o *targetOptions) resolve(ctx context.Context, c *client.Client) (probe.Ta
 // connect dials the runtime and resolves the target, for probe and bench;
 // the caller closes env.client.
 func (o *targetOptions) connect(ctx context.Context, f *factory) (*diagEnv, probe.Target, error) {
-	env, err := connect(f, o.TLS)
+	env, err := connect(f, o.TLS, &o.Trace)
 	if err != nil {
 		return nil, probe.Target{}, err
 	}
@@ -151,7 +157,8 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
-	cmd.Flags().StringVar(&o.Command, "command", "", "command the exec probes run instead of `true` (split on spaces, e.g. --command 'ls /'); output and stdin checks still use `cat`")
+	o.target.Trace.closeAfter(cmd) // traceflags.go
+	cmd.Flags().StringVar(&o.Command, "command", "", "run `CMD` in the exec probes instead of \"true\" (split on spaces, e.g. --command 'ls /'); the output and stdin checks still use cat")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
 	addNodeNameFlag(cmd.Flags(), &o.NodeName)
 	return cmd
@@ -179,7 +186,7 @@ func (o *probeOptions) Run(ctx context.Context) error {
 	}
 	defer env.client.Close()
 	t.Command = strings.Fields(o.Command)
-	p := &probe.Prober{URLs: env.urls, Streamer: env.streamer, Timeout: o.Timeout}
+	p := &probe.Prober{URLs: env.urls, Streamer: env.streamer, Timeout: o.Timeout, Progress: progressf(o.f, "probe")}
 	rep, err := p.Run(ctx, t)
 	if err != nil {
 		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.client.Endpoint, err)
@@ -200,13 +207,9 @@ func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
 	row(w, "CALL", "TRANSPORT", "PROTOCOL", "RESULT", "NEGOTIATED", "RPC", "UPGRADE", "CHECKS")
 	var notes []string
 	for _, r := range rep.Results {
-		result := "accepted"
-		switch {
-		case r.Accepted:
-		case r.Status != 0:
+		result := r.Kind()
+		if result == "refused" {
 			result = fmt.Sprintf("refused %d", r.Status)
-		default:
-			result = "failed"
 		}
 		negotiated, upgrade := r.Negotiated, r.Upgrade.String()
 		if negotiated == "" {
@@ -231,7 +234,7 @@ func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
 			if why == "" {
 				why = r.Error
 			}
-			notes = append(notes, fmt.Sprintf("%s %s %s: refused: %s", r.Call, r.Transport, r.Name, firstLineOf(why)))
+			notes = append(notes, fmt.Sprintf("%s %s %s: %s: %s", r.Call, r.Transport, r.Name, noteKind(r), firstLineOf(why)))
 		}
 	}
 	fmt.Fprintln(w)
@@ -258,6 +261,25 @@ func printProbeTable(w io.Writer, rep *probe.ProbeReport, verbose bool) {
 	for _, g := range rep.Summary.Gaps {
 		fmt.Fprintln(w, "  - "+g)
 	}
+}
+
+// progressf prints what a diagnostics command is waiting for on stderr
+// (the report is stdout's), so a slow runtime does not look like a hang.
+func progressf(f *factory, name string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: "+name+": "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
+	}
+}
+
+// noteKind words why a result was not accepted, for the details.
+func noteKind(r probe.Result) string {
+	switch r.Kind() {
+	case "timeout":
+		return "timed out"
+	case "failed":
+		return "failed"
+	}
+	return "refused"
 }
 
 func firstLineOf(s string) string {

@@ -84,10 +84,8 @@ func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (e
 // Validate checks the credentials before the runtime is dialed; the
 // password of --username is read here, from stdin.
 func (o *pullOptions) Validate() (err error) {
-	if o.Creds != "" && o.Auth != "" {
-		return usageErrorf("--creds and --auth cannot both be given")
-	}
-	if o.pull.Auth, err = query.PullAuth(o.Creds, o.Auth, o.Username, o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
+	creds := query.Credentials{Creds: o.Creds, Auth: o.Auth, Username: o.Username}
+	if o.pull.Auth, err = creds.AuthConfig(o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
 		return usageErrorf("%v", err)
 	}
 	if o.PodConfig != "" {

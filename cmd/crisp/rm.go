@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -9,7 +11,16 @@ import (
 
 // rmOptions are the flags of `crisp rm`.
 type rmOptions struct {
+	verb
 	Force, All, KeepLogs bool
+}
+
+func (o *rmOptions) Validate() error { return o.refsOrAll(o.All, "CONTAINER") }
+
+func (o *rmOptions) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error {
+		return lifecycle.Remove(ctx, c, o.args, o.All, o.Force, o.KeepLogs, o.out(), o.errOut())
+	})
 }
 
 func newRmCommand(f *factory) *cobra.Command {
@@ -24,17 +35,7 @@ unless -k. Every container is tried; each removed ID is printed.` + lifecycleExi
 		Example: `  crisp rm 4f2a
   crisp rm -f web
   crisp rm -a -f`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if o.All == (len(args) > 0) {
-				return usageErrorf("%s takes CONTAINER... or -a, not both nor neither", cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRuntime(f, 0, func(c *client.Client) error {
-				return lifecycle.Remove(cmd.Context(), c, args, o.All, o.Force, o.KeepLogs, f.Streams.Out, f.Streams.ErrOut)
-			})
-		},
+		RunE: runOptions(f, o),
 	}
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "stop a running container before removing it")
 	cmd.Flags().BoolVarP(&o.All, "all", "a", false, "remove every container")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -9,7 +11,16 @@ import (
 
 // rmpOptions are the flags of `crisp rmp`.
 type rmpOptions struct {
+	verb
 	Force, All bool
+}
+
+func (o *rmpOptions) Validate() error { return o.refsOrAll(o.All, "POD") }
+
+func (o *rmpOptions) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error {
+		return lifecycle.RemovePods(ctx, c, o.args, o.All, o.Force, o.out(), o.errOut())
+	})
 }
 
 func newRmPodCommand(f *factory) *cobra.Command {
@@ -23,17 +34,7 @@ stops it first. Every pod is tried.` + lifecycleExit,
 		Example: `  crisp rmp web
   crisp rmp -f 9c1e
   crisp rmp -a -f`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if o.All == (len(args) > 0) {
-				return usageErrorf("%s takes POD... or -a, not both nor neither", cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRuntime(f, 0, func(c *client.Client) error {
-				return lifecycle.RemovePods(cmd.Context(), c, args, o.All, o.Force, f.Streams.Out, f.Streams.ErrOut)
-			})
-		},
+		RunE: runOptions(f, o),
 	}
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "stop a ready pod before removing it")
 	cmd.Flags().BoolVarP(&o.All, "all", "a", false, "remove every pod")

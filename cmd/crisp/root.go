@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -125,6 +124,8 @@ EXIT STATUS
 			return nil
 		},
 	}
+	root.Version = crispVersion
+	root.SetVersionTemplate("crisp {{.Version}}\n")
 	root.SetIn(f.Streams.In)
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.ErrOut)
@@ -160,7 +161,7 @@ EXIT STATUS
 	add(groupLifecycle, newRunPodCommand(f), newCreateCommand(f), newStartCommand(f), newRunCommand(f),
 		newStopCommand(f), newRmCommand(f), newStopPodCommand(f), newRmPodCommand(f),
 		newUpdateCommand(f), newCheckpointCommand(f), newLogsCommand(f))
-	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f), newReportCommand(f))
+	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f), newReportCommand(f), newTraceCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newCompletionCommand(f), newGenDocsCommand(f))
@@ -184,7 +185,7 @@ EXIT STATUS
 // Main runs crisp with args and returns the process exit status.
 func Main(args []string, streams ioStreams) int {
 	quietKlog()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := notifySignals(context.Background())
 	defer stop()
 
 	f := &factory{Streams: streams, Getenv: os.Getenv}
@@ -210,8 +211,13 @@ func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Comman
 	if err == nil {
 		return exitOK, cmd, nil
 	}
+	err = signalled(ctx, err)
 	if !errors.Is(err, errReported) {
-		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err) // the error stream is the last resort: a failed write there has nowhere to go
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "crisp ") && !strings.HasPrefix(msg, "crisp:") {
+			msg = "crisp: " + msg // not twice when the message names the command ("crisp port-forward needs ...")
+		}
+		_, _ = fmt.Fprintln(f.Streams.ErrOut, msg) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return exitStatus(err, isPassThrough(cmd)), cmd, err
 }

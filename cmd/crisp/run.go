@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -11,6 +13,14 @@ import (
 type runContainerOptions struct {
 	pullFlags
 	Runtime string
+}
+
+func (o *runContainerOptions) Validate() error { return o.validate(lifecycle.PullIfMissing) }
+
+func (o *runContainerOptions) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error {
+		return lifecycle.Run(ctx, c, o.args[0], o.args[1], o.Runtime, o.Pull, o.out(), o.errOut())
+	})
 }
 
 func newRunCommand(f *factory) *cobra.Command {
@@ -25,15 +35,7 @@ When a step fails, the pod and container it created are removed again.` + lifecy
 		Example: `  crisp run container.json pod.json
   crisp run --no-pull --runtime runsc ctr.yaml pod.yaml`,
 		Args: argsRange(2, 2, "CONTAINER_CONFIG POD_CONFIG"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pull, err := o.policy(f, lifecycle.PullIfMissing)
-			if err != nil {
-				return err
-			}
-			return withRuntime(f, o.CancelTimeout, func(c *client.Client) error {
-				return lifecycle.Run(cmd.Context(), c, args[0], args[1], o.Runtime, pull, f.Streams.Out, f.Streams.ErrOut)
-			})
-		},
+		RunE: runOptions(f, o),
 	}
 	o.bind(cmd.Flags())
 	cmd.Flags().StringVar(&o.Runtime, "runtime", "", "runtime handler for the pod (the runtime defines them)")

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"time"
+	"context"
 
 	"github.com/spf13/cobra"
 
@@ -11,8 +11,14 @@ import (
 
 // runPodOptions are the flags of `crisp runp`.
 type runPodOptions struct {
-	Runtime       string
-	CancelTimeout time.Duration
+	verb
+	Runtime string
+}
+
+func (o *runPodOptions) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error {
+		return lifecycle.RunPod(ctx, c, o.args[0], o.Runtime, o.out())
+	})
 }
 
 func newRunPodCommand(f *factory) *cobra.Command {
@@ -26,11 +32,7 @@ missing metadata.uid is made up) and print its ID.` + lifecycleExit,
 		Example: `  crisp runp pod.json
   crisp runp --runtime runsc pod.yaml`,
 		Args: argsRange(1, 1, "one POD_CONFIG file"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRuntime(f, o.CancelTimeout, func(c *client.Client) error {
-				return lifecycle.RunPod(cmd.Context(), c, args[0], o.Runtime, f.Streams.Out)
-			})
-		},
+		RunE: runOptions(f, o),
 	}
 	// crictl also has -r for --runtime; crisp's -r is --runtime-endpoint.
 	cmd.Flags().StringVar(&o.Runtime, "runtime", "", "runtime handler to use (the runtime defines them)")

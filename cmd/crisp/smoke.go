@@ -72,6 +72,7 @@ EXIT STATUS
 		},
 	}
 	o.target.addFlags(cmd.Flags())
+	o.target.Trace.closeAfter(cmd) // traceflags.go
 	fs := cmd.Flags()
 	fs.StringVar(&o.JUnit, "junit", "", "write the results as JUnit XML to FILE")
 	fs.BoolVar(&o.Strict, "strict", false, "fail on defects of transports auto does not pick, too")
@@ -128,14 +129,14 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	env, err := connect(o.f, o.target.TLS)
+	env, err := connect(o.f, o.target.TLS, &o.target.Trace)
 	if err != nil {
 		return err
 	}
 	defer env.client.Close()
 	out := o.f.Streams.Out
 	table := o.f.Global.Output == "table"
-	smoker := &probe.Smoker{URLs: env.urls, Streamer: env.streamer, Strict: o.Strict}
+	smoker := &probe.Smoker{URLs: env.urls, Streamer: env.streamer, Strict: o.Strict, Waiting: progressf(o.f, "smoke")}
 	if table {
 		smoker.Progress = func(c probe.SmokeCheck) { printSmokeCheck(out, c) }
 	}
@@ -167,6 +168,11 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	rep.Origin = probe.NewOrigin(probe.KindSmoke, probe.NodeName(o.NodeName, nil, nil))
+	if err != nil {
+		// The reports say it too, so that they agree with the exit status.
+		err = o.unfinished(ctx, rep, err)
+		rep.Error = err.Error()
+	}
 	if o.JUnit != "" {
 		if jerr := writeJUnitFile(o.JUnit, rep, started); jerr != nil {
 			err = errors.Join(err, jerr)
@@ -183,12 +189,6 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		fmt.Fprintln(out, smokeTally(rep))
 	}
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("smoke interrupted after %d checks: %w", len(rep.Checks), err)
-		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			return fmt.Errorf("smoke did not finish within --timeout %s: %w", o.Timeout, err)
-		}
 		return err
 	}
 	if !rep.OK() {
@@ -198,6 +198,17 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		return errReported
 	}
 	return nil
+}
+
+// unfinished words why a run stopped before its last check.
+func (o *smokeOptions) unfinished(ctx context.Context, rep *probe.SmokeReport, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("smoke interrupted after %d checks: %w", len(rep.Checks), err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return fmt.Errorf("smoke did not finish within --timeout %s: %w", o.Timeout, err)
+	}
+	return err
 }
 
 func smokeTally(rep *probe.SmokeReport) string {

@@ -1,11 +1,20 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
+
+// startOptions are the arguments of `crisp start`.
+type startOptions struct{ verb }
+
+func (o *startOptions) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error { return lifecycle.Start(ctx, c, o.args, o.out()) })
+}
 
 func newStartCommand(f *factory) *cobra.Command {
 	return &cobra.Command{
@@ -16,10 +25,6 @@ name), in order, printing each ID; the first failure stops.` + lifecycleExit,
 		Example: `  crisp start 4f2a
   crisp start web sidecar`,
 		Args: argsRange(1, -1, "at least one CONTAINER"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRuntime(f, 0, func(c *client.Client) error {
-				return lifecycle.Start(cmd.Context(), c, args, f.Streams.Out)
-			})
-		},
+		RunE: runOptions(f, &startOptions{}),
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -9,8 +11,17 @@ import (
 
 // stopOptions are the flags of `crisp stop`.
 type stopOptions struct {
+	verb
 	Timeout int64
 	All     bool
+}
+
+func (o *stopOptions) Validate() error { return o.refsOrAll(o.All, "CONTAINER") }
+
+func (o *stopOptions) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error {
+		return lifecycle.Stop(ctx, c, o.args, o.All, o.Timeout, o.out(), o.errOut())
+	})
 }
 
 func newStopCommand(f *factory) *cobra.Command {
@@ -24,17 +35,7 @@ Each ID is printed once stopped; the first failure stops.` + lifecycleExit,
 		Example: `  crisp stop web
   crisp stop -t 30 4f2a 9c1e
   crisp stop -a`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if o.All == (len(args) > 0) {
-				return usageErrorf("%s takes CONTAINER... or -a, not both nor neither", cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRuntime(f, 0, func(c *client.Client) error {
-				return lifecycle.Stop(cmd.Context(), c, args, o.All, o.Timeout, f.Streams.Out, f.Streams.ErrOut)
-			})
-		},
+		RunE: runOptions(f, o),
 	}
 	cmd.Flags().Int64VarP(&o.Timeout, "timeout", "t", 0, "seconds to wait after SIGTERM before SIGKILL")
 	cmd.Flags().BoolVarP(&o.All, "all", "a", false, "stop every running container")

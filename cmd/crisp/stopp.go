@@ -1,11 +1,20 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
+
+// stopPodOptions are the arguments of `crisp stopp`.
+type stopPodOptions struct{ verb }
+
+func (o *stopPodOptions) Run(ctx context.Context) error {
+	return o.withRuntime(func(c *client.Client) error { return lifecycle.StopPods(ctx, c, o.args, o.out()) })
+}
 
 func newStopPodCommand(f *factory) *cobra.Command {
 	return &cobra.Command{
@@ -16,10 +25,6 @@ their containers, in order; the first failure stops.` + lifecycleExit,
 		Example: `  crisp stopp web
   crisp stopp 9c1e 77ab`,
 		Args: argsRange(1, -1, "at least one POD"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRuntime(f, 0, func(c *client.Client) error {
-				return lifecycle.StopPods(cmd.Context(), c, args, f.Streams.Out)
-			})
-		},
+		RunE: runOptions(f, &stopPodOptions{}),
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -10,9 +11,25 @@ import (
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
+// updateOptions are the flags of `crisp update`: the resources to set.
+type updateOptions struct {
+	verb
+	linux   runtimeapi.LinuxContainerResources
+	windows runtimeapi.WindowsContainerResources
+}
+
+func (o *updateOptions) Run(ctx context.Context) error {
+	res := &runtimeapi.ContainerResources{Linux: &o.linux}
+	if runtime.GOOS == "windows" {
+		o.windows.CpuShares, o.windows.MemoryLimitInBytes = o.linux.CpuShares, o.linux.MemoryLimitInBytes
+		res = &runtimeapi.ContainerResources{Windows: &o.windows}
+	}
+	return o.withRuntime(func(c *client.Client) error { return lifecycle.Update(ctx, c, o.args, res, o.out()) })
+}
+
 func newUpdateCommand(f *factory) *cobra.Command {
-	lin := &runtimeapi.LinuxContainerResources{}
-	win := &runtimeapi.WindowsContainerResources{}
+	o := &updateOptions{}
+	lin, win := &o.linux, &o.windows
 	cmd := &cobra.Command{
 		Use:   "update [flags] CONTAINER...",
 		Short: "Update the resources of one or more running containers",
@@ -22,16 +39,7 @@ specified", as crictl does.` + lifecycleExit,
 		Example: `  crisp update --memory 268435456 web
   crisp update --cpu-quota 50000 --cpu-period 100000 4f2a`,
 		Args: argsRange(1, -1, "at least one CONTAINER"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			res := &runtimeapi.ContainerResources{Linux: lin}
-			if runtime.GOOS == "windows" {
-				win.CpuShares, win.MemoryLimitInBytes = lin.CpuShares, lin.MemoryLimitInBytes
-				res = &runtimeapi.ContainerResources{Windows: win}
-			}
-			return withRuntime(f, 0, func(c *client.Client) error {
-				return lifecycle.Update(cmd.Context(), c, args, res, f.Streams.Out)
-			})
-		},
+		RunE: runOptions(f, o),
 	}
 	fs := cmd.Flags()
 	fs.Int64Var(&win.CpuCount, "cpu-count", 0, "(Windows only) number of CPUs available to the container")

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
@@ -20,13 +24,25 @@ func newVersionCommand(f *factory) *cobra.Command {
 
 EXIT STATUS
   0  the runtime answered
-  1  the runtime could not be reached or failed
+  1  the runtime could not be reached or failed (crisp's own version is
+     printed first; crisp --version prints only that)
   2  bad flags or arguments`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.withClient(func(c *client.Client) error {
+			err := f.withClient(func(c *client.Client) error {
 				return query.Version(cmd.Context(), c, crispVersion, f.printer())
 			})
+			if err != nil {
+				// The client's own version is known whatever the runtime's
+				// state: print it, then the error (exit 1).
+				if perr := f.printer().Print(query.VersionReport{ClientVersion: crispVersion}, func(w io.Writer) error {
+					output.Row(w, "Client:", "crisp "+crispVersion)
+					return nil
+				}); perr != nil {
+					return errors.Join(err, perr)
+				}
+			}
+			return err
 		},
 	}
 }

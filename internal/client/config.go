@@ -201,6 +201,9 @@ func (c FileConfig) Verbosity(flag int, flagSet bool) int {
 // error that says what the path is, never a hang or an endless read.
 func readConfigFile(path string, explicit bool) (FileConfig, error) {
 	var cfg FileConfig
+	if path == os.DevNull {
+		return cfg, nil // the usual way to say "no config file": read as empty
+	}
 	data, err := readRegularFile(path, MaxConfigFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !explicit {

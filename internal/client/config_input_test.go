@@ -178,3 +178,15 @@ func TestConfigDebugVerbosity(t *testing.T) {
 		t.Errorf("Resolve = %+v, %v; want Debug set", s, err)
 	}
 }
+
+// TestConfigDevNull: /dev/null, the usual "no config file", reads as an
+// empty config rather than an error about a character device.
+func TestConfigDevNull(t *testing.T) {
+	cfg, err := readConfigFile(os.DevNull, true)
+	if err != nil {
+		t.Fatalf("readConfigFile(%s): %v", os.DevNull, err)
+	}
+	if cfg.RuntimeEndpoint != "" || cfg.Timeout != nil {
+		t.Fatalf("readConfigFile(%s) = %+v, want an empty config", os.DevNull, cfg)
+	}
+}

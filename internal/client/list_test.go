@@ -176,8 +176,8 @@ func TestResolve(t *testing.T) {
 		{ref: "pg", want: "cccc4444"},
 		{ref: "bbbc", want: "bbbc3333"},
 		// Two containers are named nginx: both listed.
-		{ref: "nginx", wantErr: []string{`"nginx" matches 2 containers`, "bbbb1111 (nginx)", "bbbc3333 (nginx)"}},
-		{ref: "bbb", wantErr: []string{"matches 3 containers", "bbbb1111 (nginx)", "bbbb2222 (sidecar)", "bbbc3333 (nginx)", "give more of the ID"}},
+		{ref: "nginx", wantErr: []string{`"nginx" matches 2 containers`, "bbbb1111 (nginx, Running, pod default/web)", "bbbc3333 (nginx, Running, pod prod/db)"}},
+		{ref: "bbb", wantErr: []string{"matches 3 containers", "bbbb1111 (nginx, ", "bbbb2222 (sidecar, ", "bbbc3333 (nginx, ", ", pod ", "give more of the ID"}},
 		{ref: "zzz", wantErr: []string{`no container matches "zzz"`, c.Endpoint, "crisp ps -a"}},
 	}
 	for _, tt := range ctrTests {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,11 +25,48 @@ func (c *Client) ResolveContainer(ctx context.Context, ref string) (*runtimeapi.
 		return nil, err
 	}
 	items := make([]candidate[*runtimeapi.Container], 0, len(resp.Containers))
+	byID := map[string]*runtimeapi.Container{}
 	for _, ctr := range resp.Containers {
 		items = append(items, candidate[*runtimeapi.Container]{id: ctr.Id, name: ctr.GetMetadata().GetName(), item: ctr,
 			live: ctr.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING})
+		byID[ctr.Id] = ctr
 	}
-	return pick("container", ref, c.Endpoint, items)
+	ctr, err := pick("container", ref, c.Endpoint, items)
+	var amb *AmbiguousError
+	if errors.As(err, &amb) {
+		c.describeContainers(ctx, amb, byID)
+	}
+	return ctr, err
+}
+
+// describeContainers names each candidate container of amb with its state
+// and its pod (namespace/name), so that the user can tell them apart. The
+// pods are listed only here, on ambiguity; if that fails the candidates
+// keep their IDs and names.
+func (c *Client) describeContainers(ctx context.Context, amb *AmbiguousError, byID map[string]*runtimeapi.Container) {
+	var resp *runtimeapi.ListPodSandboxResponse
+	err := c.Call(ctx, "listing pods", func(ctx context.Context) (err error) {
+		resp, err = c.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+		return err
+	})
+	if err != nil {
+		return
+	}
+	pods := map[string]string{}
+	for _, p := range resp.Items {
+		pods[p.Id] = p.GetMetadata().GetNamespace() + "/" + p.GetMetadata().GetName()
+	}
+	amb.Candidates = amb.Candidates[:0]
+	for _, id := range amb.ids {
+		x := byID[id]
+		pod := pods[x.GetPodSandboxId()]
+		if pod == "" {
+			pod = x.GetPodSandboxId()
+		}
+		amb.Candidates = append(amb.Candidates, fmt.Sprintf("%s (%s, %s, pod %s)", id, x.GetMetadata().GetName(),
+			ContainerStateName(x.GetState()), pod))
+	}
+	sort.Strings(amb.Candidates)
 }
 
 // ResolvePod finds the pod sandbox a user means by a full ID, a unique ID
@@ -46,11 +84,25 @@ func (c *Client) ResolvePod(ctx context.Context, ref string) (*runtimeapi.PodSan
 		return nil, err
 	}
 	items := make([]candidate[*runtimeapi.PodSandbox], 0, len(resp.Items))
+	byID := map[string]*runtimeapi.PodSandbox{}
 	for _, pod := range resp.Items {
 		items = append(items, candidate[*runtimeapi.PodSandbox]{id: pod.Id, name: pod.GetMetadata().GetName(), item: pod,
 			live: pod.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY})
+		byID[pod.Id] = pod
 	}
-	return pick("pod", ref, c.Endpoint, items)
+	pod, err := pick("pod", ref, c.Endpoint, items)
+	var amb *AmbiguousError
+	if errors.As(err, &amb) {
+		// Each candidate with its state and namespace.
+		amb.Candidates = amb.Candidates[:0]
+		for _, id := range amb.ids {
+			p := byID[id]
+			amb.Candidates = append(amb.Candidates, fmt.Sprintf("%s (%s, %s, namespace %s)", id, p.GetMetadata().GetName(),
+				PodStateName(p.GetState()), p.GetMetadata().GetNamespace()))
+		}
+		sort.Strings(amb.Candidates)
+	}
+	return pod, err
 }
 
 type candidate[T any] struct {
@@ -98,7 +150,11 @@ func pick[T any](kind, ref, endpoint string, items []candidate[T]) (T, error) {
 		case 1:
 			return set[0].item, nil
 		default:
-			return zero, &AmbiguousError{Kind: kind, Ref: ref, Candidates: describeCandidates(set)}
+			ids := make([]string, len(set))
+			for i, it := range set {
+				ids[i] = it.id
+			}
+			return zero, &AmbiguousError{Kind: kind, Ref: ref, Candidates: describeCandidates(set), ids: ids}
 		}
 	}
 	return zero, &NotFoundError{Kind: kind, Ref: ref, Endpoint: endpoint}
@@ -123,8 +179,11 @@ func (e *NotFoundError) Error() string {
 
 // AmbiguousError means a reference matches more than one container or pod.
 type AmbiguousError struct {
-	Kind, Ref  string
+	Kind, Ref string
+	// Candidates describe the matches, one each: ID and name, and for a
+	// container its state and pod, for a pod its state and namespace.
 	Candidates []string
+	ids        []string // the candidates' IDs
 }
 
 func (e *AmbiguousError) Error() string {

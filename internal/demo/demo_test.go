@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/testkit"
 )
@@ -32,15 +34,22 @@ func TestShellQuote(t *testing.T) {
 	}
 }
 
-// A runner whose every command fails: every step that runs a command fails
-// and says so, the one that streams by itself (the TTY size) passes, the
-// demo returns a *StepsFailedError, and nothing is left behind. The runner
-// gets the mock's endpoint and the demo's own config file.
+// A runner whose every step command fails (setting up and cleaning up
+// work): every step that runs a command fails and says so, the one that
+// streams by itself (the TTY size) passes, the demo returns a
+// *StepsFailedError, and nothing is left behind. The runner gets the
+// mock's endpoint and the demo's own config file.
 func TestRunReportsFailedSteps(t *testing.T) {
 	var out, errOut testkit.LockedBuffer
 	var calls []Invocation
-	runner := func(_ context.Context, inv Invocation) (int, error) {
+	runner := func(ctx context.Context, inv Invocation) (int, error) {
 		calls = append(calls, inv)
+		switch inv.Args[2] {
+		case "run":
+			return fakeRun(ctx, inv)
+		case "logs", "rmp":
+			return 0, nil
+		}
 		_, _ = fmt.Fprintln(inv.Out, "crisp: boom")
 		return 1, errors.New("boom")
 	}
@@ -66,9 +75,12 @@ func TestRunReportsFailedSteps(t *testing.T) {
 	if len(calls) == 0 {
 		t.Fatal("the runner was never called")
 	}
-	inv := calls[0]
-	if len(inv.Args) < 3 || inv.Args[0] != "-r" || !strings.HasPrefix(inv.Args[1], "unix://") || inv.Args[2] != "probe" {
-		t.Errorf("first command line %q, want -r unix://... probe ...", inv.Args)
+	if inv := calls[0]; len(inv.Args) < 3 || inv.Args[0] != "-r" || !strings.HasPrefix(inv.Args[1], "unix://") || inv.Args[2] != "run" {
+		t.Errorf("first command line %q, want -r unix://... run ...", inv.Args)
+	}
+	inv := calls[len(calls)-1]
+	if last := inv.Args[2:]; len(last) != 3 || last[0] != "rmp" || last[1] != "-f" || last[2] != PodName {
+		t.Errorf("last command line %q, want rmp -f %s", inv.Args, PodName)
 	}
 	if _, statErr := os.Stat(inv.ConfigFile); !errors.Is(statErr, fs.ErrNotExist) {
 		t.Errorf("the demo's config file %s is still there (stat: %v)", inv.ConfigFile, statErr)
@@ -85,4 +97,28 @@ func TestRunInterrupted(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run error %v, want context.Canceled", err)
 	}
+}
+
+// fakeRun stands in for `crisp run CTR POD`: it makes the demo's pod and
+// container through the CRI API and prints the container's ID.
+func fakeRun(ctx context.Context, inv Invocation) (int, error) {
+	cli, err := client.Dial(client.Settings{RuntimeEndpoint: inv.Args[1], ImageEndpoint: inv.Args[1], RequestTimeout: client.DefaultRequestTimeout})
+	if err != nil {
+		return 1, err
+	}
+	defer func() { _ = cli.Close() }() // a test's connection to a mock
+	podCfg := client.PodConfig(PodName, "default", "", nil)
+	podID, err := cli.RunPod(ctx, podCfg, "")
+	if err != nil {
+		return 1, err
+	}
+	ctrID, err := cli.CreateContainer(ctx, podID, client.ContainerConfig(ContainerName, mockruntime.DefaultImage, []string{"sleep", "60"}, false, true), podCfg)
+	if err != nil {
+		return 1, err
+	}
+	if err := cli.StartContainer(ctx, ctrID); err != nil {
+		return 1, err
+	}
+	_, err = fmt.Fprintln(inv.Out, ctrID)
+	return 0, err
 }

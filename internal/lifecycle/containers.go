@@ -30,7 +30,7 @@ func Create(ctx context.Context, c *client.Client, podRef, ctrPath, podPath stri
 	if err != nil {
 		return err
 	}
-	pod, err := resolvePod(ctx, c, podRef)
+	pod, err := c.ResolvePod(ctx, podRef)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -21,10 +22,30 @@ type LogsOptions struct {
 	Reopen bool
 }
 
+// Check validates the flags as crictl does and sets Since from since (a
+// time or a duration before now); tailSet says --tail was given. Its
+// errors are the user's: bad flags.
+func (o *LogsOptions) Check(since string, tailSet bool, now time.Time) error {
+	switch o.Stream {
+	case "", logs.Stdout, logs.Stderr:
+	default:
+		return fmt.Errorf("--stream %q: want stdout or stderr", o.Stream)
+	}
+	if tailSet && o.Stream != "" {
+		return errors.New("--tail and --stream cannot be combined (as in crictl)")
+	}
+	t, err := logs.ParseSince(since, now)
+	if err != nil {
+		return err
+	}
+	o.Since = t
+	return nil
+}
+
 // Logs prints a container's log, read from the file the runtime names in
 // ContainerStatus.LogPath (on this host, as crictl does).
 func Logs(ctx context.Context, c *client.Client, ref string, o LogsOptions, out, errOut io.Writer) error {
-	ctr, err := resolveContainer(ctx, c, ref)
+	ctr, err := c.ResolveContainer(ctx, ref)
 	if err != nil {
 		return err
 	}

@@ -6,53 +6,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/crossval"
 )
 
-// shape lists every path of a JSON document with its value's type
-// ("status.metadata.attempt number"); array elements are "[]".
+// shape lists every path of a JSON document with its value's type, as the
+// cross-validation against crictl compares them.
 func shape(t *testing.T, data []byte) []string {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, data)
+	paths, err := crossval.Paths(data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
 	}
-	seen := map[string]bool{}
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		typ := "null"
-		switch x := v.(type) {
-		case map[string]any:
-			typ = "object"
-			for k, e := range x {
-				walk(strings.TrimPrefix(path+"."+k, "."), e)
-			}
-		case []any:
-			typ = "array"
-			for _, e := range x {
-				walk(path+"[]", e)
-			}
-		case string:
-			typ = "string"
-		case float64:
-			typ = "number"
-		case bool:
-			typ = "boolean"
-		}
-		seen[path+" "+typ] = true
-	}
-	walk("", v)
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return paths
 }
 
 func printJSON(t *testing.T, v any) []byte {

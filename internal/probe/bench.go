@@ -160,7 +160,7 @@ func (b *Bencher) figure(ctx context.Context, name, unit string, n int, run func
 		if err != nil {
 			f.Error = fmt.Sprintf("run %d of %d: %v", i+1, n, err)
 			f.Stats = Summarise(nil)
-			f.Stats.Median, f.Stats.Min, f.Stats.Max = 0, 0, 0
+			f.Median, f.Min, f.Max = 0, 0, 0
 			return f
 		}
 		values = append(values, v)
@@ -186,10 +186,10 @@ func (b *Bencher) execOnce(ctx context.Context, t Target, p Protocol, req *runti
 	}
 	hs, err := b.Streamer.Stream(ctx, url, p, s)
 	if !hs.Accepted {
-		return fmt.Errorf("upgrade refused: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))
+		return upgradeFailed(hs, err)
 	}
 	if code, ok := exitStatus(err); !ok || code != 0 {
-		return fmt.Errorf("%q: %v", req.Cmd, err)
+		return fmt.Errorf("%q: %w", req.Cmd, err)
 	}
 	return nil
 }
@@ -228,7 +228,7 @@ func (b *Bencher) stdin(ctx context.Context, t Target, p Protocol) (float64, err
 		Session{Stdin: io.LimitReader(zeros{}, b.Size), Stdout: &out, Stderr: &errOut, CloseStdin: capabilities(CallExec, p).StdinEOF})
 	d := time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("%v (stderr %q)", err, clip(errOut.String()))
+		return 0, fmt.Errorf("%w (stderr %q)", err, clip(errOut.String()))
 	}
 	if got := strings.TrimSpace(out.String()); got != fmt.Sprint(b.Size) {
 		return 0, fmt.Errorf("sent %d bytes to stdin, the command counted %q (stderr %q)", b.Size, clip(got), clip(errOut.String()))
@@ -243,10 +243,10 @@ func (b *Bencher) forward(ctx context.Context, t Target, p Protocol) (float64, e
 	}
 	hs, conn, err := b.Streamer.Forward(ctx, url, p, t.Port)
 	if !hs.Accepted {
-		return 0, fmt.Errorf("upgrade refused: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))
+		return 0, upgradeFailed(hs, err)
 	}
 	if err != nil || conn == nil {
-		return 0, fmt.Errorf("could not open a connection to port %d: %v", t.Port, err)
+		return 0, fmt.Errorf("could not open a connection to port %d: %w", t.Port, err)
 	}
 	start := time.Now()
 	n, err := echoThrough(ctx, conn, b.Size)
@@ -290,9 +290,9 @@ func echoThrough(ctx context.Context, conn Conn, size int64) (int64, error) {
 	case ctx.Err() != nil:
 		return n, fmt.Errorf("echo of %d bytes not done in time (%d back)", size, n)
 	case n < size && rerr != nil:
-		return n, fmt.Errorf("connection ended after %d bytes: %v", n, rerr)
+		return n, fmt.Errorf("connection ended after %d bytes: %w", n, rerr)
 	case werr != nil && n < size:
-		return n, fmt.Errorf("writing: %v", werr)
+		return n, fmt.Errorf("writing: %w", werr)
 	}
 	return n, nil
 }
@@ -331,4 +331,13 @@ type zeros struct{}
 func (zeros) Read(b []byte) (int, error) {
 	clear(b)
 	return len(b), nil
+}
+
+// upgradeFailed is the error of an attempt whose upgrade was not accepted:
+// refused, or not answered in time.
+func upgradeFailed(hs Handshake, err error) error {
+	if hs.TimedOut {
+		return fmt.Errorf("upgrade timed out: %s", errText(err, Result{}))
+	}
+	return fmt.Errorf("upgrade refused: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))
 }

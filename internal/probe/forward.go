@@ -23,14 +23,16 @@ func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Res
 		res.Error = err.Error()
 		return res
 	}
+	stop := p.waiting(CallPortForward, proto)
 	hs, conn, err := p.Streamer.Forward(ctx1, url, proto, t.Port)
+	stop()
 	recordHandshake(&res, hs, err)
 	if !hs.Accepted {
 		return res
 	}
 	if t.Port == 0 || p.SkipChecks {
 		if conn != nil {
-			conn.Close()
+			_ = conn.Close() // an error closing or writing here has nowhere better to go
 		}
 		if !p.SkipChecks {
 			res.Checks = append(res.Checks, Check{Name: CheckRoundTrip, Outcome: Skip, Detail: "no --port given"})
@@ -125,7 +127,7 @@ func closeOnDone(ctx context.Context, conn Conn) (stop func()) {
 		case <-ctx.Done():
 		case <-done:
 		}
-		conn.Close()
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
 	}()
 	return func() {
 		close(done)

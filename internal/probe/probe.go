@@ -35,9 +35,25 @@ type Result struct {
 	RPC     Millis  `json:"rpcMs"`
 	Upgrade Millis  `json:"upgradeMs"`
 	Checks  []Check `json:"checks,omitempty"`
+	// TimedOut: the streaming server answered neither yes nor no in time
+	// (Error says how long crisp waited); the protocol may well be spoken.
+	TimedOut bool `json:"timedOut,omitempty"`
 	// Error is set when the attempt failed before an HTTP answer (RPC
-	// failure, unreachable streaming server).
+	// failure, unreachable streaming server, timeout).
 	Error string `json:"error,omitempty"`
+}
+
+// Kind is the result's kind: accepted, refused, timeout or failed.
+func (r Result) Kind() string {
+	switch {
+	case r.Accepted:
+		return "accepted"
+	case r.TimedOut:
+		return "timeout"
+	case r.Status != 0:
+		return "refused"
+	}
+	return "failed"
 }
 
 // Check returns the named check, if it ran.
@@ -105,6 +121,12 @@ type Prober struct {
 	// SkipChecks tries the handshakes only (smoke and bench use it to find
 	// what the runtime accepts).
 	SkipChecks bool
+	// Progress, when set, hears of attempts that are slow to get an
+	// answer (progress.go), so a stuck runtime does not look like a stuck
+	// crisp.
+	Progress func(format string, args ...any)
+	// SlowAfter is when an attempt counts as slow (2s if zero).
+	SlowAfter time.Duration
 }
 
 func (p *Prober) timeout() time.Duration {
@@ -176,7 +198,9 @@ func (p *Prober) attempt(ctx context.Context, res *Result, rpc func(context.Cont
 		res.Error = err.Error()
 		return false, err
 	}
+	stop := p.waiting(res.Call, proto)
 	hs, err := p.Streamer.Stream(ctx, url, proto, s)
+	stop()
 	recordHandshake(res, hs, err)
 	return hs.Accepted, err
 }
@@ -187,6 +211,7 @@ func recordHandshake(res *Result, hs Handshake, err error) {
 	res.Reason = hs.Reason
 	res.Negotiated = hs.Negotiated
 	res.Upgrade = Millis(hs.Upgrade)
+	res.TimedOut = hs.TimedOut
 	if !hs.Accepted && hs.Status == 0 && err != nil {
 		res.Error = err.Error()
 	}
@@ -247,7 +272,7 @@ func exitCodeCheck(proto Protocol, caps Capabilities, cmd []string, err error, s
 // catChecks runs `cat` with a payload on stdin: the output must echo it,
 // and closing stdin must end the command where the protocol can close it.
 func (p *Prober) catChecks(ctx context.Context, t Target, proto Protocol, caps Capabilities) []Check {
-	res := Result{}
+	res := Result{Call: CallExec}
 	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
 	out := newWatchWriter(probePayload, cancel)
@@ -293,7 +318,7 @@ func (p *Prober) resizeCheck(ctx context.Context, t Target, proto Protocol, caps
 		c.Outcome, c.Detail = Skip, missing("resize", proto)
 		return c
 	}
-	res := Result{}
+	res := Result{Call: CallExec}
 	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
 	tc := newTTYCheck()

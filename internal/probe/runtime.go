@@ -73,6 +73,8 @@ type Handshake struct {
 	Negotiated string
 	// Upgrade is the time from sending the request to the upgraded stream.
 	Upgrade time.Duration
+	// TimedOut: no answer came in time (neither accepted nor refused).
+	TimedOut bool
 }
 
 // Conn is one forwarded connection.

@@ -47,7 +47,7 @@ func (c SmokeCheck) Name() string {
 	if c.Protocol == nil {
 		return string(c.Call) + "/" + c.Check.Name
 	}
-	return string(c.Call) + "/" + c.Protocol.String() + "/" + c.Check.Name
+	return string(c.Call) + "/" + c.String() + "/" + c.Check.Name
 }
 
 // SmokeReport is smoke's verdict.
@@ -63,10 +63,13 @@ type SmokeReport struct {
 	Skipped   int          `json:"skipped"`
 	Warnings  int          `json:"warnings"`
 	Duration  Millis       `json:"durationMs"`
+	// Error says why the run did not finish (interrupted, out of time);
+	// such a run fails whatever its checks say.
+	Error string `json:"error,omitempty"`
 }
 
 // OK reports whether the run passed.
-func (r *SmokeReport) OK() bool { return r.Failed == 0 }
+func (r *SmokeReport) OK() bool { return r.Failed == 0 && r.Error == "" }
 
 func (r *SmokeReport) add(c SmokeCheck, strict bool) {
 	if c.Outcome == Fail && !c.Auto && !strict {
@@ -96,6 +99,8 @@ type Smoker struct {
 	Strict bool
 	// Progress, when set, receives each check as it finishes.
 	Progress func(SmokeCheck)
+	// Waiting, when set, hears of handshakes slow to get an answer.
+	Waiting func(format string, args ...any)
 }
 
 func (s *Smoker) timeout() time.Duration {
@@ -115,7 +120,7 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 	start := time.Now()
 	rep := &SmokeReport{Container: t.ContainerID, Pod: t.PodID, Strict: s.Strict}
 	defer func() { rep.Duration = Millis(time.Since(start)) }()
-	prober := &Prober{URLs: s.URLs, Streamer: s.Streamer, Timeout: s.timeout(), SkipChecks: true}
+	prober := &Prober{URLs: s.URLs, Streamer: s.Streamer, Timeout: s.timeout(), SkipChecks: true, Progress: s.Waiting}
 	matrix, err := prober.Run(ctx, t)
 	if err != nil {
 		return rep, err
@@ -135,6 +140,11 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 		}
 		for _, proto := range row.Protocols {
 			pr := proto
+			if r, _ := matrix.result(row.Call, proto); r.TimedOut {
+				record(SmokeCheck{Call: row.Call, Protocol: &pr, Check: Check{Name: SmokeHandshake, Outcome: Fail,
+					Detail: "no answer to the upgrade in time, so nothing was checked: " + answer(r)}})
+				continue
+			}
 			if !matrix.Accepted(row.Call, proto) {
 				record(SmokeCheck{Call: row.Call, Protocol: &pr, Check: Check{Name: SmokeHandshake, Outcome: Skip,
 					Detail: "the runtime does not speak it (" + refusal(matrix, row.Call, proto) + "), so nothing to check"}})
@@ -152,6 +162,25 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 		}
 	}
 	return rep, ctx.Err()
+}
+
+// notAccepted words a check's upgrade that the handshake probe had seen
+// accepted: refused now, or not answered in time.
+func notAccepted(hs Handshake, err error) string {
+	if hs.TimedOut {
+		return "the upgrade got no answer in time although an earlier attempt was accepted: " + errText(err, Result{})
+	}
+	return "upgrade refused although an earlier attempt was accepted: " + errText(err, Result{Status: hs.Status, Reason: hs.Reason})
+}
+
+// result is the probe's result for call and p.
+func (r *ProbeReport) result(call Call, p Protocol) (Result, bool) {
+	for _, res := range r.Results {
+		if res.Call == call && res.Protocol == p {
+			return res, true
+		}
+	}
+	return Result{}, false
 }
 
 // refusal is the runtime's answer to one refused protocol.
@@ -192,7 +221,7 @@ func refusals(rep *ProbeReport, call Call) string {
 		if _, ok := groups[why]; !ok {
 			order = append(order, why)
 		}
-		groups[why] = append(groups[why], r.Protocol.String())
+		groups[why] = append(groups[why], r.String())
 	}
 	var parts []string
 	for _, why := range order {
@@ -259,7 +288,7 @@ func (s *Smoker) execRun(ctx context.Context, t Target, p Protocol, req *runtime
 	}
 	hs, err := s.Streamer.Stream(ctx, url, p, sess)
 	if !hs.Accepted {
-		return &Check{Outcome: Fail, Detail: fmt.Sprintf("upgrade refused although an earlier attempt was accepted: %s", errText(err, Result{Status: hs.Status, Reason: hs.Reason}))}, err
+		return &Check{Outcome: Fail, Detail: notAccepted(hs, err)}, err
 	}
 	return nil, err
 }
@@ -394,7 +423,7 @@ func (s *Smoker) attach(ctx context.Context, t Target, p Protocol) Check {
 	}
 	hs, err := s.Streamer.Stream(wctx, url, p, Session{Stdout: out, Stderr: out})
 	if !hs.Accepted {
-		return Check{Outcome: Fail, Detail: "upgrade refused although an earlier attempt was accepted: " + errText(err, Result{Status: hs.Status, Reason: hs.Reason})}
+		return Check{Outcome: Fail, Detail: notAccepted(hs, err)}
 	}
 	switch got := out.String(); {
 	case got != "":
@@ -415,7 +444,7 @@ func (s *Smoker) forward(ctx context.Context, t Target, p Protocol) Check {
 	}
 	hs, conn, err := s.Streamer.Forward(ctx, url, p, t.Port)
 	if !hs.Accepted {
-		return Check{Outcome: Fail, Detail: "upgrade refused although an earlier attempt was accepted: " + errText(err, Result{Status: hs.Status, Reason: hs.Reason})}
+		return Check{Outcome: Fail, Detail: notAccepted(hs, err)}
 	}
 	if err != nil || conn == nil {
 		return Check{Outcome: Fail, Detail: fmt.Sprintf("could not open a connection to port %d: %v", t.Port, err)}

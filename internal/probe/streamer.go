@@ -2,6 +2,8 @@ package probe
 
 import (
 	"context"
+	"errors"
+	"net"
 	"sync"
 
 	"github.com/crisp-cri/crisp/internal/transport"
@@ -39,7 +41,19 @@ func (s TransportStreamer) Stream(ctx context.Context, url string, p Protocol, s
 		Reason:     att.Reason,
 		Negotiated: att.Protocol,
 		Upgrade:    att.Upgrade,
+		TimedOut:   timedOut(att, err),
 	}, err
+}
+
+// timedOut reports whether an attempt got no answer in time: its upgrade
+// timed out, or the caller's deadline passed before any answer.
+func timedOut(att transport.Attempt, err error) bool {
+	if att.Accepted() || att.Status != 0 {
+		return false
+	}
+	var ute *transport.UpgradeTimeoutError
+	var netErr net.Error
+	return errors.As(err, &ute) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()
 }
 
 // Forward implements Streamer.
@@ -50,10 +64,10 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 	}
 	offer := transport.Offer{Transport: p.Transport, Protocols: []string{p.Name}}
 	sess, att, err := portforward.Connect(ctx, url, offer, ports, s.Config)
-	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade}
+	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade, TimedOut: timedOut(att, err)}
 	if err != nil {
 		if sess != nil {
-			sess.Close()
+			_ = sess.Close() // an error closing or writing here has nowhere better to go
 		}
 		return hs, nil, err
 	}
@@ -62,7 +76,7 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 	}
 	conn, err := sess.Open(ctx, uint16(port))
 	if err != nil {
-		sess.Close()
+		_ = sess.Close() // an error closing or writing here has nowhere better to go
 		return hs, nil, err
 	}
 	return hs, &sessionConn{ForwardConn: conn, sess: sess}, nil

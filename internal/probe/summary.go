@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/crisp-cri/crisp/internal/transport"
 )
@@ -29,21 +30,45 @@ func summarise(rep *ProbeReport, p *Prober) Summary {
 
 func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func(Protocol) bool) []string {
 	var g []string
-	if !ok {
-		return []string{fmt.Sprintf("%s: the runtime accepts nothing crisp's auto order can use; %s fails on this runtime", call, call)}
+	timedOut := func(p Protocol) bool {
+		for _, res := range rep.Results {
+			if res.Call == call && res.Protocol == p {
+				return res.TimedOut
+			}
+		}
+		return false
 	}
-	ws := func(name string) bool { return accepted(Protocol{Transport: transport.WebSocket, Name: name}) }
-	anyWS := false
+	var slow []string // protocols whose upgrade timed out: neither spoken nor refused
+	for _, p := range transport.Protocols(call) {
+		if timedOut(p) {
+			slow = append(slow, p.String())
+		}
+	}
+	if len(slow) > 0 {
+		g = append(g, fmt.Sprintf("%s: %d upgrades got no answer in time (%s): crisp cannot tell whether the runtime speaks them; raise --attempt-timeout or see why its streaming server is slow", call, len(slow), strings.Join(slow, ", ")))
+	}
+	if !ok && len(slow) > 0 {
+		return append(g, fmt.Sprintf("%s: nothing crisp's auto order can use was accepted in time; %s may fail or hang on this runtime", call, call))
+	}
+	if !ok {
+		return append(g, fmt.Sprintf("%s: the runtime accepts nothing crisp's auto order can use; %s fails on this runtime", call, call))
+	}
+	wsProto := func(name string) Protocol { return Protocol{Transport: transport.WebSocket, Name: name} }
+	ws := func(name string) bool { return accepted(wsProto(name)) }
+	// unknown: the protocol timed out, so its absence proves nothing.
+	unknown := func(name string) bool { return timedOut(wsProto(name)) }
+	anyWS, anyWSUnknown := false, false
 	for _, p := range transport.Protocols(call) {
 		anyWS = anyWS || p.Transport == transport.WebSocket && accepted(p)
+		anyWSUnknown = anyWSUnknown || p.Transport == transport.WebSocket && timedOut(p)
 	}
 	direct := choice.Transport == transport.WebSocket && !capabilities(call, choice.Protocol).StdinEOF && !capabilities(call, choice.Protocol).HalfClose
 	switch call {
 	case CallExec, CallAttach:
-		if !ws(transport.ExecProtocolV5) {
+		if !ws(transport.ExecProtocolV5) && !unknown(transport.ExecProtocolV5) {
 			g = append(g, fmt.Sprintf("%s: no WebSocket %s, so stdin EOF cannot be sent over WebSocket (clients that speak only v5, such as crictl --transport websocket, fail)", call, transport.ExecProtocolV5))
 		}
-		if !anyWS {
+		if !anyWS && !anyWSUnknown {
 			g = append(g, fmt.Sprintf("%s: no WebSocket protocol at all; only SPDY clients work", call))
 		}
 		if !capabilities(call, choice.Protocol).ExitCode {
@@ -53,7 +78,7 @@ func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func
 			g = append(g, fmt.Sprintf("%s: auto picks WebSocket %s, which cannot close stdin: `exec -i` of a command that waits for EOF hangs", call, choice.Name))
 		}
 	case CallPortForward:
-		if !ws(transport.PortForwardTunnel) {
+		if !ws(transport.PortForwardTunnel) && !unknown(transport.PortForwardTunnel) {
 			g = append(g, fmt.Sprintf("port-forward: no %s tunnel (clients that speak only the tunnel over WebSocket, such as crictl --transport websocket, fail)", transport.PortForwardTunnel))
 		}
 		if direct {

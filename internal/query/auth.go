@@ -8,54 +8,69 @@ import (
 	"os"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/podspec"
 )
 
-// PullAuth builds a pull's credentials from crictl's flags: --username with
-// the password read from in (a prompt on errOut), --creds
-// USERNAME[:PASSWORD], or --auth passed to the runtime as given. None gives
-// nil: an anonymous pull.
-func PullAuth(creds, auth, username string, in io.Reader, errOut io.Writer) (*runtimeapi.AuthConfig, error) {
+// Credentials are crictl's registry credential flags, the same for pull,
+// create and run: --username with the password read from stdin, --creds
+// USERNAME[:PASSWORD], or --auth (a base64 "USERNAME:PASSWORD") passed to
+// the runtime as given.
+type Credentials struct {
+	Creds, Auth, Username string
+}
+
+// ErrCredsAndAuth is the error of --creds and --auth given together.
+var ErrCredsAndAuth = errors.New("--creds and --auth cannot both be given")
+
+// AuthConfig builds a pull's credentials; none gives nil, an anonymous pull.
+// The password of --username is the first line of in (a "Password: " prompt
+// on prompt, when it is not nil).
+func (c Credentials) AuthConfig(in io.Reader, prompt io.Writer) (*runtimeapi.AuthConfig, error) {
+	if c.Creds != "" && c.Auth != "" {
+		return nil, ErrCredsAndAuth
+	}
 	switch {
-	case username != "":
-		if _, err := io.WriteString(errOut, "Password: "); err != nil {
-			return nil, err
+	case c.Username != "":
+		if prompt != nil {
+			if _, err := io.WriteString(prompt, "Password: "); err != nil {
+				return nil, err
+			}
 		}
-		line, err := bufio.NewReader(in).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("reading the password of --username: %w", err)
+		var line string
+		if in != nil {
+			var err error
+			line, err = bufio.NewReader(in).ReadString('\n')
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("reading the password of --username: %w", err)
+			}
 		}
-		return &runtimeapi.AuthConfig{Username: username, Password: strings.TrimRight(line, "\r\n")}, nil
-	case creds != "":
-		user, pass, err := client.ParseCreds(creds)
+		return &runtimeapi.AuthConfig{Username: c.Username, Password: strings.TrimRight(line, "\r\n")}, nil
+	case c.Creds != "":
+		user, pass, err := client.ParseCreds(c.Creds)
 		if err != nil {
 			return nil, fmt.Errorf("--creds: %w", err)
 		}
 		return &runtimeapi.AuthConfig{Username: user, Password: pass}, nil
-	case auth != "":
-		return &runtimeapi.AuthConfig{Auth: auth}, nil
+	case c.Auth != "":
+		return &runtimeapi.AuthConfig{Auth: c.Auth}, nil
 	}
 	return nil, nil
 }
 
-// LoadPodConfig reads a PodSandboxConfig from a JSON or YAML file (field
-// names in snake_case as crictl writes them, or camelCase).
+// LoadPodConfig reads the PodSandboxConfig of pull --pod-config from a JSON
+// or YAML file (crictl's snake_case field names, or camelCase); a malformed
+// one is named with its line.
 func LoadPodConfig(path string) (*runtimeapi.PodSandboxConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	var cfg runtimeapi.PodSandboxConfig
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: false}).Unmarshal(js, &cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := podspec.Decode(path, data, &cfg); err != nil {
+		return nil, err
 	}
 	return &cfg, nil
 }

@@ -25,7 +25,7 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("%s refused at %s (%s)", e.Offer, e.URL, e.Reason)
+	return fmt.Sprintf("%s refused at %s (%s)", e.Offer, Shorten(e.URL), Shorten(e.Reason))
 }
 
 // Unwrap makes the refusal an upgrade failure in client-go's terms.
@@ -42,7 +42,7 @@ type NegotiationError struct {
 func (e *NegotiationError) Error() string {
 	parts := make([]string, 0, len(e.Attempts))
 	for _, a := range e.Attempts {
-		parts = append(parts, fmt.Sprintf("%s at %s (%s)", a.Offer, a.URL, attemptReason(a)))
+		parts = append(parts, fmt.Sprintf("%s at %s (%s)", a.Offer, Shorten(a.URL), Shorten(attemptReason(a))))
 	}
 	return fmt.Sprintf("%s: the streaming server refused every protocol crisp offered: %s; "+
 		"see what it speaks with `crisp probe`, or pick another with --transport/--protocol",

@@ -14,6 +14,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/tracefile"
 )
 
 // Transport is a family of streaming protocols.
@@ -52,6 +54,9 @@ type Config struct {
 	// Trace receives one line per frame (-vv): direction, channel, size,
 	// time. nil disables tracing.
 	Trace io.Writer
+	// TraceFile receives the same frames with their payloads, and the
+	// handshakes, as JSON lines (--trace-file); nil records nothing.
+	TraceFile *tracefile.Writer
 	// Warnf receives what the user must see whatever the verbosity (for
 	// example that stdin's end cannot reach the remote process on the
 	// negotiated protocol); nil discards it.

@@ -3,6 +3,14 @@
 CRISP_CTRD_DIR=${CRISP_CTRD_DIR:-/tmp/crisp-ctrd}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CRICTL=${CRICTL:-$REPO/.tools/bin/crictl}
+# Which containerd: CRISP_CTRD_BIN_DIR, when set, is a folder holding another
+# containerd and its containerd-shim-runc-v2 (containerd 2.x, built by
+# scripts/deps.sh into .tools/containerd2/bin), put first in PATH so that
+# containerd starts its own shim; unset, Debian's containerd 1.6 runs.
+if [[ -n ${CRISP_CTRD_BIN_DIR:-} ]]; then
+  PATH=$CRISP_CTRD_BIN_DIR:$PATH
+  export PATH
+fi
 SOCK=$CRISP_CTRD_DIR/containerd.sock
 ENDPOINT=unix://$SOCK
 PIDFILE=$CRISP_CTRD_DIR/containerd.pid

@@ -42,50 +42,52 @@ func waitExit(t *testing.T, b *Background, timeout time.Duration) int {
 // crisp attach -i on every transport: input reaches the main process, its
 // output comes back, and the detach keys leave it running (exit 0).
 func TestCrispAttachDetach(t *testing.T) {
-	h := suiteHarness(t)
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			cmd := crispCmd(t, t.Context(), "attach", "-i", "--transport", tr, h.AttachCtr)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := startBackground(t, cmd)
-			token := fmt.Sprintf("attach-%s-%d", tr, time.Now().UnixNano())
-			sendUntil(t, stdin, a, "echo "+token+"\n", regexp.MustCompile(token), 20*time.Second)
-			if _, err := io.WriteString(stdin, "\x10\x11"); err != nil { // ctrl-p, ctrl-q
-				t.Fatal(err)
-			}
-			if code := waitExit(t, a, 20*time.Second); code != 0 {
-				t.Fatalf("crisp attach --transport %s: exit %d after the detach keys, want 0; output:\n%s", tr, code, a.Output())
-			}
-			r := crictl(t, "inspect", "-o", "go-template", "--template", "{{.status.state}}", h.AttachCtr)
-			if strings.TrimSpace(r.Stdout) != "CONTAINER_RUNNING" {
-				t.Fatalf("the attached container after detaching: %v, want CONTAINER_RUNNING", r)
-			}
-		})
-	}
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		for _, tr := range transports {
+			t.Run(tr, func(t *testing.T) {
+				cmd := h.crispCmd(t, t.Context(), "attach", "-i", "--transport", tr, h.AttachCtr)
+				stdin, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := startBackground(t, cmd)
+				token := fmt.Sprintf("attach-%s-%d", tr, time.Now().UnixNano())
+				sendUntil(t, stdin, a, "echo "+token+"\n", regexp.MustCompile(token), 20*time.Second)
+				if _, err := io.WriteString(stdin, "\x10\x11"); err != nil { // ctrl-p, ctrl-q
+					t.Fatal(err)
+				}
+				if code := waitExit(t, a, 20*time.Second); code != 0 {
+					t.Fatalf("crisp attach --transport %s: exit %d after the detach keys, want 0; output:\n%s", tr, code, a.Output())
+				}
+				r := h.crictl(t, "inspect", "-o", "go-template", "--template", "{{.status.state}}", h.AttachCtr)
+				if strings.TrimSpace(r.Stdout) != "CONTAINER_RUNNING" {
+					t.Fatalf("the attached container after detaching: %v, want CONTAINER_RUNNING", r)
+				}
+			})
+		}
+	})
 }
 
 // When the attached process exits, crisp attach returns its exit status.
 func TestCrispAttachExitCode(t *testing.T) {
-	suiteHarness(t)
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			id := newContainer(t, ContainerSpec{Name: "attach-exit", Command: []string{"sh"}, Stdin: true})
-			cmd := crispCmd(t, t.Context(), "attach", "-i", "--transport", tr, id)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := startBackground(t, cmd)
-			sendUntil(t, stdin, a, "echo ready\n", regexp.MustCompile("ready"), 20*time.Second)
-			if _, err := io.WriteString(stdin, "exit 5\n"); err != nil {
-				t.Fatal(err)
-			}
-			if code := waitExit(t, a, 20*time.Second); code != 5 {
-				t.Fatalf("crisp attach --transport %s: exit %d after the process's `exit 5`, want 5; output:\n%s", tr, code, a.Output())
-			}
-		})
-	}
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		for _, tr := range transports {
+			t.Run(tr, func(t *testing.T) {
+				id := h.newContainer(t, ContainerSpec{Name: "attach-exit", Command: []string{"sh"}, Stdin: true})
+				cmd := h.crispCmd(t, t.Context(), "attach", "-i", "--transport", tr, id)
+				stdin, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := startBackground(t, cmd)
+				sendUntil(t, stdin, a, "echo ready\n", regexp.MustCompile("ready"), 20*time.Second)
+				if _, err := io.WriteString(stdin, "exit 5\n"); err != nil {
+					t.Fatal(err)
+				}
+				if code := waitExit(t, a, 20*time.Second); code != 5 {
+					t.Fatalf("crisp attach --transport %s: exit %d after the process's `exit 5`, want 5; output:\n%s", tr, code, a.Output())
+				}
+			})
+		}
+	})
 }

@@ -25,7 +25,17 @@ import (
 // hostPath, and the harness's offline busybox for the registry image.
 // crisp smoke --image must exit 0 inside it with a JSON report that reads.
 func TestImageRunsSmokeAsTheDaemonSetSays(t *testing.T) {
-	h := suiteHarness(t)
+	// The image is built once, by the first runtime's subtest, into a folder
+	// that lives as long as the whole test.
+	img := &builtImage{dir: t.TempDir()}
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		testImageRunsSmoke(t, h, img)
+	})
+}
+
+type builtImage struct{ dir, tar string }
+
+func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 	ds, err := deploy.DaemonSet()
 	if err != nil {
 		t.Fatal(err)
@@ -40,9 +50,11 @@ func TestImageRunsSmokeAsTheDaemonSetSays(t *testing.T) {
 		t.Fatalf("the manifest's image %q has no tag", smoke.Image)
 	}
 
-	tar := buildImage(t, name, tag)
+	if img.tar == "" {
+		img.tar = buildImage(t, img.dir, name, tag)
+	}
 	sock := strings.TrimPrefix(h.Endpoint, "unix://")
-	if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", tar).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", img.tar).CombinedOutput(); err != nil {
 		t.Fatalf("ctr images import: %v\n%s", err, out)
 	}
 	ref := "docker.io/library/" + smoke.Image
@@ -57,21 +69,21 @@ func TestImageRunsSmokeAsTheDaemonSetSays(t *testing.T) {
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := crictl(t, "create", h.HostnetPod, cfgPath, h.HostnetPodConfig)
+	r := h.crictl(t, "create", h.HostnetPod, cfgPath, h.HostnetPodConfig)
 	if r.ExitCode != 0 {
 		t.Fatalf("crictl create: %v", r)
 	}
 	id := strings.TrimSpace(r.Stdout)
 	t.Cleanup(func() {
-		if r := crictl(t, "rm", "-f", id); r.ExitCode != 0 {
+		if r := h.crictl(t, "rm", "-f", id); r.ExitCode != 0 {
 			t.Logf("crictl rm -f %s: %v", id, r)
 		}
 	})
-	if r := crictl(t, "start", id); r.ExitCode != 0 {
+	if r := h.crictl(t, "start", id); r.ExitCode != 0 {
 		t.Fatalf("crictl start: %v", r)
 	}
-	code := waitExited(t, id, commandTimeout)
-	logs := crictl(t, "logs", id)
+	code := h.waitExited(t, id, commandTimeout)
+	logs := h.crictl(t, "logs", id)
 	if code != 0 {
 		t.Fatalf("crisp smoke in the image exited %d:\n%s", code, logs)
 	}
@@ -88,10 +100,10 @@ func TestImageRunsSmokeAsTheDaemonSetSays(t *testing.T) {
 // e2eNodeName is what the downward API's spec.nodeName gives in this test.
 const e2eNodeName = "e2e-node-1"
 
-// buildImage builds the static binary and the image as `make image` does.
-func buildImage(t *testing.T, name, tag string) string {
+// buildImage builds the static binary and the image as `make image` does,
+// in dir.
+func buildImage(t *testing.T, dir, name, tag string) string {
 	t.Helper()
-	dir := t.TempDir()
 	bin, tar := filepath.Join(dir, "crisp-static"), filepath.Join(dir, "crisp-image.tar")
 	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w -buildid=", "-o", bin, "./cmd/crisp")
 	build.Dir, build.Env = suite.repo, append(os.Environ(), "CGO_ENABLED=0")
@@ -178,11 +190,11 @@ func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Cont
 }
 
 // waitExited polls until the container has exited and returns its code.
-func waitExited(t *testing.T, id string, timeout time.Duration) int {
+func (h *Harness) waitExited(t *testing.T, id string, timeout time.Duration) int {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		r := crictl(t, "inspect", "-o", "go-template", "--template", "{{.status.state}} {{.status.exitCode}}", id)
+		r := h.crictl(t, "inspect", "-o", "go-template", "--template", "{{.status.state}} {{.status.exitCode}}", id)
 		state, code, _ := strings.Cut(strings.TrimSpace(r.Stdout), " ")
 		if r.ExitCode == 0 && state == "CONTAINER_EXITED" {
 			n, err := strconv.Atoi(code)

@@ -19,7 +19,7 @@ import (
 )
 
 // The interop matrix of docs/interop.md: clients (crisp, crictl v1.37.0) ×
-// servers (the mock runtime's four profiles, containerd 1.6) × protocol,
+// servers (the mock runtime's four profiles, containerd 1.6 and 2.4) × protocol,
 // from real runs. `make interop` writes the file (CRISP_UPDATE_INTEROP=1);
 // `make test` fails when a fresh run differs from what is checked in. Only
 // deterministic facts go in a cell: accepted or refused, exit codes, bytes
@@ -37,16 +37,18 @@ type interopServer struct {
 }
 
 func TestInteropMatrix(t *testing.T) {
-	h := suiteHarness(t)
+	hs := harnesses(t)
 	servers := []*interopServer{}
 	for _, profile := range []string{"full", "cri-streaming", "conmon-rs", "legacy"} {
 		servers = append(servers, startMockServer(t, profile))
 	}
 	ticker := []string{"sh", "-c", "while :; do echo tick; sleep 0.5; done"}
-	servers = append(servers, &interopServer{
-		name: "containerd 1.6", endpoint: h.Endpoint, pod: h.Pod,
-		ctr: newContainer(t, ContainerSpec{Name: "interop", Command: ticker}), port: h.HTTPDPort,
-	})
+	for _, h := range hs {
+		servers = append(servers, &interopServer{
+			name: h.Label, endpoint: h.Endpoint, pod: h.Pod,
+			ctr: h.newContainer(t, ContainerSpec{Name: "interop", Command: ticker}), port: h.HTTPDPort,
+		})
+	}
 
 	cells := make([]map[string]string, len(servers))
 	rowsBy := make([][]string, len(servers))
@@ -95,7 +97,7 @@ func startMockServer(t *testing.T, profile string) *interopServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // best effort: a temporary folder
 	endpoint := "unix://" + filepath.Join(dir, "cri.sock")
 	mock := exec.Command(crispBinary(t), "mock-runtime", "--listen", endpoint, "--profile", profile)
 	mock.Env = cleanEnv()
@@ -158,12 +160,12 @@ func startEcho(t *testing.T) int {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer conn.Close()
-				io.Copy(conn, conn)
+				defer func() { _ = conn.Close() }() // the peer's end is what counts
+				_, _ = io.Copy(conn, conn)          // ends when either side closes
 			}()
 		}
 	}()
-	t.Cleanup(func() { l.Close(); wg.Wait() })
+	t.Cleanup(func() { _ = l.Close(); wg.Wait() }) // closing ends Accept
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -174,7 +176,7 @@ func runTool(t *testing.T, bin string, lead []string, stdin io.Reader, timeout t
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(append([]string{}, lead...), args...)...)
-	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+emptyCrictlConfig(t))
+	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+crictlConfig(t))
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = 2 * time.Second
 	return run(cmd, stdin)
@@ -278,25 +280,33 @@ func portForwardCell(t *testing.T, s *interopServer, bin string, args []string) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+emptyCrictlConfig(t))
+	cmd.Env = append(cleanEnv(), "CRI_CONFIG_FILE="+crictlConfig(t))
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cancel(); cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }() // killed at the end: its exit status says nothing
+	defer func() { cancel(); <-exited }()
+	// Wait for its listener, at most 20 s, and no longer than it runs.
+	deadline := time.After(20 * time.Second)
 	var local string
 	for local == "" {
 		if m := forwardingRE.FindStringSubmatch(out.String()); m != nil {
 			local = m[1]
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-exited:
+			if m := forwardingRE.FindStringSubmatch(out.String()); m == nil {
+				return "fails: no listener"
+			}
+		case <-deadline:
 			return "fails: no listener"
+		case <-time.After(50 * time.Millisecond): // polling its output: no line callback here
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	if err := roundTrip(net.JoinHostPort("127.0.0.1", local), s.echo); err != nil {
 		return "fails: no round trip"
@@ -310,8 +320,10 @@ func roundTrip(addr string, echo bool) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	defer func() { _ = conn.Close() }() // the answer was read (or not) already
+	if err := conn.SetDeadline(time.Now().Add(15 * time.Second)); err != nil {
+		return err
+	}
 	msg, want := "ping through the forward\n", "ping through the forward\n"
 	if !echo {
 		msg, want = "GET / HTTP/1.0\r\n\r\n", "HTTP/1."
@@ -369,7 +381,8 @@ func renderInterop(servers []*interopServer, cells []map[string]string, probeRow
 	b.WriteString(`# Interop matrix
 
 Generated by ` + "`make interop`" + ` from real runs (internal/e2e/containerd/interop_test.go):
-crisp and crictl v1.37.0 against the mock runtime's four profiles and Debian's containerd 1.6.
+crisp and crictl v1.37.0 against the mock runtime's four profiles, Debian's containerd 1.6 and
+containerd 2.4 (built from source by ` + "`make deps`" + `).
 ` + "`make test`" + ` reruns it and fails when this file differs. Cells hold only what is the same on
 every run: accepted or refused (HTTP status), exit codes, bytes delivered.
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// What containerd 1.6's streaming server speaks (REAL_RUNTIME.md): exec and
+// What containerd's streaming server speaks (1.6 and 2.4 alike): exec and
 // attach over SPDY v1-v4 and WebSocket channel, base64.channel, v4.channel,
 // v4.base64.channel, never v5; port-forward over SPDY portforward.k8s.io and
 // WebSocket v4.channel.k8s.io, not the SPDY-in-WebSocket tunnel.
@@ -43,8 +43,12 @@ var containerdSpeaks = []struct {
 // crisp probe reports exactly what containerd speaks, and the functional
 // checks pass on the protocols auto picks.
 func TestCrispProbe(t *testing.T) {
-	id := echoContainer(t, 7778)
-	r := crisp(t, "probe", "-o", "json", id, "--port", "7778")
+	eachRuntime(t, testCrispProbe)
+}
+
+func testCrispProbe(t *testing.T, h *Harness) {
+	id := h.echoContainer(t, 7778)
+	r := h.crisp(t, "probe", "-o", "json", id, "--port", "7778")
 	if r.ExitCode != 0 {
 		t.Fatalf("crisp probe: %v", r)
 	}
@@ -73,8 +77,8 @@ func TestCrispProbe(t *testing.T) {
 		}
 		res := report.Results[i]
 		if res.Accepted != want.accepted {
-			t.Errorf("crisp probe: %s over %s %s accepted=%v (status %d), containerd 1.6 gives accepted=%v",
-				want.call, want.transport, want.protocol, res.Accepted, res.Status, want.accepted)
+			t.Errorf("crisp probe: %s over %s %s accepted=%v (status %d), %s gives accepted=%v",
+				want.call, want.transport, want.protocol, res.Accepted, res.Status, h.Name, want.accepted)
 		}
 		if !want.accepted && res.Status != 403 {
 			t.Errorf("crisp probe: %s over %s %s refused with status %d, containerd answers 403", want.call, want.transport, want.protocol, res.Status)
@@ -102,22 +106,23 @@ func TestCrispProbe(t *testing.T) {
 // (busybox nc) for the port-forward checks. An echo server, not the pod's
 // httpd: an HTTP server fed 64 KiB of noise answers and closes with input
 // unread, and the reset that follows can race its answer away.
-func echoContainer(t *testing.T, port int) string {
+func (h *Harness) echoContainer(t *testing.T, port int) string {
 	t.Helper()
-	return newContainer(t, ContainerSpec{Name: "echo", Command: []string{"sh", "-c",
+	return h.newContainer(t, ContainerSpec{Name: "echo", Command: []string{"sh", "-c",
 		fmt.Sprintf("nc -ll -p %d -e cat & while :; do echo tick; sleep 0.5; done", port)}})
 }
 
 // crisp smoke passes against containerd: no failure on any transport auto
 // picks (defects elsewhere are warnings).
 func TestCrispSmoke(t *testing.T) {
-	h := suiteHarness(t)
-	id := echoContainer(t, 7777)
-	r := crisp(t, "smoke", id, "--pod", h.Pod, "--port", "7777")
-	if r.ExitCode != 0 || !strings.Contains(r.Stdout+r.Stderr, " 0 failed") {
-		t.Fatalf("crisp smoke against containerd: %v", r)
-	}
-	t.Logf("crisp smoke: %s", lastLine(r.Stdout))
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		id := h.echoContainer(t, 7777)
+		r := h.crisp(t, "smoke", id, "--pod", h.Pod, "--port", "7777")
+		if r.ExitCode != 0 || !strings.Contains(r.Stdout+r.Stderr, " 0 failed") {
+			t.Fatalf("crisp smoke against containerd: %v", r)
+		}
+		t.Logf("crisp smoke: %s", lastLine(r.Stdout))
+	})
 }
 
 func lastLine(s string) string {

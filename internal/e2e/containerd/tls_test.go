@@ -11,26 +11,20 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 )
 
-// The TLS harness: a second containerd (scripts/containerd/tls-up.sh) whose
-// streaming server speaks https (enable_tls_streaming with a key pair made
-// here with the mock's certs package), on its own folder, bridge and /24.
-// TestTLS starts it and stops it when it ends (-count=N: N times).
-// CRISP_CTRD_TLS_ENV names the env file of a TLS harness somebody else
+// The TLS harness: one more containerd per runtime (scripts/containerd/tls-up.sh)
+// whose streaming server speaks https (enable_tls_streaming with a key pair
+// made here with the mock's certs package), on its own folder, bridge and /24
+// (runtimeSpec.tls). TestTLS starts it and stops it when its runtime's
+// subtest ends (-count=N: N times). CRISP_CTRD_TLS_ENV (containerd 1.6) and
+// CRISP_CTRD2_TLS_ENV (2.4) name the env file of a TLS harness somebody else
 // started and will stop (made with the certs package, as the subjects
 // checked here are its).
-const (
-	e2eTLSDir       = "/tmp/crisp-e2e-tls"
-	e2eTLSBridge    = "crispe2etls0"
-	e2eTLSNetPrefix = "10.213.80"
-)
 
-// tlsHarness starts the TLS harness for t and stops it when t ends,
-// returning it and its CA file; the test skips (fails under CI=true) as
-// suiteHarness does.
-func tlsHarness(t *testing.T) (*Harness, string) {
+// tlsHarness starts the TLS harness of plain's runtime for t and stops it
+// when t ends, returning it and its CA file.
+func tlsHarness(t *testing.T, plain *Harness) (*Harness, string) {
 	t.Helper()
-	suiteHarness(t) // root, containerd, crictl: or skip/fail saying why
-	h, ca, stop, err := startTLSHarness()
+	h, ca, stop, err := startTLSHarness(plain.spec)
 	if stop != nil {
 		t.Cleanup(stop)
 	}
@@ -40,12 +34,12 @@ func tlsHarness(t *testing.T) (*Harness, string) {
 	return h, ca
 }
 
-func startTLSHarness() (h *Harness, ca string, stop func(), err error) {
-	if envFile := os.Getenv("CRISP_CTRD_TLS_ENV"); envFile != "" {
-		h, err = loadHarness(envFile)
+func startTLSHarness(spec *runtimeSpec) (h *Harness, ca string, stop func(), err error) {
+	if envFile := os.Getenv(spec.tls.envVar); envFile != "" {
+		h, err = loadHarness(envFile, spec)
 		return h, tlsCAOf(envFile), nil, err
 	}
-	unlock, err := lockFile(e2eTLSDir + ".lock")
+	unlock, err := lockFile(spec.tls.dir + ".lock")
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -56,26 +50,25 @@ func startTLSHarness() (h *Harness, ca string, stop func(), err error) {
 	}
 	if _, err := certs.Generate(certDir, false); err != nil {
 		unlock()
-		os.RemoveAll(certDir)
+		_ = os.RemoveAll(certDir) // best effort: a temporary folder
 		return nil, "", nil, fmt.Errorf("generating the streaming key pair: %w", err)
 	}
-	env := append(cleanEnv(), "CRISP_CTRD_DIR="+e2eTLSDir, "CRISP_CTRD_BRIDGE="+e2eTLSBridge,
-		"CRISP_CTRD_NET_PREFIX="+e2eTLSNetPrefix, "CRICTL="+suite.crictl, "CRISP_CTRD_TLS_DIR="+certDir)
+	env := spec.scriptEnv(spec.tls.dir, spec.tls.bridge, spec.tls.netPrefix, "CRISP_CTRD_TLS_DIR="+certDir)
 	down := func() {
 		if out, err := runScript(env, "containerd/tls-down.sh"); err != nil {
 			fmt.Fprintf(os.Stderr, "containerd e2e: scripts/containerd/tls-down.sh failed: %v\n%s", err, out)
 		}
-		os.RemoveAll(certDir)
+		_ = os.RemoveAll(certDir) // best effort: a temporary folder
 		unlock()
 	}
 	start := time.Now()
 	if out, err := runScript(env, "containerd/tls-up.sh"); err != nil {
 		down()
-		return nil, "", nil, fmt.Errorf("scripts/containerd/tls-up.sh failed: %v\n%s", err, out)
+		return nil, "", nil, fmt.Errorf("scripts/containerd/tls-up.sh failed: %w\n%s", err, out)
 	}
-	fmt.Fprintf(os.Stderr, "containerd e2e: TLS harness up in %v under %s\n", time.Since(start).Round(10*time.Millisecond), e2eTLSDir)
-	envFile := filepath.Join(e2eTLSDir, "env")
-	h, err = loadHarness(envFile)
+	fmt.Fprintf(os.Stderr, "containerd e2e: %s TLS harness up in %v under %s\n", spec.name, time.Since(start).Round(10*time.Millisecond), spec.tls.dir)
+	envFile := filepath.Join(spec.tls.dir, "env")
+	h, err = loadHarness(envFile, spec)
 	ca = tlsCAOf(envFile)
 	if want := filepath.Join(certDir, certs.CAFile); err == nil && ca != want {
 		err = fmt.Errorf("%s names the CA %q, not %q", envFile, ca, want)
@@ -96,14 +89,18 @@ func tlsCAOf(envFile string) string {
 // TestTLS runs crisp exec and port-forward through containerd's https
 // streaming server with the harness's CA, on every transport, and checks
 // that without the CA crisp refuses the certificate saying what to do. One
-// top-level test, so the TLS harness lives exactly as long as it.
+// subtest per runtime, so each TLS harness lives exactly as long as it.
 func TestTLS(t *testing.T) {
-	h, ca := tlsHarness(t)
+	eachRuntime(t, testTLS)
+}
+
+func testTLS(t *testing.T, plain *Harness) {
+	h, ca := tlsHarness(t, plain)
 	r := []string{"-r", h.Endpoint}
 
 	t.Run("exec", func(t *testing.T) {
 		for _, tr := range transports {
-			res := crisp(t, append(r, "-v", "exec", "--transport", tr, "--tls-ca", ca, h.Ctr, "--", "echo", "over-tls")...)
+			res := h.crisp(t, append(r, "-v", "exec", "--transport", tr, "--tls-ca", ca, h.Ctr, "--", "echo", "over-tls")...)
 			if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "over-tls" {
 				t.Fatalf("crisp exec --transport %s --tls-ca over containerd's https streaming: %v", tr, res)
 			}
@@ -112,7 +109,7 @@ func TestTLS(t *testing.T) {
 					t.Errorf("crisp -v exec --transport %s does not say %q: %v", tr, want, res)
 				}
 			}
-			res = crisp(t, append(r, "exec", "--transport", tr, "--tls-ca", ca, h.Ctr, "--", "sh", "-c", "exit 7")...)
+			res = h.crisp(t, append(r, "exec", "--transport", tr, "--tls-ca", ca, h.Ctr, "--", "sh", "-c", "exit 7")...)
 			if res.ExitCode != 7 {
 				t.Errorf("crisp exec --transport %s over TLS: exit code %d, want 7: %v", tr, res.ExitCode, res)
 			}
@@ -121,7 +118,7 @@ func TestTLS(t *testing.T) {
 
 	t.Run("exec-without-CA", func(t *testing.T) {
 		for _, tr := range transports {
-			res := crisp(t, append(r, "exec", "--transport", tr, h.Ctr, "--", "echo", "never")...)
+			res := h.crisp(t, append(r, "exec", "--transport", tr, h.Ctr, "--", "echo", "never")...)
 			if res.ExitCode != 125 || res.Stdout != "" {
 				t.Fatalf("crisp exec --transport %s without the CA: want exit 125 and no output: %v", tr, res)
 			}
@@ -131,7 +128,7 @@ func TestTLS(t *testing.T) {
 				}
 			}
 		}
-		res := crisp(t, append(r, "exec", "--insecure-skip-tls-verify", h.Ctr, "--", "echo", "insecure")...)
+		res := h.crisp(t, append(r, "exec", "--insecure-skip-tls-verify", h.Ctr, "--", "echo", "insecure")...)
 		if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "insecure" || !strings.Contains(res.Stderr, "warning: --insecure-skip-tls-verify") {
 			t.Errorf("crisp exec --insecure-skip-tls-verify: want output and a warning: %v", res)
 		}
@@ -139,7 +136,7 @@ func TestTLS(t *testing.T) {
 
 	t.Run("port-forward", func(t *testing.T) {
 		for _, tr := range transports {
-			pf := startBackground(t, crispCmd(t, t.Context(), append(r, "-v", "port-forward", "--transport", tr, "--tls-ca", ca, h.Pod, fmt.Sprintf(":%d", h.HTTPDPort))...))
+			pf := startBackground(t, h.crispCmd(t, t.Context(), append(r, "-v", "port-forward", "--transport", tr, "--tls-ca", ca, h.Pod, fmt.Sprintf(":%d", h.HTTPDPort))...))
 			m := pf.WaitFor(t, crispForwardRE, 30*time.Second)
 			for i := range 3 {
 				body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%s/", m[1]), 10*time.Second)
@@ -151,7 +148,7 @@ func TestTLS(t *testing.T) {
 				t.Errorf("crisp -v port-forward --transport %s does not show the certificate:\n%s", tr, pf.Output())
 			}
 		}
-		res := crisp(t, append(r, "port-forward", h.Pod, fmt.Sprintf(":%d", h.HTTPDPort))...)
+		res := h.crisp(t, append(r, "port-forward", h.Pod, fmt.Sprintf(":%d", h.HTTPDPort))...)
 		if res.ExitCode != 1 || !strings.Contains(res.Stderr, `unknown authority "CN=crisp mock CA,O=crisp"`) || !strings.Contains(res.Stderr, "--tls-ca FILE") {
 			t.Errorf("crisp port-forward without the CA: want exit 1 naming the issuer and --tls-ca: %v", res)
 		}

@@ -58,7 +58,7 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 	if err != nil {
 		t.Fatalf("opening a pty: %v", err)
 	}
-	defer ptmx.Close()
+	defer func() { _ = ptmx.Close() }() // closed again below; the second close errs
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 41, Cols: 101}); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	tty.Close()
+	_ = tty.Close() // the child holds its own copy
 	out := &ptyOutput{}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -88,12 +88,13 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 			}
 		}
 	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// Closed once cmd has ended; its exit code is read from cmd.ProcessState.
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
 	defer func() {
-		cmd.Process.Kill()
+		_ = cmd.Process.Kill() // it may have exited already
 		<-done
-		ptmx.Close()
+		_ = ptmx.Close() // ends the reader
 		wg.Wait()
 	}()
 
@@ -106,8 +107,7 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-done:
-		done <- err // for the deferred clean-up
+	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%v did not end after `exit 3`; terminal output:\n%q", cmd.Args, out.String())
 	}
@@ -121,29 +121,31 @@ func runTTYSession(t *testing.T, cmd *exec.Cmd) ttyRun {
 // crisp exec -it under a real terminal: the size arrives, a resize follows,
 // the remote exit code comes back and the terminal is restored.
 func TestCrispExecTTY(t *testing.T) {
-	h := suiteHarness(t)
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			r := runTTYSession(t, crispCmd(t, t.Context(), "exec", "-it", "--transport", tr, h.Ctr, "--", "sh"))
-			if r.exitCode != 3 {
-				t.Errorf("crisp exec -it --transport %s: exit %d, want 3; terminal output:\n%q", tr, r.exitCode, r.output)
-			}
-			if !r.restored {
-				t.Errorf("crisp exec -it --transport %s: the terminal was not restored", tr)
-			}
-		})
-	}
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		for _, tr := range transports {
+			t.Run(tr, func(t *testing.T) {
+				r := runTTYSession(t, h.crispCmd(t, t.Context(), "exec", "-it", "--transport", tr, h.Ctr, "--", "sh"))
+				if r.exitCode != 3 {
+					t.Errorf("crisp exec -it --transport %s: exit %d, want 3; terminal output:\n%q", tr, r.exitCode, r.output)
+				}
+				if !r.restored {
+					t.Errorf("crisp exec -it --transport %s: the terminal was not restored", tr)
+				}
+			})
+		}
+	})
 }
 
 // crictl exec -it (SPDY) carries the size and the resize too, and loses the
 // exit code as it does without a terminal (3 becomes 1).
 func TestCrictlExecTTY(t *testing.T) {
-	h := suiteHarness(t)
-	r := runTTYSession(t, crictlCmd(t, t.Context(), "exec", "-it", h.Ctr, "sh"))
-	if r.exitCode != 1 {
-		t.Errorf("crictl exec -it: exit %d; crictl v1.37.0 turns the remote 3 into 1: update the matrix", r.exitCode)
-	}
-	if !r.restored {
-		t.Errorf("crictl exec -it: the terminal was not restored")
-	}
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		r := runTTYSession(t, h.crictlCmd(t, t.Context(), "exec", "-it", h.Ctr, "sh"))
+		if r.exitCode != 1 {
+			t.Errorf("crictl exec -it: exit %d; crictl v1.37.0 turns the remote 3 into 1: update the matrix", r.exitCode)
+		}
+		if !r.restored {
+			t.Errorf("crictl exec -it: the terminal was not restored")
+		}
+	})
 }

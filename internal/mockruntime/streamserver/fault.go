@@ -17,14 +17,14 @@ const (
 )
 
 // faultForms is what an error message shows a user who typed a bad fault.
-const faultForms = "drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, reset-forward-conn=N"
+const faultForms = "drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, restart-stream-server-after=DURATION, reset-forward-conn=N"
 
 // String formats f as ParseFault reads it.
 func (f Fault) String() string {
 	switch f.Kind {
 	case FaultDropAfter:
 		return fmt.Sprintf("%s=%d", f.Kind, f.Bytes)
-	case FaultDelay, FaultKillStreamServerAfter:
+	case FaultDelay, FaultKillStreamServerAfter, FaultRestartStreamServerAfter:
 		return fmt.Sprintf("%s=%s", f.Kind, f.Duration)
 	case FaultResetForwardConn:
 		return fmt.Sprintf("%s=%d", f.Kind, f.N)
@@ -54,7 +54,7 @@ func parseFault(s string) (Fault, error) {
 			return bad("BYTES must be a non-negative whole number, got %q", value)
 		}
 		return Fault{Kind: kind, Bytes: n}, nil
-	case FaultDelay, FaultKillStreamServerAfter:
+	case FaultDelay, FaultKillStreamServerAfter, FaultRestartStreamServerAfter:
 		if err := needValue(); err != nil {
 			return bad("%v", err)
 		}
@@ -108,7 +108,7 @@ func (f Fault) validate() error {
 		if f.Bytes < 0 {
 			return fmt.Errorf("fault %s: negative byte count", f.Kind)
 		}
-	case FaultDelay, FaultKillStreamServerAfter:
+	case FaultDelay, FaultKillStreamServerAfter, FaultRestartStreamServerAfter:
 		if f.Duration < 0 {
 			return fmt.Errorf("fault %s: negative duration", f.Kind)
 		}
@@ -129,11 +129,12 @@ type faultSet struct {
 	delay         time.Duration
 	refuseUpgrade bool
 	killAfter     time.Duration // -1: none
+	restartAfter  time.Duration // -1: none (restart.go)
 	resetForward  int           // 0: none
 }
 
 func newFaultSet(faults []Fault) (faultSet, error) {
-	fs := faultSet{dropAfter: -1, killAfter: -1}
+	fs := faultSet{dropAfter: -1, killAfter: -1, restartAfter: -1}
 	seen := map[string]bool{}
 	for _, f := range faults {
 		if err := f.validate(); err != nil {
@@ -152,6 +153,8 @@ func newFaultSet(faults []Fault) (faultSet, error) {
 			fs.refuseUpgrade = true
 		case FaultKillStreamServerAfter:
 			fs.killAfter = f.Duration
+		case FaultRestartStreamServerAfter:
+			fs.restartAfter = f.Duration
 		case FaultResetForwardConn:
 			fs.resetForward = f.N
 		}

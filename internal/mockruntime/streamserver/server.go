@@ -45,6 +45,7 @@ type server struct {
 	scheme    string
 	closed    bool
 	killArmed bool
+	restart   restartOnce // restart.go
 	current   *generation // nil while stopped
 
 	// wg counts every goroutine the server owns: the accept loop, request
@@ -204,6 +205,7 @@ func (s *server) Start() error {
 		s.killArmed = true
 		g.kill = time.AfterFunc(s.faults.killAfter, func() { s.stopGeneration(g) })
 	}
+	s.armRestart(g) // restart.go
 	return nil
 }
 

@@ -33,7 +33,7 @@ func benchApp(c net.Conn) {
 		if _, err := io.CopyBuffer(io.Discard, io.LimitReader(c, n), buf); err != nil {
 			return
 		}
-		c.Write([]byte{1})
+		_, _ = c.Write([]byte{1})
 	}
 }
 
@@ -56,7 +56,12 @@ func BenchmarkPortForward(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				served := make(chan error, 1)
 				go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
-				defer func() { cancel(); <-served }()
+				defer func() {
+					cancel()
+					if err := <-served; err != nil {
+						b.Error(err)
+					}
+				}()
 				buf := make([]byte, 64<<10)
 				b.SetBytes(size)
 				b.ResetTimer()
@@ -75,7 +80,7 @@ func benchExchange(addr string, dir byte, n int64, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	var hdr [9]byte
 	hdr[0] = dir
 	binary.LittleEndian.PutUint64(hdr[1:], uint64(n))

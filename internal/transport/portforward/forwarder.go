@@ -39,8 +39,13 @@ type ForwarderOptions struct {
 	// discards them.
 	Report func(format string, args ...any)
 	// DrainTimeout bounds how long open connections may finish once Serve's
-	// context ends (default 2s).
+	// context ends (default 2s); then the connections to the runtime are
+	// closed under those left.
 	DrainTimeout time.Duration
+	// StallTimeout is how long a SPDY connection may move nothing while
+	// connections wait to send on it before it is closed as stalled
+	// (default 10s).
+	StallTimeout time.Duration
 }
 
 // URLSource makes one fresh port-forward URL: one PortForward RPC
@@ -63,11 +68,13 @@ type Forwarder struct {
 	offers  []transport.Offer
 	bufs    sync.Pool
 	connSeq atomic.Int64
+	ft      *transport.FileTrace // --trace-file; nil: none
 
 	mu       sync.Mutex
 	chosen   *transport.Offer    // the offer in use; nil until negotiated
 	attempts []transport.Attempt // what negotiation tried
-	session  ForwardSession      // the shared SPDY or tunnel session
+	pool     []pooled            // SPDY or tunnel sessions taking connections (pool.go)
+	pending  []*pendingSession   // sessions being established
 	retired  []ForwardSession    // sessions retired after a failure, closing
 	closed   bool
 }
@@ -92,7 +99,10 @@ func NewForwarder(opts ForwarderOptions) (*Forwarder, error) {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = pfDefaultDrain
 	}
-	f := &Forwarder{opts: opts, offers: offers}
+	if opts.StallTimeout <= 0 {
+		opts.StallTimeout = pfDefaultStall
+	}
+	f := &Forwarder{opts: opts, offers: offers, ft: transport.NewFileTrace(opts.Config, "port-forward")}
 	f.bufs.New = func() any { b := make([]byte, pfCopyBuffer); return &b }
 	return f, nil
 }
@@ -133,6 +143,7 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (transport.Offer, error
 		if kind, _ := pfKindOf(offer); kind == pfKindWebSocket {
 			att, err := f.checkWebSocket(ctx, offer)
 			f.attempts = append(f.attempts, att)
+			f.ft.Handshake(att)
 			var refused *transport.RefusedError
 			if errors.As(err, &refused) {
 				f.opts.Config.Log("port-forward: %s; trying the next protocol", refused.Error())
@@ -159,7 +170,15 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (transport.Offer, error
 			return transport.Offer{}, err
 		}
 		chosen := transport.Offer{Transport: offer.Transport, Protocols: []string{att.Protocol}}
-		f.chosen, f.session = &chosen, sess
+		f.chosen = &chosen
+		if ps, ok := sess.(pooled); ok {
+			f.pool = append(f.pool, ps)
+			if ss, ok := ps.(*spdySession); ok {
+				ss.watchStalls(f.opts.StallTimeout, func() { f.stalled(ss) })
+			}
+		} else {
+			_ = sess.Close()
+		}
 		f.opts.Config.Log("port-forward: negotiated %s at %s (HTTP %d, upgrade %s)",
 			pfOfferName(chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
 		transport.ReportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
@@ -182,10 +201,12 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer transport.Offer) (
 	}
 	att := transport.Attempt{Offer: offer, URL: u, RPC: time.Since(start)}
 	cfg, tw := transport.WatchTLS(f.opts.Config, u)
-	ws, err := pfDialWebSocket(ctx, &att, u, cfg, 4096)
+	hctx, bound, done := boundUpgrade(ctx, cfg)
+	ws, err := pfDialWebSocket(hctx, &att, u, cfg, 4096)
+	done()
 	att.TLS = tw.Result()
 	if err == nil {
-		ws.Close()
+		_ = ws.Close()
 		return att, nil
 	}
 	var refused *transport.RefusedError
@@ -193,9 +214,12 @@ func (f *Forwarder) checkWebSocket(ctx context.Context, offer transport.Offer) (
 		return att, nil
 	}
 	if !errors.As(err, &refused) {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			err = ctx.Err()
-		} else {
+		case bound.expired():
+			err = bound.err(ctx, offer, u, err)
+		default:
 			err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
 				u, pfOfferName(offer), tw.Describe(err))
 		}
@@ -215,6 +239,7 @@ func (f *Forwarder) connect(ctx context.Context, offer transport.Offer, ports []
 	rpc := time.Since(start)
 	sess, att, err := Connect(ctx, u, offer, ports, f.opts.Config)
 	att.RPC = rpc
+	f.ft.Handshake(att)
 	return sess, att, err
 }
 
@@ -236,18 +261,21 @@ func (f *Forwarder) Dial(ctx context.Context, port uint16) (ForwardConn, error) 
 		}
 		fc, err := sess.Open(ctx, port)
 		if err != nil {
-			sess.Close()
+			_ = sess.Close()
 			return nil, err
 		}
 		fc.(*wsPort).ownsSession = true
 		return fc, nil
 	}
 	for attempt := 0; ; attempt++ {
-		sess, err := f.sharedSession(ctx)
+		sess, err := f.pickSession(ctx)
+		if errors.Is(err, errSessionLost) && attempt == 0 {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		fc, err := sess.Open(ctx, port)
+		fc, err := sess.openAcquired(ctx, port)
 		if errors.Is(err, errSessionLost) && attempt == 0 {
 			f.dropSession(sess)
 			continue
@@ -268,9 +296,8 @@ type sessionOwner interface{ forwardSession() ForwardSession }
 // gets a fresh session (see spdySession.retire for why).
 func (f *Forwarder) retire(s ForwardSession) {
 	f.mu.Lock()
-	current := f.session == s
+	current := f.removeLocked(s)
 	if current {
-		f.session = nil
 		// Keep it to close with the forwarder; forget those already gone.
 		kept := f.retired[:0]
 		for _, r := range f.retired {
@@ -291,59 +318,27 @@ func (f *Forwarder) retire(s ForwardSession) {
 	}
 }
 
-// sharedSession returns the live SPDY session, re-establishing it (fresh URL,
-// same protocol) when the runtime dropped it.
-func (f *Forwarder) sharedSession(ctx context.Context) (ForwardSession, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return nil, errors.New("port-forward: forwarder closed")
-	}
-	if f.session != nil {
-		select {
-		case <-f.session.Done():
-			f.opts.Config.Log("port-forward: the connection to the streaming server was lost; re-establishing it with a fresh URL")
-			f.session.Close()
-			f.session = nil
-		default:
-			return f.session, nil
-		}
-	} else {
-		f.opts.Config.Log("port-forward: opening a fresh %s connection with a fresh URL", pfOfferName(*f.chosen))
-	}
-	sess, att, err := f.connect(ctx, *f.chosen, nil)
-	if err != nil {
-		return nil, fmt.Errorf("re-establishing the connection to the streaming server: %w", err)
-	}
-	f.opts.Config.Log("port-forward: re-established %s at %s (HTTP %d, upgrade %s)",
-		pfOfferName(*f.chosen), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
-	f.session = sess
-	return sess, nil
-}
-
 func (f *Forwarder) dropSession(s ForwardSession) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.session == s {
-		f.session = nil
-	}
-	s.Close()
+	f.removeLocked(s)
+	f.mu.Unlock()
+	_ = s.Close()
 }
 
-// Close closes the shared session and retired ones; forwarded connections
+// Close closes the pooled sessions and retired ones; forwarded connections
 // on them end.
 func (f *Forwarder) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.closed = true
-	if f.session != nil {
-		f.session.Close()
-		f.session = nil
+	all := append([]ForwardSession(nil), f.retired...)
+	for _, s := range f.pool {
+		all = append(all, s)
 	}
-	for _, r := range f.retired {
-		r.Close()
+	f.pool, f.retired = nil, nil
+	f.mu.Unlock()
+	for _, s := range all {
+		_ = s.Close()
 	}
-	f.retired = nil
 	return nil
 }
 
@@ -352,6 +347,7 @@ type pfTraceConn struct {
 	ForwardConn
 	cfg transport.Config
 	id  int64
+	ft  *transport.FileTrace // and records them in the trace file
 }
 
 func (c *pfTraceConn) forwardSession() ForwardSession {
@@ -365,6 +361,7 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 	n, err := c.ForwardConn.Read(p)
 	if n > 0 {
 		pfTracef(c.cfg, "<- conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
+		c.ft.ForwardFrame("<-", p[:n], c.RemotePort(), c.id)
 	}
 	return n, err
 }
@@ -372,6 +369,7 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 func (c *pfTraceConn) Write(p []byte) (int, error) {
 	n, err := c.ForwardConn.Write(p)
 	pfTracef(c.cfg, "-> conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
+	c.ft.ForwardFrame("->", p[:n], c.RemotePort(), c.id)
 	return n, err
 }
 
@@ -379,7 +377,7 @@ func pfTracef(cfg transport.Config, format string, args ...any) {
 	if cfg.Trace != nil {
 		// One write per line: many connections trace at once.
 		line := fmt.Sprintf("crisp: frame "+format, args...) + " " + time.Now().Format("15:04:05.000000") + "\n"
-		io.WriteString(cfg.Trace, line)
+		_, _ = io.WriteString(cfg.Trace, line)
 	}
 }
 

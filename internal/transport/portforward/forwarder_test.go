@@ -45,7 +45,7 @@ func newTestForwarder(t testing.TB, src URLSource, offer transport.Offer, report
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
+	t.Cleanup(func() { _ = f.Close() })
 	return f
 }
 
@@ -107,7 +107,7 @@ func TestPortForwardConcurrent(t *testing.T) {
 						errs <- fmt.Errorf("connection %d: %w", i, err)
 						return
 					}
-					defer c.Close()
+					defer func() { _ = c.Close() }()
 					if err := roundTrip(c, uint64(i)*2, size); err != nil {
 						errs <- fmt.Errorf("connection %d: %w", i, err)
 					}
@@ -153,7 +153,7 @@ func TestPortForwardResetFault(t *testing.T) {
 					t.Fatal(err)
 				}
 				err = roundTrip(c, uint64(i), 32<<10)
-				c.Close()
+				_ = c.Close()
 				if i == 3 && err == nil {
 					t.Errorf("connection 3 succeeded despite the fault")
 				}
@@ -162,7 +162,9 @@ func TestPortForwardResetFault(t *testing.T) {
 				}
 			}
 			cancel()
-			<-served
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
 			out := report.String()
 			want := fmt.Sprintf("%s -> %d: connection 3 failed", ls[0].Addr(), app.port)
 			if !strings.Contains(out, want) || !strings.Contains(out, "reset-forward-conn") {
@@ -194,7 +196,7 @@ func TestPortForwardNothingListening(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadPort := uint16(dead.Addr().(*net.TCPAddr).Port)
-	dead.Close()
+	_ = dead.Close()
 	_, src := startStreamServer(t, streamserver.ProfileFull)
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,7 +209,7 @@ func TestPortForwardNothingListening(t *testing.T) {
 				if _, err = io.ReadAll(fc); err == nil {
 					err = fc.RemoteError()
 				}
-				fc.Close()
+				_ = fc.Close()
 			}
 			var re *RemoteError
 			if !errors.As(err, &re) || re.Port != deadPort || !strings.Contains(re.Message, "refused") {
@@ -217,7 +219,7 @@ func TestPortForwardNothingListening(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer fc.Close()
+			defer func() { _ = fc.Close() }()
 			if err := roundTrip(fc, 1, 1000); err != nil {
 				t.Errorf("the next connection: %v", err)
 			}
@@ -240,7 +242,7 @@ func TestPortForwardStreamServerRestart(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", when, err)
 				}
-				defer fc.Close()
+				defer func() { _ = fc.Close() }()
 				if err := roundTrip(fc, 3, 4096); err != nil {
 					t.Errorf("%s: %v", when, err)
 				}
@@ -257,7 +259,7 @@ func TestPortForwardStreamServerRestart(t *testing.T) {
 			if _, err := io.ReadAll(open); err == nil && tc.offer.Transport == transport.SPDY {
 				t.Log("the open connection ended without an error (the server closed it cleanly)")
 			}
-			open.Close()
+			_ = open.Close()
 			if err := srv.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +277,7 @@ func TestPortForwardHalfClose(t *testing.T) {
 	payload := strings.Repeat("half-close ", 10000)
 	want := sha256.Sum256([]byte(payload))
 	wantTail := sha256.New()
-	io.CopyN(wantTail, pfPattern(7), 256<<10)
+	_, _ = io.CopyN(wantTail, pfPattern(7), 256<<10)
 	for _, tc := range pfCases[:2] {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newTestForwarder(t, src, tc.offer, nil)
@@ -286,13 +288,18 @@ func TestPortForwardHalfClose(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			served := make(chan error, 1)
 			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
-			defer func() { cancel(); <-served }()
+			defer func() {
+				cancel()
+				if err := <-served; err != nil {
+					t.Error(err)
+				}
+			}()
 
 			c, err := net.Dial("tcp", ls[0].Addr().String())
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			if _, err := io.WriteString(c, payload); err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +327,7 @@ func TestPortForwardHalfClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer fc.Close()
+		defer func() { _ = fc.Close() }()
 		if err := fc.CloseWrite(); !errors.Is(err, ErrHalfCloseUnsupported) {
 			t.Errorf("CloseWrite on WebSocket v4: got %v, want ErrHalfCloseUnsupported", err)
 		}
@@ -353,7 +360,7 @@ func TestPortForwardNegotiation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			offer, err := f.Negotiate(context.Background())
 			if tc.want == "" {
 				var ne *transport.NegotiationError
@@ -378,7 +385,7 @@ func TestPortForwardNegotiation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer fc.Close()
+				defer func() { _ = fc.Close() }()
 				if err := roundTrip(fc, 5, 100); err != nil {
 					t.Error(err)
 				}
@@ -410,7 +417,7 @@ func TestConnectPortForwardRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sess.Close()
+			defer func() { _ = sess.Close() }()
 			if !att.Accepted() || att.Status != 101 || att.Protocol != tc.offer.Protocols[0] || att.Upgrade <= 0 {
 				t.Errorf("record %+v: want accepted, 101, %s, a latency", att, tc.offer.Protocols[0])
 			}
@@ -418,7 +425,7 @@ func TestConnectPortForwardRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer fc.Close()
+			defer func() { _ = fc.Close() }()
 			if err := roundTrip(fc, 9, 10000); err != nil {
 				t.Error(err)
 			}
@@ -433,7 +440,7 @@ func TestConnectPortForwardRecord(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess.Close()
+		_ = sess.Close()
 		_, att, err := Connect(ctx, u, pfCases[0].offer, nil, transport.Config{})
 		if err == nil || att.Status != 404 {
 			t.Errorf("a used URL: got %v, status %d; want a 404 refusal", err, att.Status)
@@ -468,12 +475,12 @@ func TestPortForwardTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			fc, err := f.Dial(context.Background(), app.port)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer fc.Close()
+			defer func() { _ = fc.Close() }()
 			if err := roundTrip(fc, 11, 100<<10); err != nil {
 				t.Error(err)
 			}
@@ -484,7 +491,7 @@ func TestPortForwardTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		_, err = f.Negotiate(context.Background())
 		if err == nil || !strings.Contains(err.Error(), "--tls-ca") {
 			t.Errorf("got %v, want an error that points at --tls-ca", err)

@@ -57,12 +57,12 @@ func startPFApp(t testing.TB, handler func(net.Conn)) *pfApp {
 			a.wg.Add(1)
 			go func() {
 				defer a.wg.Done()
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				handler(c)
 			}()
 		}
 	}()
-	t.Cleanup(func() { l.Close(); a.wg.Wait() })
+	t.Cleanup(func() { _ = l.Close(); a.wg.Wait() })
 	return a
 }
 
@@ -99,7 +99,7 @@ func hashApp(c net.Conn) {
 	if err := <-sent; err != nil || rerr != nil {
 		return
 	}
-	c.Write(h.Sum(nil))
+	_, _ = c.Write(h.Sum(nil))
 }
 
 // halfCloseApp reads to EOF, then answers with the sha256 of what it read
@@ -109,8 +109,8 @@ func halfCloseApp(c net.Conn) {
 	if _, err := io.Copy(h, c); err != nil {
 		return
 	}
-	c.Write(h.Sum(nil))
-	io.CopyN(c, pfPattern(7), 256<<10)
+	_, _ = c.Write(h.Sum(nil))
+	_, _ = io.CopyN(c, pfPattern(7), 256<<10)
 }
 
 // roundTrip runs the app protocol over rw: it sends n bytes of pattern
@@ -132,7 +132,7 @@ func roundTrip(rw io.ReadWriter, seed uint64, n int64) error {
 	got := sha256.New()
 	_, rerr := io.CopyN(got, rw, n)
 	want := sha256.New()
-	io.CopyN(want, pfPattern(seed), n)
+	_, _ = io.CopyN(want, pfPattern(seed), n)
 	var remoteHash [32]byte
 	if rerr == nil {
 		_, rerr = io.ReadFull(rw, remoteHash[:])
@@ -169,19 +169,19 @@ func (dialBackend) PortForward(ctx context.Context, _ string, port int32, stream
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer func() { _ = c.Close() }()
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
 	up := make(chan struct{})
 	go func() {
 		defer close(up)
-		io.Copy(c, stream)
-		c.(*net.TCPConn).CloseWrite()
+		_, _ = io.Copy(c, stream)
+		_ = c.(*net.TCPConn).CloseWrite()
 	}()
 	_, err = io.Copy(stream, c)
 	// The app's end becomes the client's EOF (SPDY streams half-close on
 	// Close), as the mock runtime's backend does; then wait for the client.
-	stream.Close()
+	_ = stream.Close()
 	<-up
 	return err
 }
@@ -221,7 +221,7 @@ func startStreamServerTLS(t testing.TB, tlsCfg *tls.Config, profile streamserver
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() { _ = srv.Close() })
 	src := func(ctx context.Context, ports []uint16) (string, error) {
 		req := &runtimeapi.PortForwardRequest{PodSandboxId: "pod"}
 		for _, p := range ports {

@@ -64,7 +64,7 @@ func ListenLocal(addresses []string, mappings []PortMapping) ([]LocalListener, e
 	var out []LocalListener
 	fail := func(err error) ([]LocalListener, error) {
 		for _, l := range out {
-			l.Close()
+			_ = l.Close()
 		}
 		return nil, err
 	}

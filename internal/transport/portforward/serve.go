@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -22,7 +23,7 @@ import (
 func (f *Forwarder) ServeAll(ctx context.Context, listeners []LocalListener, ready func([]LocalListener)) error {
 	if _, err := f.Negotiate(ctx); err != nil {
 		for _, l := range listeners {
-			l.Close()
+			_ = l.Close()
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -57,10 +58,11 @@ func (f *Forwarder) ServeAll(ctx context.Context, listeners []LocalListener, rea
 func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) error {
 	connCtx, cancelConns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelConns()
-	stop := context.AfterFunc(ctx, func() { l.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = l.Close() })
 	defer stop()
 
 	var wg sync.WaitGroup
+	var open atomic.Int64
 	var acceptErr error
 	var backoff time.Duration
 	for {
@@ -83,13 +85,15 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 				continue
 			}
 			acceptErr = fmt.Errorf("port-forward: accepting on %s: %w", l.Addr(), err)
-			l.Close()
+			_ = l.Close()
 			break
 		}
 		backoff = 0
 		wg.Add(1)
+		open.Add(1)
 		go func() {
 			defer wg.Done()
+			defer open.Add(-1)
 			f.handle(connCtx, c, remote)
 		}()
 	}
@@ -101,11 +105,24 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 	select {
 	case <-drained:
 	case <-t.C:
+		// Close what is left, and the connections to the runtime under
+		// them: a writer blocked on a runtime that stopped reading holds
+		// the SPDY library's lock that closing a stream needs.
 		cancelConns()
-		<-drained
+		f.abortSessions()
+		t.Reset(pfAbortWait)
+		select {
+		case <-drained:
+		case <-t.C:
+			f.report("port-forward: %d connection(s) on %s still closing %s after the drain; exiting without them", open.Load(), l.Addr(), pfAbortWait)
+		}
 	}
 	return acceptErr
 }
+
+// pfAbortWait bounds the wait for connections after their connections to the
+// runtime were closed under them.
+const pfAbortWait = 2 * time.Second
 
 // pfAcceptRetryable tells passing accept failures from a broken listener.
 func pfAcceptRetryable(err error) bool {
@@ -124,17 +141,20 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	f.opts.Config.Log("port-forward: connection %d from %s on %s", id, local.RemoteAddr(), where)
 	fc, err := f.Dial(ctx, remote)
 	if err != nil {
-		local.Close()
+		_ = local.Close()
 		if ctx.Err() == nil {
 			f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
 		}
 		return
 	}
-	if f.opts.Config.Trace != nil {
-		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id}
+	if f.opts.Config.Trace != nil || f.ft != nil {
+		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id, ft: f.ft}
 	}
 	err = f.pipe(ctx, local, fc)
 	var re *RemoteError
+	if errors.As(err, &re) {
+		f.ft.ForwardError(re.Message, remote, id) // --trace-file
+	}
 	if so, ok := fc.(sessionOwner); ok && errors.As(err, &re) {
 		f.retire(so.forwardSession())
 	}
@@ -154,7 +174,7 @@ func pfMessage(err error) string {
 // side's error, if any. A local end of input becomes a half-close.
 func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) error {
 	var closeOnce sync.Once
-	closeBoth := func() { closeOnce.Do(func() { fc.Close(); local.Close() }) }
+	closeBoth := func() { closeOnce.Do(func() { _ = fc.Close(); _ = local.Close() }) }
 	stop := context.AfterFunc(ctx, closeBoth)
 	defer stop()
 
@@ -192,7 +212,7 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 		// The local client gets its EOF now; the runtime's verdict (an
 		// error message trailing the data) is waited for after.
 		if cw, ok := local.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
+			_ = cw.CloseWrite()
 		}
 		err = fc.RemoteError()
 	}

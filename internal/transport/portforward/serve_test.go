@@ -45,7 +45,7 @@ func TestServeAllReady(t *testing.T) {
 		if err := roundTrip(c, uint64(i), 64<<10); err != nil {
 			t.Errorf("listener %d: %v", i, err)
 		}
-		c.Close()
+		_ = c.Close()
 	}
 	cancel()
 	if err := <-served; err != nil {
@@ -53,7 +53,7 @@ func TestServeAllReady(t *testing.T) {
 	}
 	for i, l := range got {
 		if c, err := net.Dial("tcp", l.Addr().String()); err == nil {
-			c.Close()
+			_ = c.Close()
 			t.Errorf("listener %d still accepts after ServeAll returned", i)
 		}
 	}
@@ -74,7 +74,7 @@ func TestServeAllNegotiationFails(t *testing.T) {
 		t.Errorf("ServeAll: %v, want a negotiation error", err)
 	}
 	if c, err := net.Dial("tcp", ls[0].Addr().String()); err == nil {
-		c.Close()
+		_ = c.Close()
 		t.Error("listener still open after a failed negotiation")
 	}
 }
@@ -102,7 +102,7 @@ func TestPortForwardServeListener(t *testing.T) {
 				if err := roundTrip(c, uint64(i), 64<<10); err != nil {
 					t.Errorf("connection %d: %v", i, err)
 				}
-				c.Close()
+				_ = c.Close()
 			}
 			cancel()
 			if err := <-served; err != nil {
@@ -119,7 +119,7 @@ func TestListenLocal(t *testing.T) {
 	}
 	ports := map[uint16]uint16{}
 	for _, l := range ls {
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		if p, ok := ports[l.Remote]; ok && p != l.Port() {
 			t.Errorf("remote %d got local ports %d and %d; want one port on every address", l.Remote, p, l.Port())
 		}
@@ -143,7 +143,7 @@ func TestListenLocal(t *testing.T) {
 		if strings.HasPrefix(l.Addr().String(), "127.0.0.1:") {
 			v4++
 		}
-		l.Close()
+		_ = l.Close()
 	}
 	if v4 != 1 {
 		t.Errorf("%d listeners on 127.0.0.1, want 1", v4)
@@ -164,7 +164,7 @@ func TestPortForwardServeDrain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { f.Close() })
+		t.Cleanup(func() { _ = f.Close() })
 		ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestPortForwardServeDrain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Close() })
+		t.Cleanup(func() { _ = c.Close() })
 		// Make sure the connection is forwarded before stopping.
 		if err := roundTrip(c, 1, 10); err != nil {
 			t.Fatal(err)
@@ -191,8 +191,8 @@ func TestPortForwardServeDrain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c2.Close() })
-		c2.Write([]byte("x")) // forwarded, and the app waits for the rest
+		t.Cleanup(func() { _ = c2.Close() })
+		_, _ = c2.Write([]byte("x")) // forwarded, and the app waits for the rest
 		cancel()
 		return addr, c2, served
 	}
@@ -204,14 +204,14 @@ func TestPortForwardServeDrain(t *testing.T) {
 			if err != nil {
 				break
 			}
-			c3.Close()
+			_ = c3.Close()
 		}
 		select {
 		case err := <-served:
 			t.Fatalf("Serve returned (%v) while a connection was open", err)
 		default:
 		}
-		c2.Close()
+		_ = c2.Close()
 		if err := <-served; err != nil {
 			t.Errorf("Serve: %v", err)
 		}

@@ -127,6 +127,9 @@ func Connect(ctx context.Context, rawURL string, offer transport.Offer, ports []
 		return nil, att, att.Err
 	}
 	cfg, tw := transport.WatchTLS(cfg, rawURL)
+	parent := ctx
+	ctx, bound, done := boundUpgrade(parent, cfg)
+	defer done()
 	var sess ForwardSession
 	switch kind {
 	case pfKindSPDY:
@@ -144,10 +147,12 @@ func Connect(ctx context.Context, rawURL string, offer transport.Offer, ports []
 		var refused *transport.RefusedError
 		switch {
 		case errors.As(err, &refused):
-		case ctx.Err() != nil:
-			err = ctx.Err()
+		case parent.Err() != nil:
+			err = parent.Err()
+		case bound.expired():
+			err = bound.err(parent, offer, att.URL, err)
 		default:
-			if tlsErr := tw.Describe(err); tlsErr != err {
+			if tlsErr := tw.Describe(err); tlsErr.Error() != err.Error() {
 				err = fmt.Errorf("port-forward: %w", tlsErr)
 			} else {
 				err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",

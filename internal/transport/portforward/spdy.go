@@ -67,25 +67,25 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 		att.Upgrade = time.Since(start)
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, req)
 	stop()
 	att.Upgrade = time.Since(start)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close()
 		return nil, fmt.Errorf("reading the SPDY upgrade answer: %w", err)
 	}
 	att.Status = resp.StatusCode
 	if resp.StatusCode != http.StatusSwitchingProtocols ||
 		!strings.Contains(strings.ToLower(resp.Header.Get(httpstream.HeaderUpgrade)), strings.ToLower(spdy.HeaderSpdy31)) {
 		att.Reason = transport.RefusalReason(resp)
-		conn.Close()
+		_ = conn.Close()
 		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
 	protocol := resp.Header.Get(httpstream.HeaderProtocolVersion)
 	if !pfContains(att.Protocols, protocol) {
-		conn.Close()
+		_ = conn.Close()
 		att.Reason = fmt.Sprintf("switched protocols but chose %q, which was not offered", protocol)
 		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
@@ -93,7 +93,7 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 	var nc net.Conn = &pfOnceCloseConn{Conn: transport.NewBufferedConn(conn, br)} // bufconn.go
 	sc, err := spdy.NewClientConnectionWithPings(nc, pfPingPeriod)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close()
 		return nil, fmt.Errorf("starting SPDY: %w", err)
 	}
 	return newSPDYSession(sc, nc, protocol, cfg), nil
@@ -108,7 +108,7 @@ func connectTunnel(ctx context.Context, att *transport.Attempt, cfg transport.Co
 	tc := &pfOnceCloseConn{Conn: clientportforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)}
 	sc, err := spdy.NewClientConnectionWithPings(tc, clientportforward.PingPeriod)
 	if err != nil {
-		tc.Close()
+		_ = tc.Close()
 		return nil, fmt.Errorf("starting SPDY in the WebSocket tunnel: %w", err)
 	}
 	return newSPDYSession(sc, tc, att.Protocol, cfg), nil
@@ -138,13 +138,13 @@ func pfDialWebSocket(ctx context.Context, att *transport.Attempt, rawURL string,
 	if err != nil {
 		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
 			att.Reason = transport.RefusalReason(resp)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 		}
 		return nil, err
 	}
 	if protocol := ws.Subprotocol(); !pfContains(att.Protocols, protocol) {
-		ws.Close()
+		_ = ws.Close()
 		att.Reason = fmt.Sprintf("switched protocols but chose subprotocol %q, which was not offered", protocol)
 		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
@@ -197,6 +197,8 @@ type spdySession struct {
 	retired     bool
 	idleRetired chan struct{} // closed once retired and idle
 	idleOnce    sync.Once
+
+	stall stallWatch // spdystall.go
 }
 
 // retire stops the session from being used for new connections and closes
@@ -271,8 +273,8 @@ func (s *spdySession) shutdown() {
 		// The socket first: the SPDY library would close it only after a
 		// graceful shutdown, and its own (second, quiet) close then has no
 		// error to hold a goroutine for.
-		s.raw.Close()
-		s.conn.Close()
+		_ = s.raw.Close()
+		_ = s.conn.Close()
 	})
 }
 
@@ -288,13 +290,21 @@ func (s *spdySession) lost() bool {
 // Open creates the error stream, then the data stream, as kubectl does; the
 // runtime pairs them by requestID.
 func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error) {
+	s.acquire()
+	return s.openAcquired(ctx, port)
+}
+
+// openAcquired is Open with the connection's slot already taken (acquire or
+// tryAcquire); it gives the slot back on failure.
+func (s *spdySession) openAcquired(ctx context.Context, port uint16) (ForwardConn, error) {
 	if s.lost() {
+		s.release()
 		return nil, errSessionLost
 	}
 	if err := ctx.Err(); err != nil {
+		s.release()
 		return nil, err
 	}
-	s.acquire()
 	id := strconv.FormatInt(s.nextID.Add(1)-1, 10)
 	h := http.Header{}
 	h.Set(pfHeaderStreamType, pfStreamError)
@@ -306,7 +316,7 @@ func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error
 		return nil, s.streamErr("error", port, err)
 	}
 	// crisp never writes on the error stream.
-	errStream.Close()
+	_ = errStream.Close()
 	c := &spdyForwardConn{session: s, port: port, errStream: errStream, errDone: make(chan struct{}), closed: make(chan struct{})}
 	c.wg.Add(1)
 	go c.readErrors()
@@ -317,7 +327,7 @@ func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error
 		// The runtime may have failed this connection at once (nothing
 		// listening) and reset the stream: its message says why.
 		rerr := c.RemoteError()
-		c.Close()
+		_ = c.Close()
 		var re *RemoteError
 		if errors.As(rerr, &re) {
 			return nil, re
@@ -330,7 +340,7 @@ func (s *spdySession) Open(ctx context.Context, port uint16) (ForwardConn, error
 
 func (s *spdySession) streamErr(kind string, port uint16, err error) error {
 	if s.lost() {
-		return fmt.Errorf("%w: %v", errSessionLost, err)
+		return fmt.Errorf("%w: %w", errSessionLost, err)
 	}
 	return fmt.Errorf("port-forward: creating the %s stream for remote port %d: %w", kind, port, err)
 }
@@ -364,6 +374,9 @@ func (c *spdyForwardConn) RemotePort() uint16 { return c.port }
 // may come later: see RemoteError).
 func (c *spdyForwardConn) Read(p []byte) (int, error) {
 	n, err := c.data.Read(p)
+	if n > 0 {
+		c.session.progressed()
+	}
 	if err == nil {
 		return n, nil
 	}
@@ -404,7 +417,9 @@ func (c *spdyForwardConn) RemoteError() error {
 }
 
 func (c *spdyForwardConn) Write(p []byte) (int, error) {
+	c.session.writeStarts()
 	n, err := c.data.Write(p)
+	c.session.writeEnds()
 	if err != nil && c.session.lost() {
 		err = fmt.Errorf("remote port %d: %w", c.port, errSessionLost)
 	}
@@ -419,9 +434,9 @@ func (c *spdyForwardConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		if c.data != nil {
-			c.data.Reset()
+			_ = c.data.Reset()
 		}
-		c.errStream.Reset()
+		_ = c.errStream.Reset()
 		if c.data != nil {
 			c.session.conn.RemoveStreams(c.data, c.errStream)
 		} else {

@@ -128,12 +128,12 @@ func (s *wsSession) Open(ctx context.Context, port uint16) (ForwardConn, error) 
 func (s *wsSession) Close() error {
 	s.closeOnce.Do(func() {
 		for _, p := range s.ports {
-			p.pr.Close()
+			_ = p.pr.Close()
 		}
 		// WriteControl and Close may run beside a blocked writer (gorilla
 		// allows it); Close unblocks it.
 		_ = s.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), pfDeadlineSoon())
-		s.ws.Close()
+		_ = s.ws.Close()
 	})
 	s.wg.Wait()
 	return nil
@@ -180,7 +180,7 @@ func (s *wsSession) readLoop() {
 	s.readErr = err
 	close(s.done)
 	for _, p := range s.ports {
-		p.pw.Close()
+		_ = p.pw.Close()
 	}
 }
 
@@ -376,6 +376,6 @@ func (p *wsPort) Close() error {
 	if p.ownsSession {
 		return p.session.Close()
 	}
-	p.closeOnce.Do(func() { p.pr.Close() })
+	p.closeOnce.Do(func() { _ = p.pr.Close() })
 	return nil
 }

@@ -85,7 +85,7 @@ func (e *base64Executor) StreamWithContext(ctx context.Context, opts clientremot
 	var wg sync.WaitGroup
 	defer func() {
 		close(done)
-		conn.Close()
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
 		wg.Wait()
 	}()
 	wg.Add(1)
@@ -93,7 +93,7 @@ func (e *base64Executor) StreamWithContext(ctx context.Context, opts clientremot
 		defer wg.Done()
 		select {
 		case <-ctx.Done():
-			conn.Close()
+			_ = conn.Close() // an error closing or writing here has nowhere better to go
 		case <-done:
 		}
 	}()
@@ -155,7 +155,7 @@ func (e *base64Executor) dial(ctx context.Context) (*gwebsocket.Conn, string, er
 	conn, resp, err := d.DialContext(ctx, u, nil)
 	if err != nil {
 		if resp != nil {
-			defer resp.Body.Close()
+			defer func() { _ = resp.Body.Close() }() // closing what was read reports nothing to act on
 			return nil, "", e.rec.refuse(resp.StatusCode, transport.RefusalReason(resp))
 		}
 		if errors.Is(err, gwebsocket.ErrBadHandshake) {
@@ -169,10 +169,13 @@ func (e *base64Executor) dial(ctx context.Context) (*gwebsocket.Conn, string, er
 		ok = ok || p == protocol
 	}
 	if !ok {
-		conn.Close()
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
 		return nil, "", e.rec.refuse(resp.StatusCode, fmt.Sprintf("server switched protocols but chose subprotocol %q, not one of %q", protocol, e.protocols))
 	}
-	e.rec.accept(resp.StatusCode, protocol)
+	if err := e.rec.accept(resp.StatusCode, protocol); err != nil {
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
+		return nil, "", err
+	}
 	return conn, protocol, nil
 }
 

@@ -14,12 +14,18 @@ type exitStatusError interface {
 }
 
 // remoteExit returns err as a remote exit status, or nil when err is not one.
+// A command the runtime could not start gets 127 (not found) or 126 (not
+// executable), with the runtime's reason (transport.StartFailure).
 // On the protocols before v4, which carry only an error text, the code is
 // what the text states (transport.ExitCodeFromText).
 func remoteExit(p transport.Protocol, err error) exitStatusError {
 	var coded exitStatusError
 	if errors.As(err, &coded) {
 		return coded
+	}
+	// A command the runtime could not start: 127 or 126, as docker says.
+	if e, ok := transport.StartFailure(err.Error()); ok {
+		return e
 	}
 	if spec, ok := transport.Lookup(transport.CallExec, p); !ok || spec.Version >= 4 {
 		return nil

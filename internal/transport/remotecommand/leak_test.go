@@ -8,7 +8,12 @@ import (
 
 // TestMain fails the package's tests when goroutines outlive them. spdystream
 // hands a failed close's error to its owner for up to a second from a
-// goroutine of its own: bounded, and not ours to wait for.
+// goroutine of its own: bounded, and not ours to wait for. Likewise
+// client-go's WebSocket heartbeat, when crisp closes the connection itself
+// (a session ended by a local write error): it returns at its next ping,
+// which fails on the closed connection.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/moby/spdystream.(*Connection).shutdown"))
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("github.com/moby/spdystream.(*Connection).shutdown"),
+		goleak.IgnoreTopFunction("k8s.io/client-go/tools/remotecommand.(*heartbeat).start"))
 }

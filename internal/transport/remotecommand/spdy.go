@@ -32,12 +32,13 @@ const headerProtocolVersion = "X-Stream-Protocol-Version"
 type recorder struct {
 	offer    transport.Offer
 	url      string
-	onAccept func(status int, protocol string, upgrade time.Duration)
+	onAccept func(status int, protocol string, upgrade time.Duration) error
 
 	mu       sync.Mutex
 	conn     net.Conn // the attempt's connection, closed on an upgrade timeout
 	ok       bool
 	late     bool // the upgrade timed out: an answer now is ignored
+	aborted  bool // the caller's context ended before the answer: likewise
 	status   int
 	reason   string
 	upgrade  time.Duration
@@ -62,9 +63,25 @@ func (r *recorder) timeOut() bool {
 	}
 	r.late = true
 	if r.conn != nil {
-		r.conn.Close() // unblocks a handshake that reads no matter the context
+		_ = r.conn.Close() // unblocks a handshake that reads no matter the context
 	}
 	return true
+}
+
+// abort ends a pending upgrade when the caller's context is done (a signal):
+// the handshake libraries read the answer without watching the context, so
+// only closing the connection under them returns at once. An accepted
+// session is left to its executor, which watches the context itself.
+func (r *recorder) abort() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ok {
+		return
+	}
+	r.aborted = true
+	if r.conn != nil {
+		_ = r.conn.Close() // an error closing or writing here has nowhere better to go
+	}
 }
 
 // dial opens the attempt's TCP connection and keeps it for timeOut.
@@ -76,8 +93,11 @@ func (r *recorder) dial(ctx context.Context, network, addr string) (net.Conn, er
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.late {
-		conn.Close()
+	if r.late || r.aborted {
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
+		if r.aborted {
+			return nil, fmt.Errorf("dialing %s: %w", addr, context.Canceled)
+		}
 		return nil, fmt.Errorf("dialing %s: the upgrade timed out", addr)
 	}
 	r.conn = conn
@@ -90,18 +110,22 @@ func (r *recorder) timedOut() bool {
 	return r.late
 }
 
-func (r *recorder) accept(status int, protocol string) {
+// accept records the upgrade. A non-nil error (a guard of guard.go) means
+// the session must not start: the caller closes the connection and hands
+// the error back to client-go.
+func (r *recorder) accept(status int, protocol string) error {
 	r.mu.Lock()
-	if r.late {
+	if r.late || r.aborted {
 		r.mu.Unlock()
-		return // the attempt's context is cancelled: the session is over
+		return nil // the attempt's context is cancelled: the session is over
 	}
 	r.ok, r.status, r.upgrade = true, status, time.Since(r.dialedAt)
 	up := r.upgrade
 	r.mu.Unlock()
 	if r.onAccept != nil {
-		r.onAccept(status, protocol, up)
+		return r.onAccept(status, protocol, up)
 	}
+	return nil
 }
 
 // refuse records a refusal and returns it as the error to hand back to
@@ -147,7 +171,10 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 	if protocol == "" {
 		protocol = transport.ExecProtocolV1 // what client-go speaks when the server names none
 	}
-	u.rec.accept(resp.StatusCode, protocol)
+	if err := u.rec.accept(resp.StatusCode, protocol); err != nil {
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
+		return nil, err
+	}
 	return u.rec.final.wrap(conn, protocol), nil
 }
 

@@ -63,7 +63,7 @@ func TestSPDYV1ErrorTextAfterOutput(t *testing.T) {
 		want int // -1: success
 	}{
 		{"command terminated with non-zero exit code: exit status 7", 7},
-		{"executable file not found", 1},
+		{"executable file not found", transport.ExitNotFound}, // a command that never started: 127, as docker says
 		{"", -1},
 	} {
 		srv := spdyV1Server(t, tt.text)

@@ -13,6 +13,7 @@ import (
 	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 
+	"github.com/crisp-cri/crisp/internal/tracefile"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -33,6 +34,10 @@ type Streams struct {
 	TTY    bool
 	// Resize, with TTY, carries the initial size and every later one.
 	Resize TerminalSizeQueue
+	// InteractiveStdin: Stdin is a terminal a user types into. Without it,
+	// Stream refuses to run piped stdin over a protocol that cannot pass
+	// its end on (guard.go); with it, it warns when the end is typed.
+	InteractiveStdin bool
 }
 
 // Result is the outcome of a negotiated session.
@@ -63,6 +68,7 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 		return res, fmt.Errorf("%s: nothing to offer the streaming server", op)
 	}
 	sess := newSession(op, cfg, s)
+	sess.failFast = true
 	defer sess.end()
 	defer sess.logTiming(&res) // timing.go: -v's breakdown
 	asked := offers
@@ -75,6 +81,7 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 			return res, err
 		}
 		rpc := time.Since(rpcStart)
+		sess.tr.fileTrace().SetRPC(rpc) // tracefile.go: the handshake event carries it
 		att, err := sess.run(ctx, rawURL, offer)
 		att.RPC = rpc
 		res.Attempts = append(res.Attempts, att)
@@ -117,15 +124,22 @@ type session struct {
 	done  chan struct{}
 	stdin *stdinReader
 
-	mu       sync.Mutex
-	accepted transport.Attempt
-	timing   timing
+	// interactive and failFast decide the stdin-EOF guard (guard.go).
+	interactive, failFast bool
+	// out and errOut catch local write errors (guard.go).
+	out, errOut *localWriter
+
+	mu        sync.Mutex
+	accepted  transport.Attempt
+	fatal     error              // ends the attempt although it was accepted
+	cancelRun context.CancelFunc // ends the running attempt
+	timing    timing             // timing.go
 }
 
 func newSession(op string, cfg transport.Config, s Streams) *session {
-	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{})}
+	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{}), interactive: s.InteractiveStdin}
 	sess.timing.begin = sess.start
-	tr := newTracer(cfg.Trace, sess.start)
+	tr := newSessionTracer(cfg, op, sess.start) // tracefile.go
 	sess.tr = tr
 	sess.s = Streams{TTY: s.TTY}
 	if s.Stdin != nil {
@@ -133,10 +147,12 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 		sess.s.Stdin = sess.stdin
 	}
 	if s.Stdout != nil {
-		sess.s.Stdout = newFrameWriter(tr.writer(s.Stdout, "stdout", 1)) // framecopy.go
+		sess.out = &localWriter{w: tr.writer(s.Stdout, "stdout", 1), name: "stdout", onErr: sess.abortRun}
+		sess.s.Stdout = newFrameWriter(sess.out) // framecopy.go
 	}
 	if s.Stderr != nil && !s.TTY {
-		sess.s.Stderr = newFrameWriter(tr.writer(s.Stderr, "stderr", 2))
+		sess.errOut = &localWriter{w: tr.writer(s.Stderr, "stderr", 2), name: "stderr", onErr: sess.abortRun}
+		sess.s.Stderr = newFrameWriter(sess.errOut)
 	}
 	if s.TTY && s.Resize != nil {
 		sess.s.Resize = tr.sizes(s.Resize)
@@ -145,6 +161,33 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 }
 
 func (s *session) end() { close(s.done) }
+
+// abortRun ends the running attempt (a guard in guard.go tripped).
+func (s *session) abortRun() {
+	s.mu.Lock()
+	cancel := s.cancelRun
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// failure is what ends an accepted attempt besides its own outcome: a
+// guard's error, or a local write that failed.
+func (s *session) failure() error {
+	s.mu.Lock()
+	fatal := s.fatal
+	s.mu.Unlock()
+	if fatal != nil {
+		return fatal
+	}
+	for _, w := range []*localWriter{s.out, s.errOut} {
+		if err := w.failed(); err != nil {
+			return fmt.Errorf("%s: %w", s.op, err)
+		}
+	}
+	return nil
+}
 
 func (s *session) negotiated() transport.Attempt {
 	s.mu.Lock()
@@ -155,20 +198,34 @@ func (s *session) negotiated() transport.Attempt {
 // run makes one attempt on rawURL and, when accepted, streams the session.
 func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer) (transport.Attempt, error) {
 	att := transport.Attempt{Offer: offer, URL: rawURL}
+	shown := transport.Shorten(rawURL) // what messages show of the URL
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		att.Err = fmt.Errorf("%s: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", s.op, rawURL)
+		att.Err = fmt.Errorf("%s: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", s.op, transport.Shorten(rawURL))
 		return att, att.Err
 	}
 	rec := &recorder{offer: offer, url: rawURL}
 	cfg, tw := transport.WatchTLS(s.cfg, rawURL)
-	rec.onAccept = func(status int, protocol string, upgrade time.Duration) {
+	// A server that takes the connection but never answers the upgrade
+	// would hold crisp forever: bound the handshake, not the session.
+	attemptCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.cancelRun = cancel
+	s.mu.Unlock()
+	rec.onAccept = func(status int, protocol string, upgrade time.Duration) error {
 		att.Status, att.Protocol, att.Upgrade, att.TLS = status, protocol, upgrade, tw.Result()
 		s.mu.Lock()
 		s.accepted, s.timing.accepted = att, time.Now()
+		if s.needsStdinEOF(offer.Transport, protocol) {
+			s.fatal = stdinEOFError(s.op, offer, protocol)
+		}
+		fatal := s.fatal
 		s.mu.Unlock()
-		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, rawURL, status, upgrade.Round(time.Microsecond))
-		transport.ReportTLS(s.cfg, s.op, rawURL, att.TLS)
+		s.tr.fileTrace().Handshake(att)
+		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, shown, status, upgrade.Round(time.Microsecond))
+		transport.ReportTLS(s.cfg, s.op, shown, att.TLS)
+		return fatal
 	}
 	opts := clientremotecommand.StreamOptions{
 		Stdin: s.s.Stdin, Stdout: s.s.Stdout, Stderr: s.s.Stderr, Tty: s.s.TTY, TerminalSizeQueue: s.s.Resize,
@@ -187,13 +244,11 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		err = fmt.Errorf("unknown transport %q", offer.Transport)
 	}
 	if err != nil {
-		att.Err = fmt.Errorf("%s: setting up %s for %s: %w", s.op, offer, rawURL, err)
+		att.Err = fmt.Errorf("%s: setting up %s for %s: %w", s.op, offer, shown, err)
 		return att, att.Err
 	}
-	// A server that takes the connection but never answers the upgrade
-	// would hold crisp forever: bound the handshake, not the session.
-	attemptCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	stopAbort := context.AfterFunc(ctx, rec.abort)
+	defer stopAbort()
 	if s.cfg.UpgradeTimeout > 0 {
 		timer := time.AfterFunc(s.cfg.UpgradeTimeout, func() {
 			if rec.timeOut() {
@@ -203,8 +258,12 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		defer timer.Stop()
 	}
 	defer rec.final.release() // statuswatch.go: a held v1 connection closes here
+	s.tr.line("%s: offering %s at %s", s.op, offer, shown)
 	err = exec.StreamWithContext(attemptCtx, opts)
 	if rec.accepted() {
+		if ferr := s.failure(); ferr != nil && ctx.Err() == nil {
+			return att, ferr
+		}
 		if att.Protocol == "" {
 			// SPDY servers may answer without a version header: client-go then
 			// speaks v1, and so do we in messages.
@@ -227,25 +286,29 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 		return att, s.outcome(ctx, att, err)
 	}
 	if err == nil {
-		err = fmt.Errorf("%s: %s at %s ended without an upgrade", s.op, offer, rawURL)
+		err = fmt.Errorf("%s: %s at %s ended without an upgrade", s.op, offer, shown)
 	}
+	err = transport.ShortenIn(err, rawURL)
 	att.Status, att.Reason, att.Upgrade = rec.status, rec.reason, rec.upgrade
 	var refused *transport.RefusedError
 	switch {
 	case errors.As(err, &refused):
 		att.Err = refused
+	case rec.timedOut():
+		att.Err = &transport.UpgradeTimeoutError{Op: s.op, Offer: offer, URL: rawURL, After: s.cfg.UpgradeTimeout, Hint: "raise --request-timeout to wait longer"}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || deadlinePassed(ctx):
+		// The caller's own deadline (probe's --attempt-timeout) came first.
+		att.Err = &transport.UpgradeTimeoutError{Op: s.op, Offer: offer, URL: rawURL, After: time.Since(s.start)}
 	case ctx.Err() != nil:
 		att.Err = ctx.Err()
-	case rec.timedOut():
-		att.Err = fmt.Errorf("%s: the runtime's streaming server at %s took the connection but did not answer the %s upgrade within %s; is it overloaded or stuck? (raise --request-timeout to wait longer)",
-			s.op, rawURL, offer, s.cfg.UpgradeTimeout)
 	default:
 		if tlsErr := tw.Describe(err); tlsErr.Error() != err.Error() {
 			att.Err = fmt.Errorf("%s: %w", s.op, tlsErr)
 			break
 		}
-		att.Err = fmt.Errorf("%s: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?", s.op, rawURL, offer, err)
+		att.Err = fmt.Errorf("%s: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?", s.op, shown, offer, err)
 	}
+	s.tr.fileTrace().Handshake(att)
 	return att, att.Err
 }
 
@@ -261,15 +324,19 @@ func (s *session) outcome(ctx context.Context, att transport.Attempt, err error)
 		return re
 	}
 	if ctx.Err() != nil {
+		s.tr.fileTrace().Close("local", tracefile.StreamClose)
 		return ctx.Err()
 	}
+	s.tr.fileTrace().Close("remote", tracefile.StreamClose)
 	return fmt.Errorf("%s: the session over %s %s (%s) broke off: %w; did the runtime or its streaming server stop?",
-		s.op, att.Transport.Title(), att.Protocol, att.URL, err)
+		s.op, att.Transport.Title(), att.Protocol, transport.Shorten(att.URL), err)
 }
 
 func (s *session) traceExit(code int) {
 	if s.tr != nil {
 		s.tr.note("<-", "error", 3, fmt.Sprintf("exit status %d", code))
+		s.tr.fileTrace().Exit(code)
+		s.tr.fileTrace().Close("remote", tracefile.StreamClose)
 	}
 }
 
@@ -278,7 +345,7 @@ func describeRefusal(a transport.Attempt) string {
 	if errors.As(a.Err, &refused) {
 		return refused.Error()
 	}
-	return fmt.Sprintf("%s at %s failed: %v", a.Offer, a.URL, a.Err)
+	return fmt.Sprintf("%s at %s failed: %v", a.Offer, transport.Shorten(a.URL), a.Err)
 }
 
 // base64Offer reports whether offer's first protocol is a base64 framing,
@@ -289,4 +356,12 @@ func base64Offer(offer transport.Offer) bool {
 	}
 	spec, _ := transport.Lookup(transport.CallExec, transport.Protocol{Transport: offer.Transport, Name: offer.Protocols[0]})
 	return spec.Framing == transport.FramingBase64
+}
+
+// deadlinePassed reports whether ctx's deadline is behind us: gorilla
+// turns the deadline into the connection's, so its read can fail with an
+// i/o timeout a moment before the context says it is done.
+func deadlinePassed(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }

@@ -34,6 +34,8 @@ type fakeServer struct {
 	ws   []string // WebSocket protocols spoken (v4.channel.k8s.io at most: cri-streaming has no v5)
 	run  func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error
 	hang chan struct{} // non-nil: requests get no answer until it closes
+	// arrived, when set, hears of each request left hanging.
+	arrived chan struct{}
 
 	mu     sync.Mutex
 	tokens map[string]bool // issued, not yet used
@@ -46,10 +48,10 @@ func newFakeServer(t testing.TB, spdy, ws []string) *fakeServer {
 	f.run = func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error {
 		switch cmd[0] {
 		case "echo":
-			fmt.Fprintln(out, strings.Join(cmd[1:], " "))
+			_, _ = fmt.Fprintln(out, strings.Join(cmd[1:], " "))
 		case "exit":
 			var code int
-			fmt.Sscan(cmd[1], &code)
+			_, _ = fmt.Sscan(cmd[1], &code)
 			if code != 0 {
 				return utilexec.CodeExitError{Err: fmt.Errorf("exit status %d", code), Code: code}
 			}
@@ -58,7 +60,7 @@ func newFakeServer(t testing.TB, spdy, ws []string) *fakeServer {
 			return err
 		case "zero": // zero N: N zero bytes on stdout, in 32 KiB writes
 			var n int
-			fmt.Sscan(cmd[1], &n)
+			_, _ = fmt.Sscan(cmd[1], &n)
 			buf := make([]byte, 32*1024)
 			for n > 0 {
 				w := min(n, len(buf))
@@ -68,7 +70,7 @@ func newFakeServer(t testing.TB, spdy, ws []string) *fakeServer {
 				n -= w
 			}
 		case "stderr":
-			fmt.Fprintln(errOut, "on stderr")
+			_, _ = fmt.Fprintln(errOut, "on stderr")
 		case "readline": // reads one line and exits, never waiting for EOF
 			buf := make([]byte, 1)
 			for {
@@ -76,7 +78,7 @@ func newFakeServer(t testing.TB, spdy, ws []string) *fakeServer {
 					break
 				}
 			}
-			fmt.Fprintln(out, "got a line")
+			_, _ = fmt.Fprintln(out, "got a line")
 		}
 		return nil
 	}
@@ -117,6 +119,9 @@ func (f *fakeServer) serve(w http.ResponseWriter, req *http.Request) {
 		offered = req.Header.Values(headerProtocolVersion)
 	}
 	if f.hang != nil {
+		if f.arrived != nil {
+			f.arrived <- struct{}{}
+		}
 		select { // take the connection, never answer
 		case <-f.hang:
 		case <-req.Context().Done():
@@ -167,11 +172,11 @@ func (f *fakeServer) stream(offers []transport.Offer, cfg transport.Config, stre
 type execFunc func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error
 
 func (e execFunc) ExecInContainer(_ context.Context, _, _, _ string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, _ <-chan remotecommandserver.TerminalSize, _ time.Duration) error {
-	var errW io.Writer = io.Discard
+	var errW = io.Discard
 	if errOut != nil {
 		errW = errOut
 	}
-	var outW io.Writer = io.Discard
+	var outW = io.Discard
 	if out != nil {
 		outW = out
 	}
@@ -340,12 +345,13 @@ func TestStdinAndStderr(t *testing.T) {
 	}
 }
 
+// With a terminal on stdin (typed input), v4 warns when the input ends.
 func TestWebSocketV4StdinEOFWarnsOnce(t *testing.T) {
 	f := newFakeServer(t, nil, criWS)
 	offers, _ := transport.ExecOffers(transport.WebSocket, "")
 	var out, warn bytes.Buffer
 	cfg := transport.Config{Warnf: func(format string, args ...any) { fmt.Fprintf(&warn, format+"\n", args...) }}
-	_, err := f.stream(offers, cfg, Streams{Stdin: strings.NewReader("a\n"), Stdout: &out}, "readline")
+	_, err := f.stream(offers, cfg, Streams{Stdin: strings.NewReader("a\n"), Stdout: &out, InteractiveStdin: true}, "readline")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,9 @@ import (
 // read from stdin one frame sent. A nil *tracer traces nothing.
 type tracer struct {
 	mu    sync.Mutex
-	w     io.Writer
+	w     io.Writer // nil: no -vv lines, only the trace file
 	start time.Time
+	file  *transport.FileTrace // --trace-file (tracefile.go); nil: none
 }
 
 func newTracer(w io.Writer, start time.Time) *tracer {
@@ -30,17 +31,28 @@ func newTracer(w io.Writer, start time.Time) *tracer {
 
 // note writes one trace line. dir is "->" (to the runtime) or "<-".
 func (t *tracer) note(dir, channel string, id int, what string) {
-	if t == nil {
+	if t == nil || t.w == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.w, "crisp: frame %s ch%d %-6s %s +%s\n", dir, id, channel, what,
+	_, _ = fmt.Fprintf(t.w, "crisp: frame %s ch%d %-6s %s +%s\n", dir, id, channel, what,
 		time.Since(t.start).Round(time.Microsecond))
 }
 
-func (t *tracer) frame(dir, channel string, id, n int) {
-	t.note(dir, channel, id, fmt.Sprintf("%d B", n))
+// line writes a trace line that is not a frame (an upgrade on its way).
+func (t *tracer) line(format string, args ...any) {
+	if t == nil || t.w == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, _ = fmt.Fprintf(t.w, "crisp: "+format+" +%s\n", append(args, time.Since(t.start).Round(time.Microsecond))...)
+}
+
+func (t *tracer) frame(dir, channel string, id int, p []byte) {
+	t.note(dir, channel, id, fmt.Sprintf("%d B", len(p)))
+	t.fileTrace().Frame(dir, channel, p)
 }
 
 // writer wraps a local output stream; without tracing it is w itself.
@@ -67,7 +79,7 @@ type traceWriter struct {
 }
 
 func (w *traceWriter) Write(p []byte) (int, error) {
-	w.t.frame("<-", w.channel, w.id, len(p))
+	w.t.frame("<-", w.channel, w.id, p)
 	return w.w.Write(p)
 }
 
@@ -80,6 +92,7 @@ func (s *traceSizes) Next() *TerminalSize {
 	size := s.q.Next()
 	if size != nil {
 		s.t.note("->", "resize", 4, fmt.Sprintf("%dx%d", size.Width, size.Height))
+		s.t.fileTrace().Resize(size.Width, size.Height)
 	}
 	return size
 }
@@ -104,7 +117,7 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 	}
 	n, err := r.r.Read(p)
 	if n > 0 {
-		r.sess.tr.frame("->", "stdin", 0, n)
+		r.sess.tr.frame("->", "stdin", 0, p[:n])
 	}
 	if errors.Is(err, io.EOF) {
 		if r.holdOpen {
@@ -115,6 +128,7 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		r.sess.tr.note("->", "stdin", 0, "end of input")
+		r.sess.tr.fileTrace().Close("local", "stdin")
 		if att := r.sess.negotiated(); att.Transport == transport.WebSocket && att.Protocol != transport.ExecProtocolV5 {
 			r.warnOnce.Do(func() {
 				r.sess.cfg.Warn("stdin ended, but WebSocket %s cannot pass end-of-input to the remote process: "+

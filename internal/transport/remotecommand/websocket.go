@@ -80,7 +80,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			tc := tls.Client(conn, cfg)
 			if err := tc.HandshakeContext(ctx); err != nil {
-				conn.Close()
+				_ = conn.Close() // an error closing or writing here has nowhere better to go
 				return nil, err
 			}
 			return newWSV1Filter(tc, watch), nil
@@ -90,7 +90,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 	conn, resp, err := dialer.DialContext(req.Context(), u.String(), header)
 	if err != nil {
 		if resp != nil {
-			defer resp.Body.Close()
+			defer func() { _ = resp.Body.Close() }() // closing what was read reports nothing to act on
 			return nil, d.rec.refuse(resp.StatusCode, transport.RefusalReason(resp))
 		}
 		if errors.Is(err, gwebsocket.ErrBadHandshake) {
@@ -99,11 +99,14 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if !slices.Contains(protocols, conn.Subprotocol()) {
-		conn.Close()
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
 		return nil, d.rec.refuse(resp.StatusCode, fmt.Sprintf("server switched protocols but chose subprotocol %q, not one of %q", conn.Subprotocol(), protocols))
 	}
+	if err := d.rec.accept(resp.StatusCode, conn.Subprotocol()); err != nil {
+		_ = conn.Close() // an error closing or writing here has nowhere better to go
+		return nil, err
+	}
 	d.holder.Conn = conn
-	d.rec.accept(resp.StatusCode, conn.Subprotocol())
 	return resp, nil
 }
 

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/reattach"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
+	"github.com/crisp-cri/crisp/internal/tty"
+)
+
+// reconnectOptions is attach's --reconnect; internal/reattach runs the loop.
+type reconnectOptions struct {
+	Enabled bool
+}
+
+func (o *reconnectOptions) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Enabled, "reconnect", false, "when the stream breaks while the container runs (the runtime or its streaming server restarted), issue a fresh Attach and carry on")
+}
+
+// attachSession runs one attach session on the URLs of src.
+type attachSession func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error)
+
+// run runs the attach session once or, with --reconnect, again after every
+// break while the container runs. keys (nil without -i) tells a detach.
+func (o *reconnectOptions) run(ctx context.Context, d streamDeps, cli *client.Client, id string, src transport.URLSource, session attachSession, keys *tty.DetachReader) error {
+	if !o.Enabled {
+		_, err := session(ctx, src)
+		return err
+	}
+	notify := func(format string, args ...any) {
+		// A status line that cannot be written has nowhere else to go.
+		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: attach: "+format+"\n", args...)
+	}
+	loop := reattach.Loop{
+		Session: func(ctx context.Context, retry bool) (bool, error) {
+			s := src
+			if retry {
+				var said atomic.Bool
+				s = func(ctx context.Context) (string, error) {
+					u, err := src(ctx)
+					if err == nil && !said.Swap(true) {
+						notify("re-attached to container %s with a fresh Attach", client.ShortID(id))
+					}
+					return u, err
+				}
+			}
+			res, err := session(ctx, s)
+			_, upgraded := res.Negotiated()
+			return upgraded, err
+		},
+		Final: func(err error) bool {
+			var coded interface{ ExitStatus() int }
+			var refused *transport.NegotiationError
+			return (keys != nil && keys.Detached()) || errors.As(err, &coded) || errors.As(err, &refused) || errors.Is(err, tty.ErrInterrupted)
+		},
+		Running: func(ctx context.Context) (bool, error) {
+			_, err := cli.WaitForExit(ctx, id, 200*time.Millisecond)
+			if errors.Is(err, client.ErrStillRunning) {
+				return true, nil
+			}
+			return false, err
+		},
+		Notify: notify,
+	}
+	return loop.Run(ctx)
+}

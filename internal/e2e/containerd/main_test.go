@@ -1,0 +1,294 @@
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"testing"
+)
+
+// runtimeSpec is one containerd this package runs its tests against, and the
+// names its harness uses on this machine: its own folder (socket, state,
+// config), bridge and /24, so that both harnesses, a harness started by hand
+// (`make containerd-up`, /tmp/crisp-ctrd; `make containerd2-up`,
+// /tmp/crisp-ctrd2) and the TLS harnesses never meet.
+type runtimeSpec struct {
+	name      string // subtest name: "containerd-1.6"
+	version   string // what its version starts with: "1.6.", "2.4."
+	label     string // column of docs/interop.md: "containerd 1.6"
+	binDir    string // CRISP_CTRD_BIN_DIR relative to the repository; "" is Debian's containerd in PATH
+	envVar    string // names the env file of a harness somebody else started and will stop
+	dir       string
+	bridge    string
+	netPrefix string
+	tls       tlsNames // its TLS harness (tls_test.go)
+	serves    serves   // what of the CRI it implements, where the runtimes differ
+}
+
+// serves is what a runtime implements of the CRI where containerd 1.6 and 2.4
+// differ, as measured (differences_test.go asserts each runtime's values).
+type serves struct {
+	events        bool // GetContainerEvents (crictl events)
+	runtimeConfig bool // RuntimeConfig (crictl runtime-config)
+}
+
+// tlsNames are the names of a runtime's TLS harness; envVar names the env
+// file of one somebody else started and will stop.
+type tlsNames struct{ envVar, dir, bridge, netPrefix string }
+
+// runtimeSpecs: Debian's containerd 1.6 and containerd 2.4 built by
+// scripts/deps.sh. The order is the order of the subtests and of the matrix.
+var runtimeSpecs = []*runtimeSpec{
+	{
+		name: "containerd-1.6", label: "containerd 1.6", version: "1.6.", envVar: "CRISP_CTRD_ENV",
+		dir: "/tmp/crisp-e2e", bridge: "crispe2e0", netPrefix: "10.213.78",
+		tls:    tlsNames{"CRISP_CTRD_TLS_ENV", "/tmp/crisp-e2e-tls", "crispe2etls0", "10.213.80"},
+		serves: serves{events: false, runtimeConfig: false},
+	},
+	{
+		name: "containerd-2.4", label: "containerd 2.4", version: "2.4.", envVar: "CRISP_CTRD2_ENV",
+		binDir: ".tools/containerd2/bin",
+		dir:    "/tmp/crisp-e2e2", bridge: "crispe2e2", netPrefix: "10.213.82",
+		tls:    tlsNames{"CRISP_CTRD2_TLS_ENV", "/tmp/crisp-e2e2-tls", "crispe2e2tls", "10.213.83"},
+		serves: serves{events: true, runtimeConfig: true},
+	},
+}
+
+// rt is one runtime of this run: its harness, or why it is unavailable.
+type rt struct {
+	spec    *runtimeSpec
+	harness *Harness // nil when unavailable
+	reason  string   // why the harness is unavailable
+	upTook  time.Duration
+	stop    func() // nil when this package did not start it
+}
+
+// suite is what TestMain set up, read-only once the tests run.
+var suite struct {
+	repo     string // repository root
+	reason   string // why no runtime can run at all ("" when they can)
+	binDir   string // temporary folder for the crisp binary
+	crictl   string // crictl binary
+	critest  string // critest binary
+	runtimes []*rt  // one per runtimeSpecs entry, same order
+
+	buildOnce sync.Once
+	crispBin  string
+	buildErr  error
+
+	crictlConfigOnce sync.Once
+	crictlConfig     string
+	crictlConfigErr  error
+
+	resultsMu sync.Mutex
+	tracked   map[testing.TB]bool
+	results   []testResult // tests and runtime subtests, in the order they ended
+}
+
+func TestMain(m *testing.M) {
+	// Returning lets the testing package exit with m.Run's code.
+	defer func() {
+		if suite.binDir != "" {
+			_ = os.RemoveAll(suite.binDir) // best effort: a temporary folder
+		}
+	}()
+	for _, spec := range runtimeSpecs {
+		suite.runtimes = append(suite.runtimes, &rt{spec: spec})
+	}
+	var err error
+	suite.repo, err = repoRoot()
+	if err != nil {
+		suite.reason = err.Error()
+		runAndReport(m)
+		return
+	}
+	suite.crictl = envOr("CRICTL", filepath.Join(suite.repo, ".tools/bin/crictl"))
+	suite.critest = envOr("CRITEST", filepath.Join(suite.repo, ".tools/bin/critest"))
+	if suite.binDir, err = os.MkdirTemp("", "crisp-e2e-bin-"); err != nil {
+		suite.reason = err.Error()
+		runAndReport(m)
+		return
+	}
+	suite.reason = unavailable()
+	// Both harnesses start at once (each waits on its own lock) and stop at
+	// the end, whatever the tests did.
+	var wg sync.WaitGroup
+	for _, r := range suite.runtimes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.start()
+		}()
+	}
+	wg.Wait()
+	defer func() {
+		for _, r := range suite.runtimes {
+			if r.stop != nil {
+				r.stop()
+			}
+		}
+	}()
+	runAndReport(m)
+}
+
+// start brings r's harness up, or records why it cannot run.
+func (r *rt) start() {
+	if !r.spec.selected() {
+		r.reason = r.spec.name + " is " + notSelected
+		return
+	}
+	if envFile := os.Getenv(r.spec.envVar); envFile != "" {
+		var err error
+		if r.harness, err = loadHarness(envFile, r.spec); err != nil {
+			r.reason = fmt.Sprintf("%s=%s: %v", r.spec.envVar, envFile, err)
+		}
+		return
+	}
+	if suite.reason != "" {
+		r.reason = suite.reason
+		return
+	}
+	if r.reason = r.spec.unavailable(); r.reason != "" {
+		return
+	}
+	// One harness per folder at a time on this machine: parallel `go test`
+	// runs of this package (several engineers, or -count) queue here.
+	unlock, err := lockFile(r.spec.dir + ".lock")
+	if err != nil {
+		r.reason = err.Error()
+		return
+	}
+	env := r.spec.scriptEnv(r.spec.dir, r.spec.bridge, r.spec.netPrefix)
+	r.stop = func() {
+		if out, err := runScript(env, "containerd-down.sh"); err != nil {
+			fmt.Fprintf(os.Stderr, "containerd e2e: %s: scripts/containerd-down.sh failed: %v\n%s", r.spec.name, err, out)
+		}
+		unlock()
+	}
+	start := time.Now()
+	out, err := runScript(env, "containerd-up.sh")
+	if err != nil {
+		r.reason = fmt.Sprintf("scripts/containerd-up.sh failed: %v\n%s", err, out)
+		return
+	}
+	r.upTook = time.Since(start)
+	if r.harness, err = loadHarness(filepath.Join(r.spec.dir, "env"), r.spec); err != nil {
+		r.reason = err.Error()
+		return
+	}
+	fmt.Fprintf(os.Stderr, "containerd e2e: %s (%s) up in %v under %s\n",
+		r.spec.name, r.harness.Version, r.upTook.Round(10*time.Millisecond), r.spec.dir)
+}
+
+// scriptEnv is the environment of containerd-up.sh and containerd-down.sh
+// for a harness of this runtime in dir, on bridge and netPrefix.0/24.
+func (s *runtimeSpec) scriptEnv(dir, bridge, netPrefix string, extra ...string) []string {
+	env := append(cleanEnv(), "CRISP_CTRD_DIR="+dir, "CRISP_CTRD_BRIDGE="+bridge,
+		"CRISP_CTRD_NET_PREFIX="+netPrefix, "CRICTL="+suite.crictl)
+	if s.binDir != "" {
+		env = append(env, "CRISP_CTRD_BIN_DIR="+filepath.Join(suite.repo, s.binDir))
+	}
+	return append(env, extra...)
+}
+
+// unavailable says why no harness can start here, or "".
+func unavailable() string {
+	if runtime.GOOS != "linux" {
+		return "the containerd suite runs on Linux only"
+	}
+	if os.Geteuid() != 0 {
+		return "the containerd suite needs root (containerd, runc, mounts, network namespaces); run `sudo make test` or see README"
+	}
+	for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return bin + " is not installed: run `make deps` as root (apt-get install containerd runc containernetworking-plugins busybox-static)"
+		}
+	}
+	if _, err := os.Stat(suite.crictl); err != nil {
+		return "crictl is not built at " + suite.crictl + ": run `make deps`"
+	}
+	return ""
+}
+
+// unavailable says why this runtime's binaries are missing, or "".
+func (s *runtimeSpec) unavailable() string {
+	if s.binDir == "" {
+		return ""
+	}
+	for _, bin := range []string{"containerd", "containerd-shim-runc-v2"} {
+		if _, err := os.Stat(filepath.Join(suite.repo, s.binDir, bin)); err != nil {
+			return fmt.Sprintf("%s is not built at %s: run `make deps`", bin, filepath.Join(suite.repo, s.binDir))
+		}
+	}
+	return ""
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close() // the lock failed; the close cannot tell more
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { _ = f.Close() }, nil // closing releases the lock
+}
+
+// runScript runs scripts/NAME with env, for 3 minutes at most.
+func runScript(env []string, name string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(suite.repo, "scripts", name))
+	cmd.Env = env
+	cmd.Dir = suite.repo
+	return cmd.CombinedOutput()
+}
+
+// cleanEnv is the test's environment without the CRI settings a developer's
+// shell may carry, so every client talks to the harness only.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "CONTAINER_RUNTIME_ENDPOINT", "IMAGE_SERVICE_ENDPOINT", "CRI_CONFIG_FILE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
