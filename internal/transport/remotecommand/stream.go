@@ -68,7 +68,10 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 		return res, fmt.Errorf("%s: nothing to offer the streaming server", op)
 	}
 	sess := newSession(op, cfg, s)
-	sess.failFast = true
+	// attach's stdin feeds a process that was running before and goes on
+	// after: its end is no command's end of input (detach keys end the
+	// session), so only exec fails fast on it (guard.go).
+	sess.failFast = op != "attach"
 	defer sess.end()
 	defer sess.logTiming(&res) // timing.go: -v's breakdown
 	asked := offers
