@@ -48,7 +48,7 @@ test-short:
 	$(GO) test -short -count=1 ./...
 
 check:
-	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal deploy); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 	bash scripts/tidy-check.sh
 
