@@ -24,6 +24,9 @@ type attachOptions struct {
 	Record     session.RecordFlags    // recordflags.go
 	Reconnect  session.ReconnectFlags // attachreconnect.go
 
+	// ProtocolCache is --protocol-cache (protocache.go).
+	ProtocolCache bool
+
 	Container string
 
 	keys   []byte
@@ -77,6 +80,7 @@ EXIT STATUS
 	fl.StringVar(&o.DetachKeys, "detach-keys", tty.DefaultDetachKeys, `keys that detach (with -i); "" disables`)
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io (debugging)")
+	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
 	o.Trace.CloseAfter(cmd)
@@ -116,6 +120,6 @@ func (o *attachOptions) Validate() error {
 func (o *attachOptions) Run(ctx context.Context) error {
 	return o.deps.Attach(ctx, session.Attach{
 		Container: o.Container, Stdin: o.Stdin, TTY: o.TTY, Keys: o.keys, Offers: o.offers, TLS: o.TLS,
-		Configure: o.Trace.Apply, Record: &o.Record, Reconnect: o.Reconnect, ExitWait: o.exitWait,
+		Configure: o.Trace.Apply, Record: &o.Record, Reconnect: o.Reconnect, ExitWait: o.exitWait, ProtocolCache: o.ProtocolCache,
 	})
 }

@@ -30,6 +30,9 @@ type execOptions struct {
 
 	many bool
 
+	// ProtocolCache is --protocol-cache (protocache.go).
+	ProtocolCache bool
+
 	Container string
 	Command   []string
 
@@ -87,6 +90,7 @@ EXIT STATUS
 	fl.DurationVar(&o.Timeout, "timeout", 0, "with -s: how long the runtime lets the command run (0: no limit)")
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io or v4 (debugging)")
+	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
 	o.Trace.CloseAfter(cmd)
@@ -151,6 +155,6 @@ func (o *execOptions) Run(ctx context.Context) error {
 	}
 	return o.deps.Exec(ctx, session.Exec{
 		Container: o.Container, Command: o.Command, Stdin: o.Stdin, TTY: o.TTY, Sync: o.Sync, Timeout: o.Timeout,
-		Offers: o.offers, TLS: o.TLS, Configure: o.Trace.Apply, Record: &o.Record,
+		Offers: o.offers, TLS: o.TLS, Configure: o.Trace.Apply, Record: &o.Record, ProtocolCache: o.ProtocolCache,
 	})
 }

@@ -41,7 +41,7 @@ func TestBenchFigures(t *testing.T) {
 		t.Fatalf("%d results, want %d", len(rep.Results), len(want))
 	}
 	for i, r := range rep.Results {
-		if got := string(r.Call) + " " + r.Protocol.String(); got != want[i] {
+		if got := string(r.Call) + " " + r.String(); got != want[i] {
 			t.Errorf("result %d is %s, want %s", i, got, want[i])
 		}
 		for _, fig := range r.Figures {
@@ -55,7 +55,7 @@ func TestBenchFigures(t *testing.T) {
 	}
 }
 
-func got(r BenchResult) string { return string(r.Call) + " " + r.Protocol.String() }
+func got(r BenchResult) string { return string(r.Call) + " " + r.String() }
 
 func TestZeroCommands(t *testing.T) {
 	tests := []struct {

@@ -79,7 +79,7 @@ func (f *fakeRuntime) Stream(ctx context.Context, u string, p Protocol, s Sessio
 	hs := Handshake{Accepted: true, Negotiated: p.Name}
 	if call == CallAttach {
 		if s.Stdout != nil {
-			io.WriteString(s.Stdout, "tick\n")
+			_, _ = io.WriteString(s.Stdout, "tick\n")
 		}
 		<-ctx.Done()
 		return hs, ctx.Err()
@@ -125,7 +125,7 @@ func runFake(ctx context.Context, cmd []string, s Session, caps Capabilities) er
 		if err != nil {
 			return ctxErr(ctx, err)
 		}
-		fmt.Fprintf(out, "%d\n", bytes.Count(data, []byte("\n")))
+		_, _ = fmt.Fprintf(out, "%d\n", bytes.Count(data, []byte("\n")))
 		return nil
 	case strings.HasPrefix(line, "head -c "):
 		fields := strings.Fields(line)
@@ -140,7 +140,7 @@ func runFake(ctx context.Context, cmd []string, s Session, caps Capabilities) er
 		// zeroSink: count SIZE bytes of stdin.
 		n := sinkSize(line)
 		m, err := io.CopyN(io.Discard, stdin, n)
-		fmt.Fprintf(out, "%d\n", m)
+		_, _ = fmt.Fprintf(out, "%d\n", m)
 		return ctxErr(ctx, err)
 	case strings.HasPrefix(line, "sh -c ") && strings.Contains(line, "/dev/zero"):
 		// zeroSource: dd blocks and a head remainder.
@@ -149,26 +149,26 @@ func runFake(ctx context.Context, cmd []string, s Session, caps Capabilities) er
 	case line == "sh -c exit 7":
 		return fakeExit(7)
 	case line == "sh -c echo to-stdout; echo to-stderr >&2":
-		io.WriteString(out, "to-stdout\n")
-		io.WriteString(errOut, "to-stderr\n")
+		_, _ = io.WriteString(out, "to-stdout\n")
+		_, _ = io.WriteString(errOut, "to-stderr\n")
 		return nil
 	case strings.Contains(line, "stty size"):
 		if !s.TTY || s.Size == nil || !caps.Resize {
 			return fakeExit(1)
 		}
-		fmt.Fprintf(out, "%d %d\r\n", s.Size.Height, s.Size.Width)
+		_, _ = fmt.Fprintf(out, "%d %d\r\n", s.Size.Height, s.Size.Width)
 		if strings.Contains(line, "while") {
 			// ttyCheck's command: print the size again once it changes.
 			select {
 			case ts := <-s.Resize:
-				fmt.Fprintf(out, "%d %d\r\n", ts.Height, ts.Width)
+				_, _ = fmt.Fprintf(out, "%d %d\r\n", ts.Height, ts.Width)
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
 		return nil
 	}
-	fmt.Fprintf(errOut, "%s: not found\n", cmd[0])
+	_, _ = fmt.Fprintf(errOut, "%s: not found\n", cmd[0])
 	return fakeExit(127)
 }
 
@@ -223,8 +223,8 @@ func (c *pipeConn) Read(b []byte) (int, error)  { return c.r.Read(b) }
 func (c *pipeConn) Write(b []byte) (int, error) { return c.w.Write(b) }
 func (c *pipeConn) CloseWrite() error           { return c.w.Close() }
 func (c *pipeConn) Close() error {
-	c.w.Close()
-	c.rClose.Close()
+	_ = c.w.Close()      // pipe closes cannot fail
+	_ = c.rClose.Close() // pipe closes cannot fail
 	return c.r.Close()
 }
 func sinkSize(line string) int64 {

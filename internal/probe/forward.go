@@ -12,8 +12,11 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
+// probeForward makes the handshake, opening a connection to the target's
+// port; the registry's port-forward checks use it and open their own.
 func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Result {
 	res := Result{Call: CallPortForward, Protocol: proto}
+	a := p.attemptFor(CallPortForward, t, proto)
 	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
 	start := time.Now()
@@ -30,67 +33,14 @@ func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Res
 	if !hs.Accepted {
 		return res
 	}
-	if t.Port == 0 || p.SkipChecks {
-		if conn != nil {
-			_ = conn.Close() // an error closing or writing here has nowhere better to go
-		}
-		if !p.SkipChecks {
-			res.Checks = append(res.Checks, Check{Name: CheckRoundTrip, Outcome: Skip, Detail: "no --port given"})
-		}
-		return res
+	a.First = &FirstSession{Ctx: ctx1, Err: err, Conn: conn}
+	if !p.SkipChecks {
+		res.Checks = a.checks(ctx, SuiteProbe)
 	}
-	c := Check{Name: CheckRoundTrip}
-	if err != nil || conn == nil {
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("could not open a connection to port %d: %v", t.Port, err)
-		res.Checks = append(res.Checks, c)
-		return res
+	if a.First.Conn != nil {
+		_ = a.First.Conn.Close() // an error closing or writing here has nowhere better to go
 	}
-	got, err := roundTrip(ctx1, conn, []byte(probePayload))
-	switch {
-	case string(got) == probePayload:
-		c.Outcome, c.Detail = Pass, fmt.Sprintf("port %d echoed %d bytes", t.Port, len(got))
-	case len(got) > 0:
-		c.Outcome, c.Detail = Pass, fmt.Sprintf("port %d answered %d bytes (not an echo server)", t.Port, len(got))
-	default:
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("port %d sent nothing back: %v", t.Port, err)
-	}
-	res.Checks = append(res.Checks, c, p.halfCloseCheck(ctx, t, proto))
 	return res
-}
-
-// halfCloseCheck sends a few bytes on a fresh connection, half-closes it,
-// and expects the remote's answer followed by its end: what a client
-// relying on shutdown(SHUT_WR) needs.
-func (p *Prober) halfCloseCheck(ctx context.Context, t Target, proto Protocol) Check {
-	c := Check{Name: CheckHalfClose}
-	if !capabilities(CallPortForward, proto).HalfClose {
-		c.Outcome, c.Detail = Skip, proto.String()+" (direct WebSocket port-forward) cannot carry a half-close"
-		return c
-	}
-	ctx1, cancel := context.WithTimeout(ctx, p.timeout())
-	defer cancel()
-	url, err := p.URLs.PortForward(ctx1, &runtimeapi.PortForwardRequest{PodSandboxId: t.PodID, Port: portList(t.Port)})
-	if err != nil {
-		c.Outcome, c.Detail = Fail, err.Error()
-		return c
-	}
-	hs, conn, err := p.Streamer.Forward(ctx1, url, proto, t.Port)
-	if !hs.Accepted || conn == nil {
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("a second connection to port %d failed: %v", t.Port, err)
-		return c
-	}
-	got, ended, err := halfCloseExchange(ctx1, conn, []byte(probePayload))
-	switch {
-	case len(got) > 0 && ended:
-		c.Outcome, c.Detail = Pass, fmt.Sprintf("after the half-close, port %d answered %d bytes and closed its side", t.Port, len(got))
-	case len(got) > 0:
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close, port %d answered %d bytes but the connection did not end within %s: %v", t.Port, len(got), p.timeout(), err)
-	case ended:
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close the connection ended without an answer from port %d: the runtime tore it down", t.Port)
-	default:
-		c.Outcome, c.Detail = Fail, fmt.Sprintf("after the half-close nothing came back from port %d within %s: %v", t.Port, p.timeout(), err)
-	}
-	return c
 }
 
 // halfCloseExchange writes payload, half-closes, and reads until the

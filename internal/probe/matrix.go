@@ -46,6 +46,8 @@ func missing(what string, p Protocol) string {
 		return p.String() + " cannot close stdin (SPDY v2 and later can)"
 	case "resize":
 		return p.String() + " cannot carry terminal sizes (SPDY v3 and later and the other WebSocket framings can)"
+	case "half-close":
+		return p.String() + " (direct WebSocket port-forward) cannot carry a half-close"
 	}
 	return p.String() + " cannot carry " + what
 }

@@ -1,18 +1,10 @@
 package probe
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"fmt"
-	"io"
 	"strings"
 	"time"
-
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // Names of smoke's checks.
@@ -151,13 +143,12 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 				continue
 			}
 			isAuto := proto == auto
-			for _, check := range s.battery(row.Call, t) {
-				if err := ctx.Err(); err != nil {
-					return rep, err
-				}
-				began := time.Now()
-				c := check.run(ctx, pr)
-				record(SmokeCheck{Call: row.Call, Protocol: &pr, Auto: isAuto, Check: c, Duration: Millis(time.Since(began))})
+			a := newAttempt(row.Call, pr, t, s.URLs, s.Streamer, s.timeout())
+			err := a.run(ctx, SuiteSmoke, func(c Check, took time.Duration) {
+				record(SmokeCheck{Call: row.Call, Protocol: &pr, Auto: isAuto, Check: c, Duration: Millis(took)})
+			})
+			if err != nil {
+				return rep, err
 			}
 		}
 	}
@@ -236,245 +227,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-type smokeCase struct {
-	name string
-	run  func(ctx context.Context, p Protocol) Check
-}
-
-func (s *Smoker) battery(call Call, t Target) []smokeCase {
-	exec := func(name string, f func(ctx context.Context, p Protocol, caps Capabilities) Check) smokeCase {
-		return smokeCase{name, func(ctx context.Context, p Protocol) Check {
-			ctx, cancel := context.WithTimeout(ctx, s.timeout())
-			defer cancel()
-			c := f(ctx, p, capabilities(CallExec, p))
-			c.Name = name
-			return c
-		}}
-	}
-	switch call {
-	case CallExec:
-		return []smokeCase{
-			exec(SmokeEcho, func(ctx context.Context, p Protocol, caps Capabilities) Check { return s.echo(ctx, t, p, caps) }),
-			exec(SmokeSeparate, func(ctx context.Context, p Protocol, _ Capabilities) Check { return s.separate(ctx, t, p) }),
-			exec(SmokeExitCode, func(ctx context.Context, p Protocol, caps Capabilities) Check { return s.exitCode(ctx, t, p, caps) }),
-			exec(SmokeStdinEOF, func(ctx context.Context, p Protocol, caps Capabilities) Check { return s.stdinEOF(ctx, t, p, caps) }),
-			exec(SmokeIntegrity, func(ctx context.Context, p Protocol, _ Capabilities) Check { return s.integrity(ctx, t, p) }),
-			exec(SmokeTTY, func(ctx context.Context, p Protocol, caps Capabilities) Check { return s.tty(ctx, t, p, caps) }),
-		}
-	case CallAttach:
-		return []smokeCase{exec(SmokeAttach, func(ctx context.Context, p Protocol, _ Capabilities) Check { return s.attach(ctx, t, p) })}
-	case CallPortForward:
-		return []smokeCase{{SmokeForward, func(ctx context.Context, p Protocol) Check {
-			ctx, cancel := context.WithTimeout(ctx, s.timeout())
-			defer cancel()
-			c := s.forward(ctx, t, p)
-			c.Name = SmokeForward
-			return c
-		}}}
-	}
-	return nil
-}
-
-// execRun makes a fresh exec URL and runs one session on it. The check is
-// non-nil (failed) when no session ran: the RPC failed, or the upgrade was
-// refused although the handshake probe accepted it.
-func (s *Smoker) execRun(ctx context.Context, t Target, p Protocol, req *runtimeapi.ExecRequest, sess Session) (*Check, error) {
-	req.ContainerId = t.ContainerID
-	url, err := s.URLs.Exec(ctx, req)
-	if err != nil {
-		return &Check{Outcome: Fail, Detail: err.Error()}, err
-	}
-	hs, err := s.Streamer.Stream(ctx, url, p, sess)
-	if !hs.Accepted {
-		return &Check{Outcome: Fail, Detail: notAccepted(hs, err)}, err
-	}
-	return nil, err
-}
-
-func (s *Smoker) echo(ctx context.Context, t Target, p Protocol, caps Capabilities) Check {
-	payload := "crisp smoke echo\n"
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	out := newWatchWriter(payload, cancel)
-	var errOut bytes.Buffer
-	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"cat"}, Stdin: true, Stdout: true, Stderr: true},
-		Session{Stdin: strings.NewReader(payload), Stdout: out, Stderr: &errOut, CloseStdin: caps.StdinEOF})
-	if bad != nil {
-		return *bad
-	}
-	if got := out.String(); got != payload {
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("`cat` echoed %q, want %q (stderr %q, error %v)", clip(got), payload, clip(errOut.String()), err)}
-	}
-	return Check{Outcome: Pass, Detail: fmt.Sprintf("`cat` echoed %d bytes", len(payload))}
-}
-
-func (s *Smoker) separate(ctx context.Context, t Target, p Protocol) Check {
-	var out, errOut bytes.Buffer
-	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "echo to-stdout; echo to-stderr >&2"}, Stdout: true, Stderr: true},
-		Session{Stdout: &out, Stderr: &errOut})
-	if bad != nil {
-		return *bad
-	}
-	if out.String() != "to-stdout\n" || errOut.String() != "to-stderr\n" {
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("stdout %q, stderr %q; want \"to-stdout\\n\" and \"to-stderr\\n\" (error %v)", clip(out.String()), clip(errOut.String()), err)}
-	}
-	return Check{Outcome: Pass, Detail: "stdout and stderr arrived apart"}
-}
-
-func (s *Smoker) exitCode(ctx context.Context, t Target, p Protocol, caps Capabilities) Check {
-	var errOut bytes.Buffer
-	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"sh", "-c", "exit 7"}, Stdout: true, Stderr: true},
-		Session{Stdout: io.Discard, Stderr: &errOut})
-	if bad != nil {
-		return *bad
-	}
-	code, ok := exitStatus(err)
-	switch {
-	case ok && code == 7:
-		return Check{Outcome: Pass, Detail: "`sh -c 'exit 7'` exited 7"}
-	case !caps.ExitCode && err != nil && strings.Contains(err.Error(), "7"):
-		return Check{Outcome: Pass, Detail: fmt.Sprintf("error text states the code: %v", err)}
-	case !caps.ExitCode && err != nil:
-		return Check{Outcome: Skip, Detail: missing("exit-code", p) + fmt.Sprintf(" (text: %v)", err)}
-	case ok && code == 0 && p.Name == transport.ExecProtocolV1:
-		// crisp waits for v1's error text (internal/transport statuswatch),
-		// so an empty one is the server's: cri-streaming's v1 handler (what
-		// containerd and CRI-O embed) resets the error stream before the
-		// command runs, as 1.0 kubelets did.
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("`sh -c 'exit 7'` looked like success: %s carries the exit status only as an error text, and the runtime sent none (servers built on cri-streaming reset v1's error stream before the command starts)", p)}
-	case ok:
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("`sh -c 'exit 7'` reported exit %d, want 7", code)}
-	}
-	return Check{Outcome: Fail, Detail: fmt.Sprintf("`sh -c 'exit 7'`: no exit status, the stream failed: %v", err)}
-}
-
-func (s *Smoker) stdinEOF(ctx context.Context, t Target, p Protocol, caps Capabilities) Check {
-	if !caps.StdinEOF {
-		return Check{Outcome: Skip, Detail: missing("stdin-eof", p)}
-	}
-	var out, errOut bytes.Buffer
-	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"wc", "-l"}, Stdin: true, Stdout: true, Stderr: true},
-		Session{Stdin: strings.NewReader("a\nb\n"), Stdout: &out, Stderr: &errOut, CloseStdin: true})
-	if bad != nil {
-		return *bad
-	}
-	if ctx.Err() != nil {
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("`wc -l` did not end within %s after stdin was closed: the server ignored the end of stdin", s.timeout())}
-	}
-	if got := strings.TrimSpace(out.String()); got != "2" || err != nil {
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("`wc -l` of two lines printed %q, want 2 (error %v, stderr %q)", clip(got), err, clip(errOut.String()))}
-	}
-	return Check{Outcome: Pass, Detail: "`wc -l` saw stdin end and printed 2"}
-}
-
-func (s *Smoker) integrity(ctx context.Context, t Target, p Protocol) Check {
-	data := make([]byte, IntegritySize)
-	if _, err := rand.Read(data); err != nil {
-		return Check{Outcome: Fail, Detail: err.Error()}
-	}
-	want := sha256.Sum256(data)
-	h := sha256.New()
-	counter := &countWriter{w: h}
-	var errOut bytes.Buffer
-	// head -c ends by itself after the last byte, so protocols that cannot
-	// close stdin carry the check too.
-	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: []string{"head", "-c", fmt.Sprint(IntegritySize)}, Stdin: true, Stdout: true, Stderr: true},
-		Session{Stdin: bytes.NewReader(data), Stdout: counter, Stderr: &errOut, CloseStdin: capabilities(CallExec, p).StdinEOF})
-	if bad != nil {
-		return *bad
-	}
-	var got [sha256.Size]byte
-	copy(got[:], h.Sum(nil))
-	if counter.n != IntegritySize || got != want {
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("sent 16 MiB through `head -c %d`, got back %d bytes, sha256 match %t (error %v, stderr %q)", IntegritySize, counter.n, got == want, err, clip(errOut.String()))}
-	}
-	if code, ok := exitStatus(err); !ok || code != 0 {
-		if capabilities(CallExec, p).ExitCode {
-			return Check{Outcome: Fail, Detail: fmt.Sprintf("the 16 MiB arrived intact but the command ended with %v", err)}
-		}
-	}
-	return Check{Outcome: Pass, Detail: "16 MiB in and out, sha256 matches"}
-}
-
-func (s *Smoker) tty(ctx context.Context, t Target, p Protocol, caps Capabilities) Check {
-	if !caps.Resize {
-		return Check{Outcome: Skip, Detail: missing("resize", p)}
-	}
-	tc := newTTYCheck()
-	bad, err := s.execRun(ctx, t, p, &runtimeapi.ExecRequest{Cmd: tc.command(), Tty: true, Stdout: true}, tc.session())
-	if bad != nil {
-		return *bad
-	}
-	outcome, detail := tc.verdict(p, err)
-	return Check{Outcome: outcome, Detail: detail}
-}
-
-func (s *Smoker) attach(ctx context.Context, t Target, p Protocol) Check {
-	window := 3 * time.Second
-	wctx, cancel := context.WithTimeout(ctx, window)
-	defer cancel()
-	out := newWatchWriter("", nil)
-	out.anyOutput = cancel
-	url, err := s.URLs.Attach(wctx, &runtimeapi.AttachRequest{ContainerId: t.ContainerID, Stdout: true, Stderr: true})
-	if err != nil {
-		return Check{Outcome: Fail, Detail: err.Error()}
-	}
-	hs, err := s.Streamer.Stream(wctx, url, p, Session{Stdout: out, Stderr: out})
-	if !hs.Accepted {
-		return Check{Outcome: Fail, Detail: notAccepted(hs, err)}
-	}
-	switch got := out.String(); {
-	case got != "":
-		return Check{Outcome: Pass, Detail: fmt.Sprintf("read %d bytes from the main process", len(got))}
-	case ctx.Err() == nil && wctx.Err() != nil:
-		return Check{Outcome: Skip, Detail: fmt.Sprintf("the main process printed nothing within %s; run smoke on a container that prints (or use --image)", window)}
-	}
-	return Check{Outcome: Fail, Detail: fmt.Sprintf("the attach stream ended without output: %v", err)}
-}
-
-func (s *Smoker) forward(ctx context.Context, t Target, p Protocol) Check {
-	if t.Port == 0 {
-		return Check{Outcome: Skip, Detail: "no --port given (it must reach a TCP echo server in the pod)"}
-	}
-	url, err := s.URLs.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: t.PodID, Port: []int32{t.Port}})
-	if err != nil {
-		return Check{Outcome: Fail, Detail: err.Error()}
-	}
-	hs, conn, err := s.Streamer.Forward(ctx, url, p, t.Port)
-	if !hs.Accepted {
-		return Check{Outcome: Fail, Detail: notAccepted(hs, err)}
-	}
-	if err != nil || conn == nil {
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("could not open a connection to port %d: %v", t.Port, err)}
-	}
-	payload := make([]byte, 64<<10)
-	_, _ = rand.Read(payload)
-	got, err := roundTrip(ctx, conn, payload)
-	switch {
-	case bytes.Equal(got, payload):
-		return Check{Outcome: Pass, Detail: fmt.Sprintf("port %d echoed 64 KiB intact", t.Port)}
-	case len(got) > 0 && !bytes.Equal(got, payload[:min(len(got), len(payload))]):
-		return Check{Outcome: Pass, Detail: fmt.Sprintf("port %d answered %d bytes (not an echo server, so integrity was not checked)", t.Port, len(got))}
-	}
-	return Check{Outcome: Fail, Detail: fmt.Sprintf("sent 64 KiB to port %d, %d bytes came back: %v", t.Port, len(got), err)}
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	c.n += int64(len(b))
-	return c.w.Write(b)
-}
-
-// lostTTYHint names the known case of a lost TTY output.
-func lostTTYHint(p Protocol) string {
-	if p.Transport == transport.WebSocket {
-		return " (containerd 1.6 is known to drop the output of a TTY exec without stdin over WebSocket)"
-	}
-	return ""
 }

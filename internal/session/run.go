@@ -26,6 +26,7 @@ type Exec struct {
 	TLS              cmdutil.TLSFlags
 	Configure        func(*transport.Config) error // --trace-file
 	Record           *RecordFlags
+	ProtocolCache    bool // --protocol-cache
 }
 
 // Exec runs e and returns the remote exit status as an error (nil for 0).
@@ -38,10 +39,11 @@ func (d Deps) Exec(ctx context.Context, e Exec) error {
 	if e.Sync {
 		return d.ExecSync(ctx, cli, ctr.Id, e.Command, e.Timeout)
 	}
-	cfg, err := d.config(e.TLS, settings, e.Configure)
+	cfg, err := d.config(e.TLS, settings, protocolCache(e.ProtocolCache, cli), e.Configure)
 	if err != nil {
 		return err
 	}
+	defer transport.OneProc()() // less CPU per byte streamed
 	withTTY := d.CheckTTY(e.Stdin, e.TTY)
 	if err := e.Record.Start(&d, e.Command); err != nil {
 		return err
@@ -61,15 +63,16 @@ func (d Deps) Exec(ctx context.Context, e Exec) error {
 // offer the runtime, the streaming flags, and how long to wait for the
 // runtime to record the exit of a container whose stream ended.
 type Attach struct {
-	Container  string
-	Stdin, TTY bool
-	Keys       []byte
-	Offers     []transport.Offer
-	TLS        cmdutil.TLSFlags
-	Configure  func(*transport.Config) error // --trace-file
-	Record     *RecordFlags
-	Reconnect  ReconnectFlags
-	ExitWait   time.Duration
+	Container     string
+	Stdin, TTY    bool
+	Keys          []byte
+	Offers        []transport.Offer
+	TLS           cmdutil.TLSFlags
+	Configure     func(*transport.Config) error // --trace-file
+	Record        *RecordFlags
+	ProtocolCache bool // --protocol-cache
+	Reconnect     ReconnectFlags
+	ExitWait      time.Duration
 }
 
 // Attach attaches until the process ends (its exit status is returned as
@@ -84,10 +87,11 @@ func (d Deps) Attach(ctx context.Context, a Attach) error {
 		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
 			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
 	}
-	cfg, err := d.config(a.TLS, settings, a.Configure)
+	cfg, err := d.config(a.TLS, settings, protocolCache(a.ProtocolCache, cli), a.Configure)
 	if err != nil {
 		return err
 	}
+	defer transport.OneProc()() // less CPU per byte streamed
 	withTTY := d.CheckTTY(a.Stdin, a.TTY)
 	if err := a.Record.Start(&d, []string{"attach", a.Container}); err != nil {
 		return err
@@ -119,9 +123,11 @@ func (d Deps) Attach(ctx context.Context, a Attach) error {
 	return d.Outcome(ctx, err)
 }
 
-// config is TransportConfig adjusted by configure (--trace-file) when set.
-func (d Deps) config(tlsFlags cmdutil.TLSFlags, settings client.Settings, configure func(*transport.Config) error) (transport.Config, error) {
+// config is TransportConfig with the protocol cache (nil: none), adjusted
+// by configure (--trace-file) when set.
+func (d Deps) config(tlsFlags cmdutil.TLSFlags, settings client.Settings, protocols *transport.ProtocolCache, configure func(*transport.Config) error) (transport.Config, error) {
 	cfg, err := d.TransportConfig(tlsFlags, settings)
+	cfg.Protocols = protocols
 	if err == nil && configure != nil {
 		err = configure(&cfg)
 	}
