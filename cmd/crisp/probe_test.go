@@ -152,15 +152,15 @@ func serveEcho(lis net.Listener) (stop func()) {
 				mu.Lock()
 				delete(conns, c)
 				mu.Unlock()
-				c.Close()
+				_ = c.Close() // a test connection: nothing to report
 			}()
 		}
 	}()
 	return func() {
-		lis.Close()
+		_ = lis.Close() // the test is over
 		mu.Lock()
 		for c := range conns {
-			c.Close()
+			_ = c.Close() // a test connection: nothing to report
 		}
 		mu.Unlock()
 		wg.Wait()

@@ -180,8 +180,8 @@ func TestSmokeImageInterruptedCleansUp(t *testing.T) {
 	r := bufio.NewReader(stdout)
 	first, err := r.ReadString('\n')
 	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
+		_ = cmd.Process.Kill() // it may have exited already
+		_ = cmd.Wait()         // killed: its status says nothing
 		t.Fatalf("smoke printed no check before ending: %v\nstderr:\n%s", err, stderr.String())
 	}
 	pods, _ := leftovers(t, env)

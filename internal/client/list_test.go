@@ -54,7 +54,7 @@ func fixture(t *testing.T, ignoreFilters bool) (*Client, *clienttest.Fake) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	return c, f
 }
 
@@ -306,7 +306,7 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // a test client
 	_, err = c.ListPods(context.Background(), PodFilter{})
 	for _, s := range []string{"listing pods", "unix:///nonexistent/crisp-test.sock", "unreachable", "CONTAINER_RUNTIME_ENDPOINT"} {
 		if err == nil || !strings.Contains(err.Error(), s) {

@@ -16,7 +16,7 @@ func TestDescribeTLSError(t *testing.T) {
 		defer c.CloseIdleConnections()
 		resp, err := c.Get(srv.URL)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 		}
 		return err
 	}

@@ -104,13 +104,13 @@ func NewConfig(o ConfigOptions) Config {
 	}
 	level := max(o.LogLevel, 1)
 	if o.Verbose >= level {
-		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(o.Out, "crisp: "+format+"\n", args...) }
+		cfg.Logf = func(format string, args ...any) { _, _ = fmt.Fprintf(o.Out, "crisp: "+format+"\n", args...) } // diagnostics on the error stream: a failed write has nowhere to go
 	}
 	if o.Verbose > level {
 		cfg.Trace = o.Out
 	}
 	if o.Warnings {
-		cfg.Warnf = func(format string, args ...any) { fmt.Fprintf(o.Out, "crisp: warning: "+format+"\n", args...) }
+		cfg.Warnf = func(format string, args ...any) { _, _ = fmt.Fprintf(o.Out, "crisp: warning: "+format+"\n", args...) }
 	}
 	return cfg
 }

@@ -59,7 +59,7 @@ func TestUpgradesNeverFollowRedirects(t *testing.T) {
 		for _, offer := range offers {
 			sess, _, err := portforward.Connect(context.Background(), redirector.URL+"/portforward/tok", offer, []uint16{80}, transport.Config{})
 			if sess != nil {
-				sess.Close()
+				_ = sess.Close() // a test connection: nothing to report
 			}
 			check("port-forward "+offer.String(), err)
 		}

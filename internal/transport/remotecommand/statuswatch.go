@@ -2,6 +2,7 @@ package remotecommand
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -131,7 +132,7 @@ func (w *statusWatch) release() {
 		closers := w.closers
 		w.mu.Unlock()
 		for i := len(closers) - 1; i >= 0; i-- { // the stream before its connection
-			closers[i]()
+			_ = closers[i]() // closing what the session is done with: the session already has its outcome
 		}
 	})
 }
@@ -139,7 +140,7 @@ func (w *statusWatch) release() {
 func (w *statusWatch) end(err error) {
 	w.endOnce.Do(func() {
 		w.mu.Lock()
-		if err != io.EOF && !w.released {
+		if !errors.Is(err, io.EOF) && !w.released {
 			w.readErr = err
 		}
 		w.mu.Unlock()

@@ -33,7 +33,7 @@ func spdyV1Server(t *testing.T, text string) *httptest.Server {
 		if conn == nil {
 			return
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }() // a test connection: nothing to report
 		byType := map[string]httpstream.Stream{}
 		for len(byType) < 3 {
 			select {
@@ -43,13 +43,13 @@ func spdyV1Server(t *testing.T, text string) *httptest.Server {
 				return
 			}
 		}
-		io.WriteString(byType["stdout"], "out\n")
-		byType["stdout"].Close()
-		byType["stderr"].Close()
+		_, _ = io.WriteString(byType["stdout"], "out\n")
+		_ = byType["stdout"].Close()
+		_ = byType["stderr"].Close()
 		if text != "" {
-			io.WriteString(byType["error"], text)
+			_, _ = io.WriteString(byType["error"], text)
 		}
-		byType["error"].Close()
+		_ = byType["error"].Close()
 	}))
 	t.Cleanup(srv.Close)
 	return srv
