@@ -12,8 +12,12 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 18m
 
 all: build
 
+## build: a lean binary: no paths or symbol tables (-trimpath, -s -w), and
+## the version from git describe (crisp version shows it).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BUILD_FLAGS ?= -trimpath -ldflags "-s -w -X main.crispVersion=$(VERSION)"
 build:
-	$(GO) build -o $(BIN) ./cmd/crisp
+	$(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/crisp
 
 ## image: bin/crisp-image.tar, an OCI image (crisp:$(VERSION)) holding the static
 ## binary on an empty base; offline and reproducible. `ctr -n k8s.io images import`,
@@ -44,7 +48,7 @@ test-short:
 	$(GO) test -short -count=1 ./...
 
 check:
-	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal deploy); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 	bash scripts/tidy-check.sh
 
@@ -89,6 +93,19 @@ containerd-up: deps
 
 containerd-down:
 	bash scripts/containerd-down.sh
+
+## perf: crisp and crictl side by side on containerd (alternating, both
+## orders, medians) into docs/performance.md. Needs root (starts containerd
+## unless CRISP_CTRD_ENV names a running harness's env file).
+.PHONY: perf
+perf: deps build
+	bash scripts/perf-doc.sh docs/performance.md
+
+## perf-mock: the same side by side against crisp's mock runtime (no root
+## needed); prints the tables.
+.PHONY: perf-mock
+perf-mock: build
+	bash scripts/perf-mock.sh
 
 containerd2-up: deps
 	bash scripts/containerd/v2-up.sh

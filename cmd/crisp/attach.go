@@ -28,6 +28,9 @@ type attachOptions struct {
 	Record     recordOptions    // recordflags.go
 	Reconnect  reconnectOptions // attachreconnect.go
 
+	// ProtocolCache is --protocol-cache (protocache.go).
+	ProtocolCache bool
+
 	Container string
 
 	keys   []byte
@@ -81,6 +84,7 @@ EXIT STATUS
 	fl.StringVar(&o.DetachKeys, "detach-keys", tty.DefaultDetachKeys, `keys that detach (with -i); "" disables`)
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io (debugging)")
+	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, protocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.addFlags(fl)
 	o.Trace.closeAfter(cmd)
@@ -131,6 +135,8 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.Protocols = protocolCache(o.ProtocolCache, cli)
+	defer transport.OneProc()() // procs.go: less CPU per byte streamed
 	if err := o.Trace.apply(&cfg); err != nil {
 		return err
 	}

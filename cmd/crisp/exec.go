@@ -226,6 +226,9 @@ type execOptions struct {
 
 	many bool
 
+	// ProtocolCache is --protocol-cache (protocache.go).
+	ProtocolCache bool
+
 	Container string
 	Command   []string
 
@@ -283,6 +286,7 @@ EXIT STATUS
 	fl.DurationVar(&o.Timeout, "timeout", 0, "with -s: how long the runtime lets the command run (0: no limit)")
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io or v4 (debugging)")
+	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, protocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.addFlags(fl)
 	o.Trace.closeAfter(cmd)
@@ -371,6 +375,8 @@ func (o *execOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.Protocols = protocolCache(o.ProtocolCache, cli)
+	defer transport.OneProc()() // procs.go: less CPU per byte streamed
 	if err := o.Trace.apply(&cfg); err != nil {
 		return err
 	}

@@ -61,6 +61,9 @@ type Config struct {
 	// example that stdin's end cannot reach the remote process on the
 	// negotiated protocol); nil discards it.
 	Warnf func(format string, args ...any)
+	// Protocols, when set, remembers the protocol each runtime accepted
+	// (protocache.go); nil is no cache.
+	Protocols *ProtocolCache
 	// UpgradeTimeout bounds each attempt's dial and upgrade handshake (not
 	// the session that follows); zero means no bound but the context's.
 	UpgradeTimeout time.Duration

@@ -56,11 +56,13 @@ func crispBinary(t testing.TB) string {
 }
 
 // crispCmd is crisp with args against the harness (CONTAINER_RUNTIME_ENDPOINT
-// set, no crictl config), for tests that wire stdin/stdout themselves.
+// set, no crictl config), for tests that wire stdin/stdout themselves. Each
+// command gets a cache folder of its own, so the protocol cache carries
+// nothing from one test to the next (tests assert what negotiation does).
 func (h *Harness) crispCmd(t testing.TB, ctx context.Context, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, crispBinary(t), args...)
-	cmd.Env = append(cleanEnv(), "CONTAINER_RUNTIME_ENDPOINT="+h.Endpoint)
+	cmd.Env = append(cleanEnv(), "CONTAINER_RUNTIME_ENDPOINT="+h.Endpoint, "XDG_CACHE_HOME="+t.TempDir())
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }

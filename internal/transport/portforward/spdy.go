@@ -90,10 +90,7 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
 	att.Protocol = protocol
-	var nc net.Conn = &pfOnceCloseConn{Conn: conn}
-	if br.Buffered() > 0 {
-		nc = &pfOnceCloseConn{Conn: &pfBufferedConn{Conn: conn, r: br}}
-	}
+	var nc net.Conn = &pfOnceCloseConn{Conn: transport.NewBufferedConn(conn, br)} // bufconn.go
 	sc, err := spdy.NewClientConnectionWithPings(nc, pfPingPeriod)
 	if err != nil {
 		_ = conn.Close()
@@ -163,14 +160,6 @@ func pfContains(list []string, s string) bool {
 	}
 	return false
 }
-
-// pfBufferedConn replays bytes read past the upgrade answer.
-type pfBufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *pfBufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // pfOnceCloseConn makes Close idempotent and quiet: the session closes the
 // socket itself, and the SPDY library, closing it again (or first, when the

@@ -194,7 +194,7 @@ func newSPDYExecutor(cfg transport.Config, u *url.URL, protocols []string, rec *
 		tlsCfg.ServerName = u.Hostname()
 	}
 	rt, err := streamspdy.NewRoundTripperWithConfig(streamspdy.RoundTripperConfig{
-		UpgradeTransport: &http.Transport{TLSClientConfig: tlsCfg, DialContext: rec.dial},
+		UpgradeTransport: &http.Transport{TLSClientConfig: tlsCfg, DialContext: spdyDial(u, rec.dial)},
 		PingPeriod:       spdyPingPeriod,
 	})
 	if err != nil {

@@ -68,8 +68,15 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 		return res, fmt.Errorf("%s: nothing to offer the streaming server", op)
 	}
 	sess := newSession(op, cfg, s)
-	sess.failFast = true
+	// attach's stdin feeds a process that was running before and goes on
+	// after: its end is no command's end of input (detach keys end the
+	// session), so only exec fails fast on it (guard.go).
+	sess.failFast = op != "attach"
 	defer sess.end()
+	defer sess.logTiming(&res) // timing.go: -v's breakdown
+	asked := offers
+	offers, reordered := cfg.Protocols.Order(ctx, op, asked, cfg) // protocache.go
+	defer func() { cfg.Protocols.Remember(ctx, op, asked, res.Attempts, reordered, cfg) }()
 	for i, offer := range offers {
 		rpcStart := time.Now()
 		rawURL, err := src(ctx)
@@ -129,10 +136,12 @@ type session struct {
 	accepted  transport.Attempt
 	fatal     error              // ends the attempt although it was accepted
 	cancelRun context.CancelFunc // ends the running attempt
+	timing    timing             // timing.go
 }
 
 func newSession(op string, cfg transport.Config, s Streams) *session {
 	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{}), interactive: s.InteractiveStdin}
+	sess.timing.begin = sess.start
 	tr := newSessionTracer(cfg, op, sess.start) // tracefile.go
 	sess.tr = tr
 	sess.s = Streams{TTY: s.TTY}
@@ -142,11 +151,11 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 	}
 	if s.Stdout != nil {
 		sess.out = &localWriter{w: tr.writer(s.Stdout, "stdout", 1), name: "stdout", onErr: sess.abortRun}
-		sess.s.Stdout = sess.out
+		sess.s.Stdout = newFrameWriter(sess.out) // framecopy.go
 	}
 	if s.Stderr != nil && !s.TTY {
 		sess.errOut = &localWriter{w: tr.writer(s.Stderr, "stderr", 2), name: "stderr", onErr: sess.abortRun}
-		sess.s.Stderr = sess.errOut
+		sess.s.Stderr = newFrameWriter(sess.errOut)
 	}
 	if s.TTY && s.Resize != nil {
 		sess.s.Resize = tr.sizes(s.Resize)
@@ -210,7 +219,7 @@ func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer)
 	rec.onAccept = func(status int, protocol string, upgrade time.Duration) error {
 		att.Status, att.Protocol, att.Upgrade, att.TLS = status, protocol, upgrade, tw.Result()
 		s.mu.Lock()
-		s.accepted = att
+		s.accepted, s.timing.accepted = att, time.Now()
 		if s.needsStdinEOF(offer.Transport, protocol) {
 			s.fatal = stdinEOFError(s.op, offer, protocol)
 		}
