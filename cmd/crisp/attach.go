@@ -37,13 +37,25 @@ type attachOptions struct {
 	offers []transport.Offer
 	deps   streamDeps
 	// exitWait bounds how long attach waits for the runtime to record the
-	// exit of a container whose stream ended (the stream may end first).
+	// exit of a container whose stream ended (the stream ends first: see
+	// attachExitWait).
 	exitWait time.Duration
 }
 
 func newAttachCommand(f *factory) *cobra.Command {
-	return attachCommand(f, &attachOptions{exitWait: time.Second})
+	return attachCommand(f, &attachOptions{exitWait: attachExitWait})
 }
+
+// attachExitWait is how long attach gives the runtime to record the exit of
+// a container whose attach stream ended cleanly. The stream ends when the
+// process's output closes, and the runtime records the exit only later:
+// containerd handles exit events one at a time and deletes the task (a shim
+// call and a runc run) before it updates the status, which takes 50-300 ms on
+// an idle machine and more than a second on a loaded one (a 1 s bound
+// reported exit 0 for `exit 5`). A stream that ends cleanly while the process
+// runs on is rare (the process closed its output, say), so the bound is
+// generous: only that case waits it out, and ctrl-c ends the wait.
+const attachExitWait = 15 * time.Second
 
 // attachCommand binds o to the command; o.deps, when set (tests), replaces
 // the factory's dependencies.
@@ -159,7 +171,7 @@ func (o *attachOptions) Run(ctx context.Context) error {
 	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
 		return o.deps.session(ctx, "attach", src, o.offers, cfg, stdin, withTTY)
 	}
-	err = o.Reconnect.run(ctx, o.deps, cli, ctr.Id, src, session, keys)
+	err = o.Reconnect.run(ctx, o.deps, cli, ctr.Id, src, session, keys, o.exitWait)
 	if keys != nil && keys.Detached() {
 		_ = keys.Close() // it only stops watching stdin
 		o.deps.logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
@@ -172,8 +184,9 @@ func (o *attachOptions) Run(ctx context.Context) error {
 }
 
 // exitStatus passes the container's exit code through once its process has
-// ended (the attach stream ends when it does). A container still running
-// after exitWait ended the stream by other means: exit 0.
+// ended (the attach stream ends when it does, a moment before the runtime
+// records it). A container still running after exitWait ended the stream by
+// other means: exit 0.
 func (o *attachOptions) exitStatus(ctx context.Context, cli *client.Client, id string) error {
 	code, err := cli.WaitForExit(ctx, id, o.exitWait)
 	switch {
