@@ -111,7 +111,7 @@ func pfEcho(addr string, payload []byte, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // the echo's outcome is decided by then
 	if err := c.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func pfEcho(addr string, payload []byte, timeout time.Duration) error {
 	got := make([]byte, len(payload))
 	_, rerr := io.ReadFull(c, got)
 	if rerr != nil {
-		c.Close() // unblock the writer
+		_ = c.Close() // unblock the writer; the read error is the one to report
 	}
 	serr := <-sent
 	switch {

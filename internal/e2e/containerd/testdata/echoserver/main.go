@@ -8,28 +8,34 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"io"
+	"log"
 	"net"
 	"os"
 	"time"
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: echoserver PORT")
-		os.Exit(2)
+	log.SetPrefix("echoserver: ")
+	if err := run(os.Args[1:]); err != nil {
+		log.Fatal(err) // the container's end, with the reason in its log
 	}
-	ln, err := net.Listen("tcp", ":"+os.Args[1])
+}
+
+func run(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: echoserver PORT")
+	}
+	ln, err := net.Listen("tcp", ":"+args[0])
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "echoserver:", err)
-		os.Exit(1)
+		return err
 	}
-	fmt.Println("echoserver: listening on", ln.Addr())
+	log.Print("listening on ", ln.Addr())
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "echoserver: accept:", err)
+			log.Print("accept: ", err)
 			time.Sleep(10 * time.Millisecond) // out of descriptors, say: let connections end
 			continue
 		}
@@ -39,9 +45,9 @@ func main() {
 
 // echo copies what c sends back to it; an error only ends that connection.
 func echo(c *net.TCPConn) {
-	defer c.Close()
+	defer func() { _ = c.Close() }() // nothing is left to report on this connection
 	if _, err := io.Copy(c, c); err != nil {
-		fmt.Fprintln(os.Stderr, "echoserver:", c.RemoteAddr(), err)
+		log.Print(c.RemoteAddr(), ": ", err)
 		return
 	}
 	_ = c.CloseWrite() // the client may already be gone; nothing to do then
