@@ -38,8 +38,19 @@ type attachOptions struct {
 }
 
 func newAttachCommand(f *factory) *cobra.Command {
-	return attachCommand(f, &attachOptions{exitWait: time.Second})
+	return attachCommand(f, &attachOptions{exitWait: attachExitWait})
 }
+
+// attachExitWait is how long attach gives the runtime to record the exit of
+// a container whose attach stream ended cleanly. The stream ends when the
+// process's output closes, and the runtime records the exit only later:
+// containerd handles exit events one at a time and deletes the task (a shim
+// call and a runc run) before it updates the status, which takes 50-300 ms on
+// an idle machine and more than a second on a loaded one (a 1 s bound
+// reported exit 0 for `exit 5`). A stream that ends cleanly while the process
+// runs on is rare (the process closed its output, say), so the bound is
+// generous: only that case waits it out, and ctrl-c ends the wait.
+const attachExitWait = 15 * time.Second
 
 // attachCommand binds o to the command; o.deps, when set (tests), replaces
 // the factory's dependencies.

@@ -4,9 +4,14 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
 )
 
 func runAttach(t *testing.T, deps streamDeps, args ...string) (int, error) {
@@ -64,6 +69,51 @@ func TestAttachPassesContainerExitStatus(t *testing.T) {
 	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
 	if code, err := runAttach(t, deps, "web"); code != 4 {
 		t.Errorf("exit %d (%v), want the container's 4", code, err)
+	}
+}
+
+// lateExitRuntime records the container's exit only after the attach stream
+// has ended, as containerd does: its status says running for the first
+// running calls.
+type lateExitRuntime struct {
+	*fakeRuntime
+	running int
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (r *lateExitRuntime) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest, opts ...grpc.CallOption) (*runtimeapi.ContainerStatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls++; r.calls <= r.running {
+		return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}, nil
+	}
+	return r.fakeRuntime.ContainerStatus(ctx, req, opts...)
+}
+
+// A loaded containerd records an exit more than a second after the attach
+// stream ended (a 1 s bound turned `exit 5` into exit 0 in the containerd
+// suite): attach's default wait outlasts that.
+func TestAttachWaitsForALateExit(t *testing.T) {
+	fake := &fakeRuntime{
+		containers: []*runtimeapi.Container{fakeContainer},
+		status:     &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 5},
+	}
+	late := time.Second + 250*time.Millisecond
+	rt := &lateExitRuntime{fakeRuntime: fake, running: int(late / client.ExitPollInterval)}
+	deps, _, _ := fakeDeps(fake, &fakeStreamer{}, "", false)
+	deps.Dial = func(client.Settings) (*client.Client, error) {
+		return &client.Client{Endpoint: "unix:///fake.sock", Runtime: rt}, nil
+	}
+	o := &attachOptions{deps: deps, exitWait: attachExitWait}
+	cmd := attachCommand(&factory{Streams: deps.Streams}, o)
+	cmd.SetArgs([]string{"web"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.ExecuteContext(context.Background())
+	if code := exitStatus(err, true); code != 5 {
+		t.Errorf("exit %d (%v) when the runtime records the exit %v after the stream ended, want the container's 5", code, err, late)
 	}
 }
 

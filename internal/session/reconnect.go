@@ -31,7 +31,9 @@ type AttachSession func(ctx context.Context, src transport.URLSource) (remotecom
 
 // Run runs the attach session once or, with --reconnect, again after every
 // break while the container runs. keys (nil without -i) tells a detach.
-func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id string, src transport.URLSource, session AttachSession, keys *tty.DetachReader) error {
+// exitWait is how long a stream that ended cleanly (most likely with the
+// process) gives the runtime to record the exit before it counts as a break.
+func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id string, src transport.URLSource, session AttachSession, keys *tty.DetachReader, exitWait time.Duration) error {
 	if !o.Enabled {
 		_, err := session(ctx, src)
 		return err
@@ -40,6 +42,7 @@ func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id
 		// A status line that cannot be written has nowhere else to go.
 		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: attach: "+format+"\n", args...)
 	}
+	var endedCleanly bool // the last session ended without an error
 	loop := reattach.Loop{
 		Session: func(ctx context.Context, retry bool) (bool, error) {
 			s := src
@@ -54,6 +57,7 @@ func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id
 				}
 			}
 			res, err := session(ctx, s)
+			endedCleanly = err == nil
 			_, upgraded := res.Negotiated()
 			return upgraded, err
 		},
@@ -63,7 +67,13 @@ func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id
 			return (keys != nil && keys.Detached()) || errors.As(err, &coded) || errors.As(err, &refused) || errors.Is(err, tty.ErrInterrupted)
 		},
 		Running: func(ctx context.Context) (bool, error) {
-			_, err := cli.WaitForExit(ctx, id, 200*time.Millisecond)
+			// A broken stream (an error) most likely left the container
+			// running: look briefly, to re-attach soon.
+			within := 200 * time.Millisecond
+			if endedCleanly {
+				within = exitWait
+			}
+			_, err := cli.WaitForExit(ctx, id, within)
 			if errors.Is(err, client.ErrStillRunning) {
 				return true, nil
 			}

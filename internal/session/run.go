@@ -111,7 +111,7 @@ func (d Deps) Attach(ctx context.Context, a Attach) error {
 	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
 		return d.Session(ctx, "attach", src, a.Offers, cfg, stdin, withTTY)
 	}
-	err = a.Reconnect.Run(ctx, d, cli, ctr.Id, src, session, keys)
+	err = a.Reconnect.Run(ctx, d, cli, ctr.Id, src, session, keys, a.ExitWait)
 	if keys != nil && keys.Detached() {
 		_ = keys.Close() // it only stops watching stdin
 		d.Logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))

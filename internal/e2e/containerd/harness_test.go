@@ -137,6 +137,13 @@ type ContainerSpec struct {
 	StdinOnce bool
 	// HostNetwork puts it in the host-network pod instead of the bridged one.
 	HostNetwork bool
+	// Mounts bind host files or folders into the container, read-only.
+	Mounts []Mount
+}
+
+// Mount is a read-only bind mount of HostPath at ContainerPath.
+type Mount struct {
+	HostPath, ContainerPath string
 }
 
 // newContainer creates and starts a container in one of the harness's pods
@@ -167,6 +174,13 @@ func (h *Harness) newContainer(t testing.TB, spec ContainerSpec) string {
 		"tty":        spec.TTY,
 		"log_path":   name + ".log",
 		"linux":      map[string]any{},
+	}
+	if len(spec.Mounts) > 0 {
+		var mounts []map[string]any
+		for _, m := range spec.Mounts {
+			mounts = append(mounts, map[string]any{"host_path": m.HostPath, "container_path": m.ContainerPath, "readonly": true})
+		}
+		cfg["mounts"] = mounts
 	}
 	data, err := json.Marshal(cfg)
 	if err != nil {
