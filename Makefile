@@ -39,8 +39,8 @@ demo: build
 deps:
 	bash scripts/deps.sh
 
-## test: static checks, then every test suite (mock, crictl, critest, containerd).
-test: deps check test-go
+## test: static checks and lint, then every test suite (mock, crictl, critest, containerd).
+test: deps check lint test-go
 
 ## test-short: the inner loop, under a minute: the unit tests; the long suites
 ## (end-to-end scripts, the demo, containerd) skip under -short.
