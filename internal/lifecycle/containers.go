@@ -53,15 +53,7 @@ func Start(ctx context.Context, c *client.Client, refs []string, out io.Writer) 
 	if err != nil {
 		return err
 	}
-	for _, ctr := range ctrs {
-		if err := c.StartContainer(ctx, ctr.GetId()); err != nil {
-			return err
-		}
-		if err := printID(out, "%s", ctr.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(ctrs, out, "%s", func(id string) error { return c.StartContainer(ctx, id) })
 }
 
 // Run runs a pod from podPath and a container from ctrPath in it, started,
@@ -123,15 +115,7 @@ func Stop(ctx context.Context, c *client.Client, refs []string, all bool, timeou
 		notice(errOut, "no running containers")
 		return nil
 	}
-	for _, ctr := range ctrs {
-		if err := c.StopContainer(ctx, ctr.GetId(), timeout); err != nil {
-			return err
-		}
-		if err := printID(out, "%s", ctr.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(ctrs, out, "%s", func(id string) error { return c.StopContainer(ctx, id, timeout) })
 }
 
 // Remove removes each container (every one with all). A running container
@@ -195,15 +179,7 @@ func Update(ctx context.Context, c *client.Client, refs []string, res *runtimeap
 	if err != nil {
 		return err
 	}
-	for _, ctr := range ctrs {
-		if err := c.UpdateContainerResources(ctx, ctr.GetId(), res); err != nil {
-			return err
-		}
-		if err := printID(out, "%s", ctr.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(ctrs, out, "%s", func(id string) error { return c.UpdateContainerResources(ctx, id, res) })
 }
 
 // Checkpoint checkpoints each container into the archive export.
@@ -212,13 +188,5 @@ func Checkpoint(ctx context.Context, c *client.Client, refs []string, export str
 	if err != nil {
 		return err
 	}
-	for _, ctr := range ctrs {
-		if err := c.CheckpointContainer(ctx, ctr.GetId(), export); err != nil {
-			return err
-		}
-		if err := printID(out, "%s", ctr.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(ctrs, out, "%s", func(id string) error { return c.CheckpointContainer(ctx, id, export) })
 }
