@@ -22,11 +22,7 @@ const cleanupTimeout = 30 * time.Second
 // Create creates a container from the config at ctrPath in the pod podRef
 // (pod config at podPath, which CRI asks for again) and prints its ID.
 func Create(ctx context.Context, c *client.Client, podRef, ctrPath, podPath string, pull Pull, out, errOut io.Writer) error {
-	cfg, err := podspec.LoadContainer(ctrPath)
-	if err != nil {
-		return err
-	}
-	podCfg, err := podspec.LoadPod(podPath)
+	cfg, podCfg, err := loadConfigs(ctrPath, podPath)
 	if err != nil {
 		return err
 	}
@@ -47,6 +43,20 @@ func Create(ctx context.Context, c *client.Client, podRef, ctrPath, podPath stri
 	return nil
 }
 
+// loadConfigs reads the container config at ctrPath and the pod config at
+// podPath, which CRI asks for with the container's.
+func loadConfigs(ctrPath, podPath string) (*runtimeapi.ContainerConfig, *runtimeapi.PodSandboxConfig, error) {
+	cfg, err := podspec.LoadContainer(ctrPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	podCfg, err := podspec.LoadPod(podPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, podCfg, nil
+}
+
 // Start starts each created container, in order.
 func Start(ctx context.Context, c *client.Client, refs []string, out io.Writer) error {
 	ctrs, err := containerIDs(ctx, c, refs, false, false)
@@ -61,11 +71,7 @@ func Start(ctx context.Context, c *client.Client, refs []string, out io.Writer) 
 // created, and whatever was created is removed again when a later step
 // fails (or is interrupted).
 func Run(ctx context.Context, c *client.Client, ctrPath, podPath, handler string, pull Pull, out, errOut io.Writer) (err error) {
-	cfg, err := podspec.LoadContainer(ctrPath)
-	if err != nil {
-		return err
-	}
-	podCfg, err := podspec.LoadPod(podPath)
+	cfg, podCfg, err := loadConfigs(ctrPath, podPath)
 	if err != nil {
 		return err
 	}
