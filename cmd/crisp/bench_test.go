@@ -8,6 +8,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/probe"
+	"github.com/crisp-cri/crisp/internal/testkit"
 )
 
 // benchSteps is, per profile, what bench must measure: the steps of
@@ -37,7 +38,7 @@ func TestBenchJSONHasEveryFigure(t *testing.T) {
 	for _, profile := range streamserver.Profiles {
 		t.Run(string(profile), func(t *testing.T) {
 			env, ctr := tickerContainer(t, mockruntime.Config{Profile: profile})
-			port := echoServer(t)
+			port := testkit.Echo(t)
 			const size = 256 << 10
 			stdout, stderr, code := crispRun(t, env.Endpoint, "bench", ctr, "--port", fmt.Sprint(port), "--size", fmt.Sprint(size), "--runs", "3", "-o", "json")
 			if code != 0 {

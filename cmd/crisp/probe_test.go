@@ -5,20 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/probe"
+	"github.com/crisp-cri/crisp/internal/testkit"
 )
 
 // profileTable is DESIGN.md's mock profile table, cell by cell, written
@@ -112,61 +110,6 @@ func runCaptured(t *testing.T, cmd *exec.Cmd, what string) (stdout, stderr strin
 	return out.String(), errOut.String(), code
 }
 
-// echoServer listens on loopback (mock pods share it) and echoes every
-// connection until the test ends.
-func echoServer(t *testing.T) int32 {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(serveEcho(lis))
-	return int32(lis.Addr().(*net.TCPAddr).Port)
-}
-
-// serveEcho echoes every connection lis accepts until the client
-// half-closes or closes. stop closes the listener and the connections still
-// open, and waits for every goroutine serveEcho started.
-func serveEcho(lis net.Listener) (stop func()) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, _ = io.Copy(c, c)
-				if tc, ok := c.(*net.TCPConn); ok {
-					_ = tc.CloseWrite()
-				}
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-				_ = c.Close() // a test connection: nothing to report
-			}()
-		}
-	}()
-	return func() {
-		_ = lis.Close() // the test is over
-		mu.Lock()
-		for c := range conns {
-			_ = c.Close() // a test connection: nothing to report
-		}
-		mu.Unlock()
-		wg.Wait()
-	}
-}
-
 // tickerContainer starts a mock with profile and a container whose main
 // process prints, so attach has output to read.
 func tickerContainer(t *testing.T, cfg mockruntime.Config) (*mocktest.Env, string) {
@@ -181,7 +124,7 @@ func TestProbeJSONMatchesDesignProfiles(t *testing.T) {
 	for _, profile := range streamserver.Profiles {
 		t.Run(string(profile), func(t *testing.T) {
 			env, ctr := tickerContainer(t, mockruntime.Config{Profile: profile})
-			port := echoServer(t)
+			port := testkit.Echo(t)
 			stdout, stderr, code := crispRun(t, env.Endpoint, "probe", ctr, "--port", fmt.Sprint(port), "-o", "json")
 			if code != 0 {
 				t.Fatalf("probe exited %d\nstderr: %s", code, stderr)

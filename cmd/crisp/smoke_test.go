@@ -20,6 +20,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/testkit"
 )
 
 // The JUnit shape CI systems read, declared here independently of
@@ -68,7 +69,7 @@ func TestSmokeJUnitParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, ctr := tickerContainer(t, mockruntime.Config{Profile: streamserver.ProfileFull, Faults: []streamserver.Fault{fault}})
-	port := echoServer(t)
+	port := testkit.Echo(t)
 	junit := filepath.Join(t.TempDir(), "smoke.xml")
 	stdout, stderr, code := crispRun(t, env.Endpoint, "smoke", ctr, "--port", fmt.Sprint(port), "--junit", junit)
 	if code != 1 {

@@ -29,15 +29,7 @@ func (c *Client) ContainerStats(ctx context.Context, f StatsFilter) (*runtimeapi
 	if err != nil {
 		return nil, err
 	}
-	out := resp.GetStats()[:0]
-	for _, s := range resp.GetStats() {
-		a := s.GetAttributes()
-		if (f.ID == "" || a.GetId() == f.ID) && hasLabels(a.GetLabels(), f.Labels) {
-			out = append(out, s)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].GetAttributes().GetId() < out[j].GetAttributes().GetId() })
-	resp.Stats = out
+	resp.Stats = matchingStats(resp.GetStats(), f)
 	return resp, nil
 }
 
@@ -55,16 +47,29 @@ func (c *Client) PodStats(ctx context.Context, f StatsFilter) (*runtimeapi.ListP
 	if err != nil {
 		return nil, err
 	}
-	out := resp.GetStats()[:0]
-	for _, s := range resp.GetStats() {
+	resp.Stats = matchingStats(resp.GetStats(), f)
+	return resp, nil
+}
+
+// statsAttributes is what container and pod stats' attributes share.
+type statsAttributes interface {
+	GetId() string
+	GetLabels() map[string]string
+}
+
+// matchingStats keeps the stats that match f's ID and labels (runtimes may
+// ignore the filter), sorted by ID as crictl sorts them. It reuses stats'
+// backing array.
+func matchingStats[S interface{ GetAttributes() A }, A statsAttributes](stats []S, f StatsFilter) []S {
+	out := stats[:0]
+	for _, s := range stats {
 		a := s.GetAttributes()
 		if (f.ID == "" || a.GetId() == f.ID) && hasLabels(a.GetLabels(), f.Labels) {
 			out = append(out, s)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].GetAttributes().GetId() < out[j].GetAttributes().GetId() })
-	resp.Stats = out
-	return resp, nil
+	return out
 }
 
 // RuntimeConfig asks the runtime for its configuration (today the cgroup

@@ -22,11 +22,7 @@ const cleanupTimeout = 30 * time.Second
 // Create creates a container from the config at ctrPath in the pod podRef
 // (pod config at podPath, which CRI asks for again) and prints its ID.
 func Create(ctx context.Context, c *client.Client, podRef, ctrPath, podPath string, pull Pull, out, errOut io.Writer) error {
-	cfg, err := podspec.LoadContainer(ctrPath)
-	if err != nil {
-		return err
-	}
-	podCfg, err := podspec.LoadPod(podPath)
+	cfg, podCfg, err := loadConfigs(ctrPath, podPath)
 	if err != nil {
 		return err
 	}
@@ -47,21 +43,27 @@ func Create(ctx context.Context, c *client.Client, podRef, ctrPath, podPath stri
 	return nil
 }
 
+// loadConfigs reads the container config at ctrPath and the pod config at
+// podPath, which CRI asks for with the container's.
+func loadConfigs(ctrPath, podPath string) (*runtimeapi.ContainerConfig, *runtimeapi.PodSandboxConfig, error) {
+	cfg, err := podspec.LoadContainer(ctrPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	podCfg, err := podspec.LoadPod(podPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, podCfg, nil
+}
+
 // Start starts each created container, in order.
 func Start(ctx context.Context, c *client.Client, refs []string, out io.Writer) error {
 	ctrs, err := containerIDs(ctx, c, refs, false, false)
 	if err != nil {
 		return err
 	}
-	for _, ctr := range ctrs {
-		if err := c.StartContainer(ctx, ctr.GetId()); err != nil {
-			return err
-		}
-		if err := printID(out, "%s", ctr.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(ctrs, out, "%s", func(id string) error { return c.StartContainer(ctx, id) })
 }
 
 // Run runs a pod from podPath and a container from ctrPath in it, started,
@@ -69,11 +71,7 @@ func Start(ctx context.Context, c *client.Client, refs []string, out io.Writer) 
 // created, and whatever was created is removed again when a later step
 // fails (or is interrupted).
 func Run(ctx context.Context, c *client.Client, ctrPath, podPath, handler string, pull Pull, out, errOut io.Writer) (err error) {
-	cfg, err := podspec.LoadContainer(ctrPath)
-	if err != nil {
-		return err
-	}
-	podCfg, err := podspec.LoadPod(podPath)
+	cfg, podCfg, err := loadConfigs(ctrPath, podPath)
 	if err != nil {
 		return err
 	}
@@ -123,15 +121,7 @@ func Stop(ctx context.Context, c *client.Client, refs []string, all bool, timeou
 		notice(errOut, "no running containers")
 		return nil
 	}
-	for _, ctr := range ctrs {
-		if err := c.StopContainer(ctx, ctr.GetId(), timeout); err != nil {
-			return err
-		}
-		if err := printID(out, "%s", ctr.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(ctrs, out, "%s", func(id string) error { return c.StopContainer(ctx, id, timeout) })
 }
 
 // Remove removes each container (every one with all). A running container
@@ -195,15 +185,7 @@ func Update(ctx context.Context, c *client.Client, refs []string, res *runtimeap
 	if err != nil {
 		return err
 	}
-	for _, ctr := range ctrs {
-		if err := c.UpdateContainerResources(ctx, ctr.GetId(), res); err != nil {
-			return err
-		}
-		if err := printID(out, "%s", ctr.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(ctrs, out, "%s", func(id string) error { return c.UpdateContainerResources(ctx, id, res) })
 }
 
 // Checkpoint checkpoints each container into the archive export.
@@ -212,13 +194,5 @@ func Checkpoint(ctx context.Context, c *client.Client, refs []string, export str
 	if err != nil {
 		return err
 	}
-	for _, ctr := range ctrs {
-		if err := c.CheckpointContainer(ctx, ctr.GetId(), export); err != nil {
-			return err
-		}
-		if err := printID(out, "%s", ctr.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(ctrs, out, "%s", func(id string) error { return c.CheckpointContainer(ctx, id, export) })
 }

@@ -35,15 +35,7 @@ func StopPods(ctx context.Context, c *client.Client, refs []string, out io.Write
 	if err != nil {
 		return err
 	}
-	for _, p := range pods {
-		if err := c.StopPod(ctx, p.GetId()); err != nil {
-			return err
-		}
-		if err := printID(out, "Stopped sandbox %s", p.GetId()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return each(pods, out, "Stopped sandbox %s", func(id string) error { return c.StopPod(ctx, id) })
 }
 
 // RemovePods removes each pod (every pod with all). A ready pod is removed

@@ -49,6 +49,20 @@ func podIDs(ctx context.Context, c *client.Client, refs []string, all bool) ([]*
 
 // printID prints an ID on its own line: the command's output, so a failed
 // write (a closed pipe) is the command's failure.
+// each runs op on each item's ID in order and prints format (with the ID)
+// after each success; the first failure stops the rest.
+func each[T interface{ GetId() string }](items []T, out io.Writer, format string, op func(id string) error) error {
+	for _, it := range items {
+		if err := op(it.GetId()); err != nil {
+			return err
+		}
+		if err := printID(out, format, it.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func printID(out io.Writer, format string, args ...any) error {
 	if _, err := fmt.Fprintf(out, format+"\n", args...); err != nil {
 		return fmt.Errorf("writing the output: %w", err)

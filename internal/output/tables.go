@@ -6,34 +6,9 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/client"
 )
-
-// ContainerStateName is the short state tables print: Created, Running,
-// Exited or Unknown.
-func ContainerStateName(s runtimeapi.ContainerState) string {
-	switch s {
-	case runtimeapi.ContainerState_CONTAINER_CREATED:
-		return "Created"
-	case runtimeapi.ContainerState_CONTAINER_RUNNING:
-		return "Running"
-	case runtimeapi.ContainerState_CONTAINER_EXITED:
-		return "Exited"
-	case runtimeapi.ContainerState_CONTAINER_UNKNOWN:
-		return "Unknown"
-	}
-	return s.String()
-}
-
-// PodStateName is the short state tables print: Ready or NotReady.
-func PodStateName(s runtimeapi.PodSandboxState) string {
-	switch s {
-	case runtimeapi.PodSandboxState_SANDBOX_READY:
-		return "Ready"
-	case runtimeapi.PodSandboxState_SANDBOX_NOTREADY:
-		return "NotReady"
-	}
-	return s.String()
-}
 
 // TableOptions are what the listing tables share.
 type TableOptions struct {
@@ -49,7 +24,7 @@ func ContainerTable(w io.Writer, o TableOptions, ctrs []*runtimeapi.Container, p
 	for _, ctr := range ctrs {
 		md := pods[ctr.GetPodSandboxId()].GetMetadata()
 		Row(w, TruncID(ctr.GetId(), o.NoTrunc), ContainerImage(ctr, o.NoTrunc), CreatedAgo(o.Now, ctr.GetCreatedAt()),
-			ContainerStateName(ctr.GetState()), ctr.GetMetadata().GetName(), ctr.GetMetadata().GetAttempt(),
+			client.ContainerStateName(ctr.GetState()), ctr.GetMetadata().GetName(), ctr.GetMetadata().GetAttempt(),
 			TruncID(ctr.GetPodSandboxId(), o.NoTrunc), md.GetName(), md.GetNamespace())
 	}
 }
@@ -80,7 +55,7 @@ func PodTable(w io.Writer, o TableOptions, pods []*runtimeapi.PodSandbox) {
 		if handler == "" {
 			handler = "(default)"
 		}
-		Row(w, TruncID(p.GetId(), o.NoTrunc), CreatedAgo(o.Now, p.GetCreatedAt()), PodStateName(p.GetState()),
+		Row(w, TruncID(p.GetId(), o.NoTrunc), CreatedAgo(o.Now, p.GetCreatedAt()), client.PodStateName(p.GetState()),
 			md.GetName(), md.GetNamespace(), md.GetAttempt(), handler)
 	}
 }
@@ -146,7 +121,7 @@ func ContainerSummary(w io.Writer, now time.Time, st *runtimeapi.ContainerStatus
 	Row(w, "ID:", st.GetId())
 	Row(w, "Name:", md.GetName())
 	Row(w, "Attempt:", md.GetAttempt())
-	Row(w, "State:", ContainerStateName(st.GetState()))
+	Row(w, "State:", client.ContainerStateName(st.GetState()))
 	Row(w, "Created:", Timestamp(now, st.GetCreatedAt()))
 	if st.GetStartedAt() != 0 {
 		Row(w, "Started:", Timestamp(now, st.GetStartedAt()))
@@ -173,7 +148,7 @@ func PodSummary(w io.Writer, now time.Time, st *runtimeapi.PodSandboxStatus) {
 	Row(w, "Namespace:", md.GetNamespace())
 	Row(w, "UID:", md.GetUid())
 	Row(w, "Attempt:", md.GetAttempt())
-	Row(w, "State:", PodStateName(st.GetState()))
+	Row(w, "State:", client.PodStateName(st.GetState()))
 	Row(w, "Created:", Timestamp(now, st.GetCreatedAt()))
 	if ip := st.GetNetwork().GetIp(); ip != "" {
 		Row(w, "IP:", ip)

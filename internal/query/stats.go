@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -75,37 +76,10 @@ func Stats(ctx context.Context, c *client.Client, o StatsOptions, p output.Print
 		}
 		o.Filter.ID = ctr.GetId()
 	}
-	return repeat(ctx, o.Watch, func() error {
-		resp, err := c.ContainerStats(ctx, o.Filter)
-		if err != nil {
-			return err
-		}
-		if p.Format != output.Table {
-			data, err := output.ProtoJSON(resp)
-			if err != nil {
-				return err
-			}
-			if err := p.Print(data, nil); err != nil {
-				return err
-			}
-			if o.Watch {
-				return o.wait(ctx)
-			}
-			return nil
-		}
-		prev := map[string]*runtimeapi.ContainerStats{}
-		for _, s := range resp.GetStats() {
-			prev[s.GetAttributes().GetId()] = s
-		}
-		if err := o.wait(ctx); err != nil {
-			return err
-		}
-		if resp, err = c.ContainerStats(ctx, o.Filter); err != nil {
-			return err
-		}
-		return printTable(p, o.Watch, func(w io.Writer) {
-			output.ContainerStatsTable(w, resp.GetStats(), prev, o.All)
-		})
+	return watchStats(ctx, o, p, func(ctx context.Context) (*runtimeapi.ListContainerStatsResponse, error) {
+		return c.ContainerStats(ctx, o.Filter)
+	}, func(w io.Writer, cur []*runtimeapi.ContainerStats, prev map[string]*runtimeapi.ContainerStats) {
+		output.ContainerStatsTable(w, cur, prev, o.All)
 	})
 }
 
@@ -118,8 +92,27 @@ func PodStats(ctx context.Context, c *client.Client, o StatsOptions, p output.Pr
 		}
 		o.Filter.ID = pod.GetId()
 	}
+	return watchStats(ctx, o, p, func(ctx context.Context) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+		return c.PodStats(ctx, o.Filter)
+	}, output.PodStatsTable)
+}
+
+// statsResponse is what ListContainerStats' and ListPodSandboxStats'
+// responses share.
+type statsResponse[S any] interface {
+	proto.Message
+	GetStats() []S
+}
+
+// watchStats is stats' and statsp's loop, once or with o.Watch until ctx
+// ends: the response as JSON (crictl's shape), or a table of two samples
+// o.Sample apart (CPU is a rate).
+func watchStats[R statsResponse[S], S interface{ GetAttributes() A }, A interface{ GetId() string }](
+	ctx context.Context, o StatsOptions, p output.Printer,
+	list func(context.Context) (R, error), table func(w io.Writer, cur []S, prev map[string]S),
+) error {
 	return repeat(ctx, o.Watch, func() error {
-		resp, err := c.PodStats(ctx, o.Filter)
+		resp, err := list(ctx)
 		if err != nil {
 			return err
 		}
@@ -136,17 +129,17 @@ func PodStats(ctx context.Context, c *client.Client, o StatsOptions, p output.Pr
 			}
 			return nil
 		}
-		prev := map[string]*runtimeapi.PodSandboxStats{}
+		prev := map[string]S{}
 		for _, s := range resp.GetStats() {
 			prev[s.GetAttributes().GetId()] = s
 		}
 		if err := o.wait(ctx); err != nil {
 			return err
 		}
-		if resp, err = c.PodStats(ctx, o.Filter); err != nil {
+		if resp, err = list(ctx); err != nil {
 			return err
 		}
-		return printTable(p, o.Watch, func(w io.Writer) { output.PodStatsTable(w, resp.GetStats(), prev) })
+		return printTable(p, o.Watch, func(w io.Writer) { table(w, resp.GetStats(), prev) })
 	})
 }
 

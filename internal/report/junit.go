@@ -1,75 +1,32 @@
 package report
 
 import (
-	"encoding/xml"
-	"fmt"
 	"io"
+
+	"github.com/crisp-cri/crisp/internal/junit"
 )
 
 // JUnit XML as CI systems read it: one testsuite per node and kind, one
 // testcase per check; an unreadable report is a failed testcase of a suite
 // of its own, so the failure count is Fleet.Failures().
 
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string          `xml:"name,attr"`
-	Tests    int             `xml:"tests,attr"`
-	Failures int             `xml:"failures,attr"`
-	Errors   int             `xml:"errors,attr"`
-	Skipped  int             `xml:"skipped,attr"`
-	Time     string          `xml:"time,attr"`
-	Props    []junitProperty `xml:"properties>property,omitempty"`
-	Cases    []junitCase     `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	ClassName string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
-func secs(s float64) string { return fmt.Sprintf("%.3f", s) }
-
-func (f *Fleet) junit() junitSuites {
-	root := junitSuites{Name: "crisp report"}
+func (f *Fleet) junit() junit.Suites {
+	root := junit.Suites{Name: "crisp report"}
 	var total float64
 	for _, r := range f.Runs {
-		s := junitSuite{Name: r.Kind + " " + r.Node, Props: []junitProperty{{"node", r.Node}, {"kind", r.Kind}, {"source", r.Source}}}
+		s := junit.Suite{Name: r.Kind + " " + r.Node, Props: []junit.Property{{Name: "node", Value: r.Node}, {Name: "kind", Value: r.Kind}, {Name: "source", Value: r.Source}}}
 		if r.Image != "" {
-			s.Props = append(s.Props, junitProperty{"image", r.Image})
+			s.Props = append(s.Props, junit.Property{Name: "image", Value: r.Image})
 		}
 		var took float64
 		for _, c := range r.Cells {
-			tc := junitCase{Name: c.Check, ClassName: "crisp." + r.Kind + "." + r.Node, Time: secs(c.Seconds)}
+			tc := junit.Case{Name: c.Check, ClassName: "crisp." + r.Kind + "." + r.Node, Time: junit.Seconds(c.Seconds)}
 			switch c.Outcome {
 			case Fail:
-				tc.Failure = &junitMessage{Message: firstLine(c.Detail), Type: "failure", Text: c.Detail}
+				tc.Failure = &junit.Message{Message: firstLine(c.Detail), Type: "failure", Text: c.Detail}
 				s.Failures++
 			case Skip:
-				tc.Skipped = &junitMessage{Message: c.Detail}
+				tc.Skipped = &junit.Message{Message: c.Detail}
 				s.Skipped++
 			default:
 				tc.SystemOut = string(c.Outcome)
@@ -80,15 +37,15 @@ func (f *Fleet) junit() junitSuites {
 			took += c.Seconds
 			s.Cases = append(s.Cases, tc)
 		}
-		s.Tests, s.Time = len(s.Cases), secs(took)
+		s.Tests, s.Time = len(s.Cases), junit.Seconds(took)
 		total += took
 		root.Suites = append(root.Suites, s)
 	}
 	if len(f.Problems) > 0 {
-		s := junitSuite{Name: "crisp report input", Time: secs(0)}
+		s := junit.Suite{Name: "crisp report input", Time: junit.Seconds(0)}
 		for _, p := range f.Problems {
-			s.Cases = append(s.Cases, junitCase{Name: p.Source, ClassName: "crisp.report.input", Time: secs(0),
-				Failure: &junitMessage{Message: "unreadable report", Type: "failure", Text: p.Err}})
+			s.Cases = append(s.Cases, junit.Case{Name: p.Source, ClassName: "crisp.report.input", Time: junit.Seconds(0),
+				Failure: &junit.Message{Message: "unreadable report", Type: "failure", Text: p.Err}})
 		}
 		s.Tests, s.Failures = len(s.Cases), len(s.Cases)
 		root.Suites = append(root.Suites, s)
@@ -96,22 +53,14 @@ func (f *Fleet) junit() junitSuites {
 	for _, s := range root.Suites {
 		root.Tests += s.Tests
 		root.Failures += s.Failures
+		root.Errors += s.Errors
 		root.Skipped += s.Skipped
 	}
-	root.Time = secs(total)
+	root.Time = junit.Seconds(total)
 	return root
 }
 
 // WriteJUnit writes the merged JUnit XML.
 func (f *Fleet) WriteJUnit(w io.Writer) error {
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(f.junit()); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junit.Write(w, f.junit())
 }

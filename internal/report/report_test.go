@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crisp-cri/crisp/internal/junit"
 	"github.com/crisp-cri/crisp/internal/probe"
 )
 
@@ -64,7 +65,7 @@ func TestTwoNodesOneFailing(t *testing.T) {
 	if err := f.WriteJUnit(&x); err != nil {
 		t.Fatal(err)
 	}
-	var parsed junitSuites
+	var parsed junit.Suites
 	if err := xml.Unmarshal(x.Bytes(), &parsed); err != nil {
 		t.Fatalf("JUnit does not parse: %v\n%s", err, x.String())
 	}

@@ -44,11 +44,7 @@ type Forward struct {
 // nil. Failed connections are reported on the error stream; "Forwarding
 // from" lines go to the output stream once every listener is bound.
 func (d ForwardDeps) Forward(ctx context.Context, fw Forward) error {
-	settings, err := d.Settings()
-	if err != nil {
-		return err
-	}
-	cli, err := d.Dial(settings)
+	cli, settings, err := d.dial()
 	if err != nil {
 		return err
 	}
@@ -57,14 +53,9 @@ func (d ForwardDeps) Forward(ctx context.Context, fw Forward) error {
 	if err != nil {
 		return fmt.Errorf("port-forward: %w", err)
 	}
-	cfg, err := d.TransportConfig(fw.TLS, settings)
+	cfg, err := d.config(fw.TLS, settings, nil, fw.Configure)
 	if err != nil {
 		return err
-	}
-	if fw.Configure != nil {
-		if err := fw.Configure(&cfg); err != nil {
-			return err
-		}
 	}
 	listeners, err := d.Listen(fw.Addresses, fw.Mappings)
 	if err != nil {

@@ -35,11 +35,7 @@ type Many struct {
 // highest remote code (125 if crisp failed anywhere), the summary already
 // printed (internal/fanout runs the sessions).
 func (d Deps) ExecMany(ctx context.Context, m Many) error {
-	settings, err := d.Settings()
-	if err != nil {
-		return err
-	}
-	cli, err := d.Dial(settings)
+	cli, settings, err := d.dial()
 	if err != nil {
 		return err
 	}
@@ -59,14 +55,9 @@ func (d Deps) ExecMany(ctx context.Context, m Many) error {
 	if len(ctrs) == 0 {
 		return errors.New("exec: no running container matches --label/--pod/--name (see `crisp ps`)")
 	}
-	cfg, err := d.TransportConfig(m.TLS, settings)
+	cfg, err := d.config(m.TLS, settings, nil, m.Configure)
 	if err != nil {
 		return err
-	}
-	if m.Configure != nil {
-		if err := m.Configure(&cfg); err != nil {
-			return err
-		}
 	}
 	targets := make([]fanout.Target, len(ctrs))
 	for i, c := range ctrs {

@@ -68,11 +68,7 @@ func ParseOffers(transportFlag, protocol string) ([]transport.Offer, error) {
 // Connect resolves the endpoint, dials it and finds the container; the
 // caller closes the client.
 func (d Deps) Connect(ctx context.Context, ref string) (*client.Client, client.Settings, *runtimeapi.Container, error) {
-	settings, err := d.Settings()
-	if err != nil {
-		return nil, settings, nil, err
-	}
-	cli, err := d.Dial(settings)
+	cli, settings, err := d.dial()
 	if err != nil {
 		return nil, settings, nil, err
 	}
@@ -82,6 +78,16 @@ func (d Deps) Connect(ctx context.Context, ref string) (*client.Client, client.S
 		return nil, settings, nil, err
 	}
 	return cli, settings, ctr, nil
+}
+
+// dial resolves the endpoint and dials it; the caller closes the client.
+func (d Deps) dial() (*client.Client, client.Settings, error) {
+	settings, err := d.Settings()
+	if err != nil {
+		return nil, settings, err
+	}
+	cli, err := d.Dial(settings)
+	return cli, settings, err
 }
 
 // Logf prints a diagnostic line with -v.
