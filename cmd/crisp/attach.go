@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/tty"
@@ -45,26 +46,10 @@ func newAttachCommand(f *factory) *cobra.Command {
 // the factory's dependencies.
 func attachCommand(f *factory, o *attachOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
-		Short: "Attach to a running container's main process",
-		Long: `Attach to the main process of a running container: see its output and, with -i, send it
-input. CONTAINER is a full ID, a unique ID prefix or a unique name. Use -t when the
-container was created with a TTY.
-
-With -i, typing the detach keys (default ctrl-p,ctrl-q; --detach-keys "" disables them)
-detaches and leaves the container running. Keys are docker's: comma-separated ctrl-X or
-single characters. When the container's process ends, attach returns its exit status.
-
-EXIT STATUS
-  0      detached, or the container's process exited 0
-  1-255  the container's process exit status (passed through)
-  125    crisp itself failed: bad flags, runtime unreachable, no such container,
-         container not running, the streaming server refused every protocol offered`,
-		Example: `  crisp attach web
-  crisp attach -it 3f2a
-  crisp attach -i --detach-keys ctrl-x,x web
-  crisp -v attach --transport spdy web
-  crisp attach --reconnect web`,
+		Use:         "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
+		Short:       "Attach to a running container's main process",
+		Long:        helptext.Long("attach"),
+		Example:     helptext.Example("attach"),
 		Annotations: map[string]string{passThroughAnnotation: "true"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {

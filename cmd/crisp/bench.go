@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/probe"
 )
 
@@ -19,28 +20,10 @@ type benchOptions struct {
 func newBenchCommand(f *factory) *cobra.Command {
 	o := &benchOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "bench CONTAINER [--pod POD] [--port N] [-o json] [--size BYTES] [--runs N]",
-		Short: "Measure exec latency and exec and port-forward throughput per transport",
-		Long: `Measure, on every step of the --transport auto order that the runtime accepts
-(exec: WebSocket v5, SPDY, WebSocket v4; port-forward: SPDY, the
-SPDY/3.1+portforward.k8s.io tunnel, direct WebSocket v4):
-
-  exec-true-latency  CRI Exec call, upgrade and ` + "`true`" + `, median of 20 (ms)
-  exec-stdout        SIZE zero bytes from ` + "`dd if=/dev/zero bs=1M`" + ` read through exec (MB/s)
-  exec-stdin         SIZE bytes written to ` + "`dd bs=1M iflag=fullblock | wc -c`" + `, which
-                     must count them all (MB/s)
-  port-forward-echo  SIZE bytes through --port and back (MB/s; the port must
-                     reach a TCP echo server, e.g. ` + "`socat TCP-LISTEN:N,fork EXEC:cat`" + `)
-
-Throughput figures are medians of --runs runs; MB is 10^6 bytes.
-
-EXIT STATUS
-  0  every figure was measured
-  1  a figure could not be measured (the runtime accepted no protocol for a
-     call, or a run failed), or the runtime could not be reached
-  2  bad flags or arguments`,
-		Example: `  crisp bench web-1
-  crisp bench web-1 --port 7777 --size 268435456 --runs 3 -o json`,
+		Use:               "bench CONTAINER [--pod POD] [--port N] [-o json] [--size BYTES] [--runs N]",
+		Short:             "Measure exec latency and exec and port-forward throughput per transport",
+		Long:              helptext.Long("bench"),
+		Example:           helptext.Example("bench"),
 		Args:              exactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
@@ -31,11 +32,10 @@ func (o *checkpointOptions) Run(ctx context.Context) error {
 func newCheckpointCommand(f *factory) *cobra.Command {
 	o := &checkpointOptions{}
 	cmd := &cobra.Command{
-		Use:   "checkpoint --export FILE.tar CONTAINER...",
-		Short: "Checkpoint one or more running containers",
-		Long: `Checkpoint running containers (each a full ID, a unique ID prefix or a
-unique name) into the tar archive --export names, on the runtime's host.` + lifecycleExit,
-		Example: `  crisp checkpoint --export /tmp/web.tar web`,
+		Use:     "checkpoint --export FILE.tar CONTAINER...",
+		Short:   "Checkpoint one or more running containers",
+		Long:    helptext.Long("checkpoint"),
+		Example: helptext.Example("checkpoint"),
 		Args:    argsRange(1, -1, "at least one CONTAINER"),
 		RunE:    runOptions(f, o),
 	}

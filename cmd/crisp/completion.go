@@ -8,6 +8,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/completion"
+	"github.com/crisp-cri/crisp/internal/helptext"
 )
 
 // completionOptions are `crisp completion`'s argument and dependencies.
@@ -24,18 +25,10 @@ func newCompletionCommand(f *factory) *cobra.Command {
 		Use:       "completion bash|zsh|fish|powershell",
 		Short:     "Print a shell completion script (container and pod names complete from the runtime)",
 		ValidArgs: completion.ShellNames(),
-		Example: `  source <(crisp completion bash)
-  crisp completion zsh > "${fpath[1]}/_crisp"
-  crisp completion fish > ~/.config/fish/completions/crisp.fish`,
-		Long: `Print a completion script for the shell. Container arguments (exec, attach,
-inspect) and pod arguments (port-forward, inspectp) complete with IDs and names
-read from the runtime; the scripts are also checked in under completions/.
-
-EXIT STATUS
-  0  the script was printed
-  2  unknown shell`,
-		Args: exactArgs(1, "a shell (bash, zsh, fish or powershell)"),
-		RunE: runOptions(f, &completionOptions{}),
+		Example:   helptext.Example("completion"),
+		Long:      helptext.Long("completion"),
+		Args:      exactArgs(1, "a shell (bash, zsh, fish or powershell)"),
+		RunE:      runOptions(f, &completionOptions{}),
 	}
 }
 
@@ -71,15 +64,10 @@ func newGenDocsCommand(f *factory) *cobra.Command {
 		Use:     "gen-docs [--man DIR] [--completions DIR]",
 		Short:   "Generate man pages and completion scripts",
 		Hidden:  true,
-		Example: `  crisp gen-docs --man man/ --completions completions/`,
-		Long: `Generate man pages (section 1) and the shell completion scripts.
-
-EXIT STATUS
-  0  written
-  1  a file could not be written
-  2  bad flags`,
-		Args: noArgs,
-		RunE: runOptions(f, o),
+		Example: helptext.Example("gen-docs"),
+		Long:    helptext.Long("gen-docs"),
+		Args:    noArgs,
+		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.ManDir, "man", "", "write man pages into DIR")
 	cmd.Flags().StringVar(&o.CompletionDir, "completions", "", "write completion scripts into DIR")

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/demo"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
@@ -30,36 +31,12 @@ func newDemoCommand(f *factory) *cobra.Command {
 	o := &demoOptions{stepTimeout: 15 * time.Second, probeTimeout: 30 * time.Second}
 	profiles := mockruntime.ProfileNames()
 	cmd := &cobra.Command{
-		Use:   "demo [--profile P]",
-		Short: "Start a mock runtime in-process and show probe, exec, attach and port-forward on it",
-		Long: `Start crisp's mock CRI runtime in this process on a temporary socket, create a pod
-and a container in it, and run the real crisp commands against it, each step titled
-and shown with the command line it runs:
-
-  1. probe: which streaming protocols the runtime speaks, and how well
-  2. exec: the remote command's exit code passed through
-  3. exec -i: the end of stdin reaching the remote command
-  4. exec -t: the terminal's size reaching the remote TTY
-  5. attach: the container's output, then detach
-  6. port-forward: bytes through a forwarded port and back
-
-It ends with the commands to try the same by hand against a mock runtime of your
-own. Everything the demo started (containers, the runtime, its socket) is removed
-on every way out, Ctrl-C included. No container runtime, root or network needed.
-
---profile picks the protocols the mock speaks (full, cri-streaming, conmon-rs,
-legacy), as for crisp mock-runtime.
-
-EXIT STATUS
-  0    every step worked
-  1    a step failed (the output says which) or the mock could not start
-  2    bad flags or arguments
-  130  interrupted`,
-		Example: `  crisp demo
-  crisp demo --profile cri-streaming
-  make demo`,
-		Args: noArgs,
-		RunE: runOptions(f, o),
+		Use:     "demo [--profile P]",
+		Short:   "Start a mock runtime in-process and show probe, exec, attach and port-forward on it",
+		Long:    helptext.Long("demo"),
+		Example: helptext.Example("demo"),
+		Args:    noArgs,
+		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile of the mock: "+strings.Join(profiles, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))

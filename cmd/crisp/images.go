@@ -7,6 +7,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
 )
@@ -30,22 +31,10 @@ func imagesCommand(o *imagesOptions) *cobra.Command {
 		Use:     "images [IMAGE]",
 		Aliases: []string{"image", "img"},
 		Short:   "List images",
-		Long: `List the images the runtime's image service holds, one line per tag, as crictl
-images does. IMAGE (a name, name:tag, digest or ID) lists that image only,
-also on runtimes that ignore CRI's image filter. Image IDs are truncated in the
-table unless --no-trunc; -q prints full image IDs only; -o json|yaml|go-template
-print crictl's JSON.
-
-EXIT STATUS
-  0  the images were listed (also when none matched)
-  1  the runtime could not be reached or failed
-  2  bad flags or arguments`,
-		Example: `  crisp images
-  crisp images busybox
-  crisp images -q
-  crisp images --digests --pinned`,
-		Args: maxArgs(1, "one IMAGE"),
-		RunE: runOptions(o.f, o),
+		Long:    helptext.Long("images"),
+		Example: helptext.Example("images"),
+		Args:    maxArgs(1, "one IMAGE"),
+		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print image IDs only")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
@@ -39,19 +40,12 @@ func (o *logsFlags) Run(ctx context.Context) error {
 func newLogsCommand(f *factory) *cobra.Command {
 	o := &logsFlags{}
 	cmd := &cobra.Command{
-		Use:   "logs [flags] CONTAINER",
-		Short: "Print the logs of a container",
-		Long: `Print a container's log (a full ID, a unique ID prefix or a unique name), read
-from the file the runtime names in its status, on this host, as crictl and
-kubelet read it: partial lines joined, -f following across log rotation until
-the container stops. The container's stdout goes to stdout, its stderr to
-stderr.` + lifecycleExit,
-		Example: `  crisp logs web
-  crisp logs -f --tail 10 web
-  crisp logs --since 5m -t 4f2a
-  crisp logs -p web`,
-		Args: argsRange(1, 1, "one CONTAINER"),
-		RunE: runOptions(f, o),
+		Use:     "logs [flags] CONTAINER",
+		Short:   "Print the logs of a container",
+		Long:    helptext.Long("logs"),
+		Example: helptext.Example("logs"),
+		Args:    argsRange(1, 1, "one CONTAINER"),
+		RunE:    runOptions(f, o),
 	}
 	fs := cmd.Flags()
 	fs.BoolVarP(&o.Follow, "follow", "f", false, "follow the log until the container stops")

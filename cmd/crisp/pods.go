@@ -8,6 +8,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
@@ -32,24 +33,12 @@ func newPodsCommand(f *factory) *cobra.Command {
 // podsCommand binds the command's flags to o; tests parse into their own o.
 func podsCommand(o *podsOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "pods [flags]",
-		Short: "List pod sandboxes",
-		Long: `List the runtime's pod sandboxes, newest first, as crictl pods does.
-
---name and --namespace are regular expressions; --label may be repeated and
-every label must match. IDs are truncated in the table unless --no-trunc;
--q prints full IDs only; -o json|yaml|go-template print crictl's JSON.
-
-EXIT STATUS
-  0  the pods were listed (also when none matched)
-  1  the runtime could not be reached or failed
-  2  bad flags or arguments`,
-		Example: `  crisp pods
-  crisp pods --name '^web' --state ready
-  crisp pods --namespace kube-system --label app=dns -o json
-  crisp pods -q --label app=web`,
-		Args: noArgs,
-		RunE: runOptions(o.f, o),
+		Use:     "pods [flags]",
+		Short:   "List pod sandboxes",
+		Long:    helptext.Long("pods"),
+		Example: helptext.Example("pods"),
+		Args:    noArgs,
+		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.ID, "id", "", "only the pod with this ID or ID prefix")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/probe"
 )
 
@@ -79,34 +80,10 @@ type probeOptions struct {
 func newProbeCommand(f *factory) *cobra.Command {
 	o := &probeOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "probe CONTAINER [--pod POD] [--port N] [-o table|json]",
-		Short: "Show which streaming protocols the runtime speaks, and how well",
-		Long: `Probe the runtime's streaming server: for exec, attach and port-forward, every
-transport and subprotocol is offered alone, each with a fresh URL (the runtime's
-tokens are single use): SPDY channel.k8s.io and v2..v5.channel.k8s.io, WebSocket
-channel.k8s.io, base64.channel.k8s.io, v4.channel.k8s.io,
-v4.base64.channel.k8s.io and v5.channel.k8s.io; for port-forward SPDY
-portforward.k8s.io, the SPDY/3.1+portforward.k8s.io tunnel and the direct
-WebSocket v4.channel.k8s.io and v4.base64.channel.k8s.io.
-
-Each row says whether the upgrade was accepted (or the HTTP status and reason of
-the refusal), the negotiated protocol, the latency of the CRI call and of the
-upgrade, and functional checks where the protocol can carry them: exit code
-(exec runs ` + "`true`" + `, or --command), output and stdin EOF (` + "`cat`" + `), resize (a TTY
-running ` + "`stty size`" + `). Attach probes only read. With --port, port-forward
-sends a few bytes to that port and expects an answer (an echo server is best).
-
-The summary says what --transport auto picks for each call and which gaps matter.
-
-EXIT STATUS
-  0  the probe ran (refusals and failed checks are in the report)
-  1  the runtime, the container or the pod could not be reached, or no
-     streaming handshake got an answer (an unverifiable certificate, an
-     unreachable streaming server): the matrix is printed, then the reason
-  2  bad flags or arguments`,
-		Example: `  crisp probe web-1
-  crisp probe web-1 --port 8080 -o json
-  crisp probe 3f2a --command 'ls /'`,
+		Use:               "probe CONTAINER [--pod POD] [--port N] [-o table|json]",
+		Short:             "Show which streaming protocols the runtime speaks, and how well",
+		Long:              helptext.Long("probe"),
+		Example:           helptext.Example("probe"),
 		Args:              exactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
@@ -31,28 +32,12 @@ func newPsCommand(f *factory) *cobra.Command {
 // psCommand binds the command's flags to o; tests parse into their own o.
 func psCommand(o *psOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "ps [flags]",
-		Short: "List containers",
-		Long: `List the runtime's containers, newest first, as crictl ps does: running ones
-only, unless -a/--all or --state says otherwise.
-
---name and --namespace (the pod's) are regular expressions; --pod takes a pod
-ID, unique ID prefix or unique name; --image an image name, tag or ID; --label
-may be repeated and every label must match. IDs are truncated in the table
-unless --no-trunc; -q prints full IDs only; -o json|yaml|go-template print
-crictl's JSON.
-
-EXIT STATUS
-  0  the containers were listed (also when none matched)
-  1  the runtime could not be reached or failed, or --pod matched no pod
-  2  bad flags or arguments`,
-		Example: `  crisp ps
-  crisp ps -a --pod web --namespace '^prod$'
-  crisp ps --state exited --label app=web
-  crisp ps -q --name '^nginx$'
-  crisp ps -o go-template --template '{{range .containers}}{{.id}}{{"\n"}}{{end}}'`,
-		Args: noArgs,
-		RunE: runOptions(o.f, o),
+		Use:     "ps [flags]",
+		Short:   "List containers",
+		Long:    helptext.Long("ps"),
+		Example: helptext.Example("ps"),
+		Args:    noArgs,
+		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.ID, "id", "", "only the container with this ID or ID prefix")

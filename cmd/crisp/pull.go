@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
@@ -23,24 +24,12 @@ type pullOptions struct {
 func newPullCommand(f *factory) *cobra.Command {
 	o := &pullOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "pull IMAGE",
-		Short: "Pull an image",
-		Long: `Pull an image into the runtime's image service, as crictl pull does, and print
-the image reference the runtime gives it. Credentials, as crictl's: --creds
-USERNAME[:PASSWORD] (or CRICTL_CREDS), --auth with a base64 'USERNAME[:PASSWORD]'
-(or CRICTL_AUTH), or --username with the password read from stdin (not echoed
-on a terminal). --pull-timeout bounds the pull (default: none).
-
-EXIT STATUS
-  0  the image was pulled
-  1  the pull failed or the runtime could not be reached
-  2  bad flags or arguments`,
-		Example: `  crisp pull busybox:1.36
-  crisp pull --creds "$USER:$TOKEN" registry.example.com/app:1.2
-  echo "$TOKEN" | crisp pull -u robot registry.example.com/app:1.2
-  crisp pull --pod-config pod.yaml --pull-timeout 5m nginx`,
-		Args: exactArgs(1, "one IMAGE"),
-		RunE: runOptions(o.f, o),
+		Use:     "pull IMAGE",
+		Short:   "Pull an image",
+		Long:    helptext.Long("pull"),
+		Example: helptext.Example("pull"),
+		Args:    exactArgs(1, "one IMAGE"),
+		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Creds, "creds", "", "USERNAME[:PASSWORD] for the registry (env CRICTL_CREDS)")

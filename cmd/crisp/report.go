@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/report"
 )
 
@@ -18,26 +19,10 @@ type reportOptions struct {
 func newReportCommand(f *factory) *cobra.Command {
 	o := &reportOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "report [--junit FILE] [-o table|markdown|json|yaml] (FILE... | -)",
-		Short: "Merge the smoke and probe JSON reports of many nodes",
-		Long: `Merge the JSON reports of crisp smoke and crisp probe (-o json) from many
-nodes: a table of nodes, the matrix of checks by nodes (nodes with identical
-results share a column), then every failure with its detail. The input may be
-files or - for stdin, each holding one or many reports, with other lines
-around them: the output of kubectl logs -l app=crisp-smoke reads as is
-(--prefix and --timestamps too). A later report of the same node and kind
-replaces an earlier one.
-
---junit writes one JUnit test suite per node; its failure count is the number
-of failed checks plus unreadable reports. -o markdown suits CI job summaries.
-
-EXIT STATUS
-  0  every node passed
-  1  a node failed, a report was cut short or unreadable, or the input held no report
-  2  bad flags or arguments`,
-		Example: `  kubectl logs -l app=crisp-smoke --tail=-1 | crisp report -
-  crisp report node-*.json --junit fleet.xml
-  crisp report -o markdown smoke.log >> "$GITHUB_STEP_SUMMARY"`,
+		Use:     "report [--junit FILE] [-o table|markdown|json|yaml] (FILE... | -)",
+		Short:   "Merge the smoke and probe JSON reports of many nodes",
+		Long:    helptext.Long("report"),
+		Example: helptext.Example("report"),
 		// report reads files, not a runtime: -o also takes markdown.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			if err := report.CheckFormat(f.Global.Output); err != nil {

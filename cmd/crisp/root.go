@@ -11,6 +11,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/completion"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
@@ -25,24 +26,10 @@ const (
 
 func newRootCommand(f *factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "crisp",
-		Short: "CRI streaming client and debugger: exec, attach, port-forward, probe",
-		Long: `crisp talks to a CRI runtime (containerd, CRI-O, ...) like crictl does, and gets the
-three streaming calls right: exec and attach with exit codes passed through and a
-terminal that is always restored, port-forward that survives failed connections,
-and probe/smoke/bench that show which streaming protocols a runtime speaks.
-
-EXIT STATUS
-  exec and attach pass the remote process's exit code through (0-255) and use
-  125 for crisp's own failures; every other command exits
-  0  success
-  1  failure (runtime unreachable, no such container, ...)
-  2  bad flags or arguments`,
-		Example: `  crisp demo
-  crisp ps
-  crisp exec -it nginx sh
-  crisp port-forward web 8080:80
-  crisp probe nginx`,
+		Use:               "crisp",
+		Short:             "CRI streaming client and debugger: exec, attach, port-forward, probe",
+		Long:              helptext.Long("crisp"),
+		Example:           helptext.Example("crisp"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return f.CompleteGlobals(cmd) },

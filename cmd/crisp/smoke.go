@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/probe"
 )
 
@@ -28,35 +29,10 @@ type smokeOptions struct {
 func newSmokeCommand(f *factory) *cobra.Command {
 	o := &smokeOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "smoke [--junit FILE] [--strict] (CONTAINER [--pod POD] [--port N] | --image IMAGE [--pod-config FILE])",
-		Short: "Run a CI battery of streaming checks on every transport the runtime accepts",
-		Long: `Run streaming checks on every transport and subprotocol the runtime accepts:
-echo round trip, stdout/stderr separation, exit code, stdin EOF, 16 MiB integrity,
-TTY and resize, attach output and (with --port, reaching a TCP echo server in
-the pod) a port-forward round trip. Each check is printed as it finishes; the
-last line is "N passed, N failed" (with ", N skipped" when checks were skipped:
-their lines say why).
-
-A failure on the transport --transport auto picks (what users get) fails the
-run. A defect on another accepted transport is a warning that quotes the
-runtime's behaviour; --strict makes those failures too.
-
-With --image, smoke needs no container: it pulls IMAGE if missing, creates a
-pod (from --pod-config, a crictl-style PodSandboxConfig in JSON or YAML, or a
-minimal one) and a long-running container that prints, runs the battery, and
-removes both on every way out (failure, --timeout, Ctrl-C). The image needs sh,
-cat, head, wc and stty (busybox has them); with --port the container also runs
-a TCP echo server on that port (busybox's nc) for the port-forward checks.
-
-EXIT STATUS
-  0  every check passed (warnings and skipped checks allowed)
-  1  a check failed, or the runtime could not be reached
-  2  bad flags or arguments
-  130 interrupted (what smoke created is removed first)`,
-		Example: `  crisp smoke web-1
-  crisp smoke web-1 --port 7777 --junit smoke.xml
-  crisp smoke --image busybox --junit smoke.xml --strict
-  crisp smoke --image busybox --port 7777`,
+		Use:               "smoke [--junit FILE] [--strict] (CONTAINER [--pod POD] [--port N] | --image IMAGE [--pod-config FILE])",
+		Short:             "Run a CI battery of streaming checks on every transport the runtime accepts",
+		Long:              helptext.Long("smoke"),
+		Example:           helptext.Example("smoke"),
 		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
@@ -18,13 +19,11 @@ func (o *startOptions) Run(ctx context.Context) error {
 
 func newStartCommand(f *factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "start CONTAINER...",
-		Short: "Start one or more created containers",
-		Long: `Start created containers (each a full ID, a unique ID prefix or a unique
-name), in order, printing each ID; the first failure stops.` + lifecycleExit,
-		Example: `  crisp start 4f2a
-  crisp start web sidecar`,
-		Args: argsRange(1, -1, "at least one CONTAINER"),
-		RunE: runOptions(f, &startOptions{}),
+		Use:     "start CONTAINER...",
+		Short:   "Start one or more created containers",
+		Long:    helptext.Long("start"),
+		Example: helptext.Example("start"),
+		Args:    argsRange(1, -1, "at least one CONTAINER"),
+		RunE:    runOptions(f, &startOptions{}),
 	}
 }

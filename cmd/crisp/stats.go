@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
@@ -25,24 +26,12 @@ type statsOptions struct {
 func newStatsCommand(f *factory) *cobra.Command {
 	o := &statsOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "stats [CONTAINER]",
-		Short: "Show containers' resource usage",
-		Long: `Show the CPU, memory, writable-layer and swap usage of running containers (all
-with -a), as crictl stats does: the table measures CPU over -s seconds; -w
-repeats until interrupted; -o json|yaml|go-template print the runtime's stats
-in crictl's shape. CONTAINER and --pod take an ID, unique ID prefix or name.
-
-EXIT STATUS
-  0  the stats were shown (also when none matched; -w: until interrupted)
-  1  the runtime could not be reached or failed, or CONTAINER/--pod matched
-     nothing
-  2  bad flags or arguments`,
-		Example: `  crisp stats
-  crisp stats -a --pod web -s 2
-  crisp stats -w nginx
-  crisp stats -o json --label app=web`,
-		Args: maxArgs(1, "one CONTAINER"),
-		RunE: runOptions(o.f, o),
+		Use:     "stats [CONTAINER]",
+		Short:   "Show containers' resource usage",
+		Long:    helptext.Long("stats"),
+		Example: helptext.Example("stats"),
+		Args:    maxArgs(1, "one CONTAINER"),
+		RunE:    runOptions(o.f, o),
 	}
 	fl := o.flags(cmd)
 	fl.BoolVarP(&o.q.All, "all", "a", false, "also containers that use no CPU and no memory")
@@ -55,23 +44,12 @@ EXIT STATUS
 func newPodStatsCommand(f *factory) *cobra.Command {
 	o := &statsOptions{f: f, pods: true}
 	cmd := &cobra.Command{
-		Use:   "statsp [POD]",
-		Short: "Show pods' resource usage",
-		Long: `Show the CPU and memory usage of pod sandboxes, as crictl statsp does: the table
-measures CPU over -s seconds; -w repeats until interrupted; -o
-json|yaml|go-template print the runtime's stats in crictl's shape. POD takes
-an ID, unique ID prefix or name.
-
-EXIT STATUS
-  0  the stats were shown (also when none matched; -w: until interrupted)
-  1  the runtime could not be reached or failed, or POD matched nothing
-  2  bad flags or arguments`,
-		Example: `  crisp statsp
-  crisp statsp web -s 2
-  crisp statsp -w --label app=web
-  crisp statsp -o yaml`,
-		Args: maxArgs(1, "one POD"),
-		RunE: runOptions(o.f, o),
+		Use:     "statsp [POD]",
+		Short:   "Show pods' resource usage",
+		Long:    helptext.Long("statsp"),
+		Example: helptext.Example("statsp"),
+		Args:    maxArgs(1, "one POD"),
+		RunE:    runOptions(o.f, o),
 	}
 	o.flags(cmd).StringVar(&o.q.Filter.ID, "id", "", "only the pod with this full ID")
 	return cmd

@@ -8,6 +8,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
@@ -31,15 +32,12 @@ func newUpdateCommand(f *factory) *cobra.Command {
 	o := &updateOptions{}
 	lin, win := &o.linux, &o.windows
 	cmd := &cobra.Command{
-		Use:   "update [flags] CONTAINER...",
-		Short: "Update the resources of one or more running containers",
-		Long: `Change the resource limits of containers (each a full ID, a unique ID prefix
-or a unique name). A flag left out sends 0, which runtimes read as "not
-specified", as crictl does.` + lifecycleExit,
-		Example: `  crisp update --memory 268435456 web
-  crisp update --cpu-quota 50000 --cpu-period 100000 4f2a`,
-		Args: argsRange(1, -1, "at least one CONTAINER"),
-		RunE: runOptions(f, o),
+		Use:     "update [flags] CONTAINER...",
+		Short:   "Update the resources of one or more running containers",
+		Long:    helptext.Long("update"),
+		Example: helptext.Example("update"),
+		Args:    argsRange(1, -1, "at least one CONTAINER"),
+		RunE:    runOptions(f, o),
 	}
 	fs := cmd.Flags()
 	fs.Int64Var(&win.CpuCount, "cpu-count", 0, "(Windows only) number of CPUs available to the container")
