@@ -20,7 +20,7 @@ type attachOptions struct {
 	DetachKeys string
 	Transport  string
 	Protocol   string
-	TLS        tlsOptions
+	TLS        cmdutil.TLSFlags
 	Trace      cmdutil.TraceFlags     // traceflags.go
 	Record     session.RecordFlags    // recordflags.go
 	Reconnect  session.ReconnectFlags // attachreconnect.go
@@ -38,22 +38,22 @@ type attachOptions struct {
 	exitWait time.Duration
 }
 
-func newAttachCommand(f *factory) *cobra.Command {
+func newAttachCommand(f *cmdutil.Factory) *cobra.Command {
 	return attachCommand(f, &attachOptions{exitWait: time.Second})
 }
 
 // attachCommand binds o to the command; o.deps, when set (tests), replaces
 // the factory's dependencies.
-func attachCommand(f *factory, o *attachOptions) *cobra.Command {
+func attachCommand(f *cmdutil.Factory, o *attachOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
 		Short:       "Attach to a running container's main process",
 		Long:        helptext.Long("attach"),
 		Example:     helptext.Example("attach"),
-		Annotations: map[string]string{passThroughAnnotation: "true"},
+		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("attach needs exactly one CONTAINER, got %d arguments", len(args))
+				return cmdutil.UsageErrorf("attach needs exactly one CONTAINER, got %d arguments", len(args))
 			}
 			return nil
 		},
@@ -76,7 +76,7 @@ func attachCommand(f *factory, o *attachOptions) *cobra.Command {
 }
 
 // Complete takes CONTAINER from the arguments.
-func (o *attachOptions) Complete(f *factory, _ *cobra.Command, args []string) error {
+func (o *attachOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	if o.deps.Stream == nil {
 		o.deps = session.NewDeps(f)
 	}
@@ -89,11 +89,11 @@ func (o *attachOptions) Complete(f *factory, _ *cobra.Command, args []string) er
 // Validate rejects bad input before any connection is made.
 func (o *attachOptions) Validate() error {
 	if o.Container == "" {
-		return usageErrorf("attach needs a CONTAINER")
+		return cmdutil.UsageErrorf("attach needs a CONTAINER")
 	}
 	var err error
 	if o.keys, err = tty.ParseDetachKeys(o.DetachKeys); err != nil {
-		return usageErrorf("--detach-keys: %v", err)
+		return cmdutil.UsageErrorf("--detach-keys: %v", err)
 	}
 	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err

@@ -6,25 +6,26 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/probe"
 )
 
 type benchOptions struct {
-	f      *factory
+	f      *cmdutil.Factory
 	target targetOptions
 	Size   int64
 	Runs   int
 }
 
-func newBenchCommand(f *factory) *cobra.Command {
+func newBenchCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &benchOptions{f: f}
 	cmd := &cobra.Command{
 		Use:               "bench CONTAINER [--pod POD] [--port N] [-o json] [--size BYTES] [--runs N]",
 		Short:             "Measure exec latency and exec and port-forward throughput per transport",
 		Long:              helptext.Long("bench"),
 		Example:           helptext.Example("bench"),
-		Args:              exactArgs(1, "a CONTAINER"),
+		Args:              cmdutil.ExactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.target.Container = args[0]
@@ -43,10 +44,10 @@ func newBenchCommand(f *factory) *cobra.Command {
 
 func (o *benchOptions) Validate() error {
 	if o.Size <= 0 {
-		return usageErrorf("--size must be positive, got %d", o.Size)
+		return cmdutil.UsageErrorf("--size must be positive, got %d", o.Size)
 	}
 	if o.Runs <= 0 {
-		return usageErrorf("--runs must be positive, got %d", o.Runs)
+		return cmdutil.UsageErrorf("--runs must be positive, got %d", o.Runs)
 	}
 	return o.target.validate()
 }
@@ -62,14 +63,14 @@ func (o *benchOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bench of container %s at %s: %w", t.ContainerID, env.Client.Endpoint, err)
 	}
-	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, rep.WriteTable); err != nil {
+	if err := cmdutil.PrintData(o.f.Streams.Out, o.f.Global.Output, rep, rep.WriteTable); err != nil {
 		return err
 	}
 	if failed := rep.Failures(); len(failed) > 0 {
 		for _, f := range failed {
 			_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp: bench: "+f) // the error stream is the last resort: a failed write there has nowhere to go
 		}
-		return errReported
+		return cmdutil.ErrReported
 	}
 	return nil
 }

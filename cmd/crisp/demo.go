@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/demo"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
@@ -17,7 +18,7 @@ import (
 
 // demoOptions are `crisp demo`'s flags.
 type demoOptions struct {
-	f       *factory // set by Complete
+	f       *cmdutil.Factory // set by Complete
 	Profile string
 	profile streamserver.Profile // set by Validate
 
@@ -27,7 +28,7 @@ type demoOptions struct {
 	probeTimeout time.Duration
 }
 
-func newDemoCommand(f *factory) *cobra.Command {
+func newDemoCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &demoOptions{stepTimeout: 15 * time.Second, probeTimeout: 30 * time.Second}
 	profiles := mockruntime.ProfileNames()
 	cmd := &cobra.Command{
@@ -35,7 +36,7 @@ func newDemoCommand(f *factory) *cobra.Command {
 		Short:   "Start a mock runtime in-process and show probe, exec, attach and port-forward on it",
 		Long:    helptext.Long("demo"),
 		Example: helptext.Example("demo"),
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile of the mock: "+strings.Join(profiles, ", "))
@@ -44,7 +45,7 @@ func newDemoCommand(f *factory) *cobra.Command {
 }
 
 // Complete takes the factory's streams.
-func (o *demoOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
+func (o *demoOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, _ []string) error {
 	o.f = f
 	return nil
 }
@@ -52,7 +53,7 @@ func (o *demoOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
 // Validate rejects an unknown profile before anything starts.
 func (o *demoOptions) Validate() (err error) {
 	if o.profile, err = mockruntime.ParseProfile(o.Profile); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return nil
 }
@@ -69,7 +70,7 @@ func (o *demoOptions) Run(ctx context.Context) error {
 	})
 	var failed *demo.StepsFailedError
 	if errors.As(err, &failed) {
-		return fmt.Errorf("%w: %w", err, errReported) // the transcript says which steps failed
+		return fmt.Errorf("%w: %w", err, cmdutil.ErrReported) // the transcript says which steps failed
 	}
 	return err
 }
@@ -78,8 +79,8 @@ func (o *demoOptions) Run(ctx context.Context) error {
 // tree, as Main would, with no terminal and CRI_CONFIG_FILE set to the
 // demo's config file.
 func demoRunner(ctx context.Context, inv demo.Invocation) (int, error) {
-	f := &factory{
-		Streams: ioStreams{In: inv.Stdin, Out: inv.Out, ErrOut: inv.Out, IsTerminalIn: func() bool { return false }},
+	f := &cmdutil.Factory{
+		Streams: cmdutil.IOStreams{In: inv.Stdin, Out: inv.Out, ErrOut: inv.Out, IsTerminalIn: func() bool { return false }},
 		Getenv: func(key string) string {
 			if key == "CRI_CONFIG_FILE" {
 				return inv.ConfigFile

@@ -24,7 +24,7 @@ type execOptions struct {
 	Timeout   time.Duration
 	Transport string
 	Protocol  string
-	TLS       tlsOptions
+	TLS       cmdutil.TLSFlags
 	Trace     cmdutil.TraceFlags  // traceflags.go
 	Record    session.RecordFlags // recordflags.go
 	Many      execManyOptions     // execmany.go: --label, --pod, --name, --parallel
@@ -41,19 +41,19 @@ type execOptions struct {
 	deps   streamDeps
 }
 
-func newExecCommand(f *factory) *cobra.Command {
+func newExecCommand(f *cmdutil.Factory) *cobra.Command {
 	return execCommand(f, &execOptions{})
 }
 
 // execCommand binds o to the command; o.deps, when set (tests), replaces the
 // factory's dependencies.
-func execCommand(f *factory, o *execOptions) *cobra.Command {
+func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "exec [-i] [-t] [-s] [--timeout D] [--transport T] [--protocol P] CONTAINER -- CMD [ARG...]",
 		Short:       "Run a command in a running container",
 		Long:        helptext.Long("exec"),
 		Example:     helptext.Example("exec"),
-		Annotations: map[string]string{passThroughAnnotation: "true"},
+		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
 		RunE:        runOptions(f, o),
 	}
 	cmd.Flags().SetInterspersed(false)
@@ -76,7 +76,7 @@ func execCommand(f *factory, o *execOptions) *cobra.Command {
 
 // Complete splits CONTAINER from the command; "--" after CONTAINER is
 // optional (flag parsing stops at CONTAINER).
-func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) error {
+func (o *execOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	if o.deps.Stream == nil {
 		o.deps = session.NewDeps(f)
 	}
@@ -90,7 +90,7 @@ func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) er
 		}
 	}
 	if o.Sync && (cmd.Flags().Changed("transport") || cmd.Flags().Changed("protocol")) {
-		return usageErrorf("--transport and --protocol choose a streaming protocol; -s uses the ExecSync call, which has none")
+		return cmdutil.UsageErrorf("--transport and --protocol choose a streaming protocol; -s uses the ExecSync call, which has none")
 	}
 	return nil
 }
@@ -101,19 +101,19 @@ func (o *execOptions) Validate() error {
 		return o.Many.validate(o)
 	}
 	if o.Container == "" {
-		return usageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
+		return cmdutil.UsageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
 	}
 	if len(o.Command) == 0 {
-		return usageErrorf("exec needs a command to run in %s: crisp exec [flags] %s -- CMD [ARG...]", o.Container, o.Container)
+		return cmdutil.UsageErrorf("exec needs a command to run in %s: crisp exec [flags] %s -- CMD [ARG...]", o.Container, o.Container)
 	}
 	if o.Sync && (o.Stdin || o.TTY) {
-		return usageErrorf("-s (ExecSync) carries no stdin and no terminal: drop -i/-t, or drop -s to stream")
+		return cmdutil.UsageErrorf("-s (ExecSync) carries no stdin and no terminal: drop -i/-t, or drop -s to stream")
 	}
 	if o.Timeout < 0 {
-		return usageErrorf("--timeout must not be negative")
+		return cmdutil.UsageErrorf("--timeout must not be negative")
 	}
 	if o.Timeout > 0 && !o.Sync {
-		return usageErrorf("--timeout bounds an ExecSync call: use it with -s")
+		return cmdutil.UsageErrorf("--timeout bounds an ExecSync call: use it with -s")
 	}
 	var err error
 	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {

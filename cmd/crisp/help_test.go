@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 )
 
@@ -14,7 +15,7 @@ import (
 // command's help must show examples and an EXIT STATUS section (hidden
 // commands too: gen-docs is used by make).
 func TestEveryCommandHasExamplesAndExitStatus(t *testing.T) {
-	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, IsTerminalIn: func() bool { return false }},
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, IsTerminalIn: func() bool { return false }},
 		Getenv: func(string) string { return "" }}
 	root := newRootCommand(f)
 	root.InitDefaultHelpCmd()
@@ -56,7 +57,7 @@ func TestEveryCommandHasExamplesAndExitStatus(t *testing.T) {
 // command of the tree, which shows it (no orphan file, no command that
 // builds its help elsewhere while a text file goes stale).
 func TestEveryHelpTextIsUsed(t *testing.T) {
-	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, IsTerminalIn: func() bool { return false }},
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, IsTerminalIn: func() bool { return false }},
 		Getenv: func(string) string { return "" }}
 	root := newRootCommand(f)
 	byName := map[string]*cobra.Command{root.Name(): root}

@@ -4,18 +4,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
-func newImageFsInfoCommand(f *factory) *cobra.Command {
+func newImageFsInfoCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "imagefsinfo",
 		Short:   "Show the image filesystems' usage",
 		Long:    helptext.Long("imagefsinfo"),
 		Example: helptext.Example("imagefsinfo"),
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := f.PrinterOr(cmd, output.JSON)
 			return f.WithClient(func(c *client.Client) error { return query.ImageFsInfo(cmd.Context(), c, p) })
@@ -23,27 +24,27 @@ func newImageFsInfoCommand(f *factory) *cobra.Command {
 	}
 }
 
-func newRuntimeConfigCommand(f *factory) *cobra.Command {
+func newRuntimeConfigCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "runtime-config",
 		Short:   "Show the runtime's configuration (cgroup driver)",
 		Long:    helptext.Long("runtime-config"),
 		Example: helptext.Example("runtime-config"),
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return f.WithClient(func(c *client.Client) error { return query.RuntimeConfig(cmd.Context(), c, f.Printer()) })
 		},
 	}
 }
 
-func newEventsCommand(f *factory) *cobra.Command {
+func newEventsCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "events",
 		Aliases: []string{"event"},
 		Short:   "Stream the runtime's container events",
 		Long:    helptext.Long("events"),
 		Example: helptext.Example("events"),
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := f.PrinterOr(cmd, output.JSON)
 			return f.WithClient(func(c *client.Client) error { return query.Events(cmd.Context(), c, p) })

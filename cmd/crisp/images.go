@@ -14,14 +14,14 @@ import (
 
 // imagesOptions are the flags of `crisp images`.
 type imagesOptions struct {
-	f *factory
+	f *cmdutil.Factory
 
 	Ref   string
 	Quiet bool
 	Table output.ImageTableOptions
 }
 
-func newImagesCommand(f *factory) *cobra.Command {
+func newImagesCommand(f *cmdutil.Factory) *cobra.Command {
 	return imagesCommand(&imagesOptions{f: f})
 }
 
@@ -33,7 +33,7 @@ func imagesCommand(o *imagesOptions) *cobra.Command {
 		Short:   "List images",
 		Long:    helptext.Long("images"),
 		Example: helptext.Example("images"),
-		Args:    maxArgs(1, "one IMAGE"),
+		Args:    cmdutil.MaxArgs(1, "one IMAGE"),
 		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
@@ -45,7 +45,7 @@ func imagesCommand(o *imagesOptions) *cobra.Command {
 }
 
 // Complete takes the optional image argument.
-func (o *imagesOptions) Complete(_ *factory, _ *cobra.Command, args []string) error {
+func (o *imagesOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.Ref = args[0]
 	}

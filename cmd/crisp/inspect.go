@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
@@ -15,7 +16,7 @@ import (
 // inspectOptions are the flags of inspect, inspectp and inspecti, which
 // differ only in what they look up.
 type inspectOptions struct {
-	f   *factory
+	f   *cmdutil.Factory
 	now func() time.Time
 	// run is query.Inspect, InspectPod or InspectImage.
 	run func(ctx context.Context, c *client.Client, refs []string, quiet bool, now time.Time, p output.Printer) error
@@ -36,13 +37,13 @@ func inspectCommand(o *inspectOptions, cmd *cobra.Command) *cobra.Command {
 	return cmd
 }
 
-func newInspectCommand(f *factory) *cobra.Command {
+func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
 	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.Inspect}, &cobra.Command{
 		Use:     "inspect CONTAINER...",
 		Short:   "Show the full status of containers",
 		Long:    helptext.Long("inspect"),
 		Example: helptext.Example("inspect"),
-		Args:    atLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
+		Args:    cmdutil.AtLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
 	})
 }
 

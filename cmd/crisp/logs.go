@@ -7,26 +7,27 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // logsFlags are the flags of `crisp logs`, crictl's names and defaults.
 type logsFlags struct {
-	verb
+	cmdutil.Verb
 	lifecycle.LogsOptions
 	Since    string
 	tailFlag bool // --tail was given
 }
 
-func (o *logsFlags) Complete(f *factory, cmd *cobra.Command, args []string) error {
+func (o *logsFlags) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.tailFlag = cmd.Flags().Changed("tail")
-	return o.verb.Complete(f, cmd, args)
+	return o.Verb.Complete(f, cmd, args)
 }
 
 func (o *logsFlags) Validate() error {
 	if err := o.Check(o.Since, o.tailFlag, time.Now()); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return nil
 }
@@ -37,14 +38,14 @@ func (o *logsFlags) Run(ctx context.Context) error {
 	})
 }
 
-func newLogsCommand(f *factory) *cobra.Command {
+func newLogsCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &logsFlags{}
 	cmd := &cobra.Command{
 		Use:     "logs [flags] CONTAINER",
 		Short:   "Print the logs of a container",
 		Long:    helptext.Long("logs"),
 		Example: helptext.Example("logs"),
-		Args:    argsRange(1, 1, "one CONTAINER"),
+		Args:    cmdutil.ArgsRange(1, 1, "one CONTAINER"),
 		RunE:    runOptions(f, o),
 	}
 	fs := cmd.Flags()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
@@ -15,11 +16,11 @@ import (
 type mockRuntimeOptions struct {
 	mockruntime.Options
 
-	f      *factory
+	f      *cmdutil.Factory
 	config mockruntime.Config // set by Validate
 }
 
-func newMockRuntimeCommand(f *factory) *cobra.Command {
+func newMockRuntimeCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &mockRuntimeOptions{}
 	profiles := mockruntime.ProfileNames()
 	cmd := &cobra.Command{
@@ -27,7 +28,7 @@ func newMockRuntimeCommand(f *factory) *cobra.Command {
 		Short:   "Run the loopback mock CRI runtime in the foreground",
 		Long:    helptext.Long("mock-runtime"),
 		Example: helptext.Example("mock-runtime"),
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(f, o),
 	}
 	fl := cmd.Flags()
@@ -42,7 +43,7 @@ func newMockRuntimeCommand(f *factory) *cobra.Command {
 }
 
 // Complete takes the factory's streams.
-func (o *mockRuntimeOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
+func (o *mockRuntimeOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, _ []string) error {
 	o.f = f
 	return nil
 }
@@ -51,7 +52,7 @@ func (o *mockRuntimeOptions) Complete(f *factory, _ *cobra.Command, _ []string) 
 // anything listens.
 func (o *mockRuntimeOptions) Validate() (err error) {
 	if o.config, err = o.Config(); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 // podsOptions are the flags of `crisp pods`.
 type podsOptions struct {
-	f *factory
+	f *cmdutil.Factory
 	// now is the clock CREATED is measured against (tests pin it).
 	now func() time.Time
 
@@ -26,7 +26,7 @@ type podsOptions struct {
 	filter client.PodFilter
 }
 
-func newPodsCommand(f *factory) *cobra.Command {
+func newPodsCommand(f *cmdutil.Factory) *cobra.Command {
 	return podsCommand(&podsOptions{f: f, now: time.Now})
 }
 
@@ -37,7 +37,7 @@ func podsCommand(o *podsOptions) *cobra.Command {
 		Short:   "List pod sandboxes",
 		Long:    helptext.Long("pods"),
 		Example: helptext.Example("pods"),
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
@@ -55,7 +55,7 @@ func podsCommand(o *podsOptions) *cobra.Command {
 }
 
 // Complete builds the filter from the flags.
-func (o *podsOptions) Complete(*factory, *cobra.Command, []string) (err error) {
+func (o *podsOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) (err error) {
 	o.filter = client.PodFilter{ID: o.ID, State: o.State}
 	if o.filter.Name, err = cmdutil.CompileFilter("--name", o.Name); err != nil {
 		return err
@@ -66,7 +66,7 @@ func (o *podsOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 	if o.Latest {
 		o.Last = 1
 	}
-	o.filter.Labels, err = parseLabels(o.Labels)
+	o.filter.Labels, err = cmdutil.ParseLabels(o.Labels)
 	return err
 }
 
@@ -74,11 +74,11 @@ func (o *podsOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 func (o *podsOptions) Validate() error {
 	if o.State != "" {
 		if _, err := client.ParsePodState(o.State); err != nil {
-			return usageErrorf("--state: %v", err)
+			return cmdutil.UsageErrorf("--state: %v", err)
 		}
 	}
 	if o.Last < 0 {
-		return usageErrorf("--last must be 0 (all) or more, not %d", o.Last)
+		return cmdutil.UsageErrorf("--last must be 0 (all) or more, not %d", o.Last)
 	}
 	return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output)
 }

@@ -17,7 +17,7 @@ import (
 type portForwardOptions struct {
 	Addresses []string
 	Transport string
-	TLS       tlsOptions
+	TLS       cmdutil.TLSFlags
 	Trace     cmdutil.TraceFlags // traceflags.go
 
 	// Set by Complete.
@@ -32,7 +32,7 @@ type portForwardOptions struct {
 // (session.ForwardDeps); tests replace them.
 type portForwardDeps = session.ForwardDeps
 
-func newPortForwardCommand(f *factory) *cobra.Command {
+func newPortForwardCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &portForwardOptions{deps: session.NewForwardDeps(f)}
 	return o.command(func(ctx context.Context) error {
 		// -v is parsed after the command was built: take the deps now.
@@ -50,7 +50,7 @@ func (o *portForwardOptions) command(run func(context.Context) error) *cobra.Com
 		Example: helptext.Example("port-forward"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usageErrorf("%s needs a POD and at least one [LOCAL:]REMOTE port, got %d argument(s)", cmd.CommandPath(), len(args))
+				return cmdutil.UsageErrorf("%s needs a POD and at least one [LOCAL:]REMOTE port, got %d argument(s)", cmd.CommandPath(), len(args))
 			}
 			return nil
 		},
@@ -80,7 +80,7 @@ func (o *portForwardOptions) Complete(args []string) error {
 	for _, spec := range args[1:] {
 		m, err := portforward.ParsePortSpec(spec)
 		if err != nil {
-			return usageError{Err: err}
+			return cmdutil.UsageError{Err: err}
 		}
 		o.Mappings = append(o.Mappings, m)
 	}
@@ -91,14 +91,14 @@ func (o *portForwardOptions) Complete(args []string) error {
 func (o *portForwardOptions) Validate() error {
 	t, err := transport.ParseTransport(o.Transport)
 	if err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	o.transport = t
 	if o.PodRef == "" {
-		return usageErrorf("port-forward: empty POD")
+		return cmdutil.UsageErrorf("port-forward: empty POD")
 	}
 	if err := portforward.CheckListeners(o.Addresses, o.Mappings); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return o.TLS.Validate()
 }

@@ -21,7 +21,7 @@ type targetOptions struct {
 	Container string
 	Pod       string
 	Port      int32
-	TLS       tlsOptions
+	TLS       cmdutil.TLSFlags
 	Trace     cmdutil.TraceFlags // traceflags.go
 }
 
@@ -34,14 +34,14 @@ func (o *targetOptions) addFlags(fs *pflag.FlagSet) {
 
 func (o *targetOptions) validate() error {
 	if o.Port < 0 || o.Port > 65535 {
-		return usageErrorf("--port must be between 1 and 65535, got %d", o.Port)
+		return cmdutil.UsageErrorf("--port must be between 1 and 65535, got %d", o.Port)
 	}
 	return o.TLS.Validate()
 }
 
 // connect dials the runtime and builds the streamer with the TLS
 // settings; the caller closes env.Client.
-func connect(f *factory, tlsOpts tlsOptions, trace *cmdutil.TraceFlags) (*probe.Env, error) {
+func connect(f *cmdutil.Factory, tlsOpts cmdutil.TLSFlags, trace *cmdutil.TraceFlags) (*probe.Env, error) {
 	settings, err := f.Settings()
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func connect(f *factory, tlsOpts tlsOptions, trace *cmdutil.TraceFlags) (*probe.
 
 // connect dials the runtime and resolves the target, for probe and bench;
 // the caller closes env.Client.
-func (o *targetOptions) connect(ctx context.Context, f *factory) (*probe.Env, probe.Target, error) {
+func (o *targetOptions) connect(ctx context.Context, f *cmdutil.Factory) (*probe.Env, probe.Target, error) {
 	env, err := connect(f, o.TLS, &o.Trace)
 	if err != nil {
 		return nil, probe.Target{}, err
@@ -69,7 +69,7 @@ func (o *targetOptions) connect(ctx context.Context, f *factory) (*probe.Env, pr
 }
 
 type probeOptions struct {
-	f      *factory
+	f      *cmdutil.Factory
 	target targetOptions
 	// Command replaces the exec probe's `true` (split on spaces).
 	Command  string
@@ -77,14 +77,14 @@ type probeOptions struct {
 	NodeName string
 }
 
-func newProbeCommand(f *factory) *cobra.Command {
+func newProbeCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &probeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:               "probe CONTAINER [--pod POD] [--port N] [-o table|json]",
 		Short:             "Show which streaming protocols the runtime speaks, and how well",
 		Long:              helptext.Long("probe"),
 		Example:           helptext.Example("probe"),
-		Args:              exactArgs(1, "a CONTAINER"),
+		Args:              cmdutil.ExactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -111,10 +111,10 @@ func (o *probeOptions) Complete(args []string) error {
 
 func (o *probeOptions) Validate() error {
 	if o.Command != "" && len(strings.Fields(o.Command)) == 0 {
-		return usageErrorf("--command is blank")
+		return cmdutil.UsageErrorf("--command is blank")
 	}
 	if o.Timeout <= 0 {
-		return usageErrorf("--attempt-timeout must be positive, got %s", o.Timeout)
+		return cmdutil.UsageErrorf("--attempt-timeout must be positive, got %s", o.Timeout)
 	}
 	return o.target.validate()
 }
@@ -132,7 +132,7 @@ func (o *probeOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.Client.Endpoint, err)
 	}
 	rep.Origin = probe.NewOrigin(probe.KindProbe, probe.NodeName(o.NodeName, nil, nil))
-	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, func(w io.Writer) error {
+	if err := cmdutil.PrintData(o.f.Streams.Out, o.f.Global.Output, rep, func(w io.Writer) error {
 		rep.WriteTable(w, o.f.Global.Verbose > 0)
 		return nil
 	}); err != nil {
@@ -143,7 +143,7 @@ func (o *probeOptions) Run(ctx context.Context) error {
 
 // progressf prints what a diagnostics command is waiting for on stderr
 // (the report is stdout's), so a slow runtime does not look like a hang.
-func progressf(f *factory, name string) func(format string, args ...any) {
+func progressf(f *cmdutil.Factory, name string) func(format string, args ...any) {
 	return func(format string, args ...any) {
 		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: "+name+": "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
 	}

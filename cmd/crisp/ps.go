@@ -14,7 +14,7 @@ import (
 
 // psOptions are the flags of `crisp ps`.
 type psOptions struct {
-	f   *factory
+	f   *cmdutil.Factory
 	now func() time.Time
 
 	ID, Name, Namespace, State, Pod, Image string
@@ -25,7 +25,7 @@ type psOptions struct {
 	filter client.ContainerFilter
 }
 
-func newPsCommand(f *factory) *cobra.Command {
+func newPsCommand(f *cmdutil.Factory) *cobra.Command {
 	return psCommand(&psOptions{f: f, now: time.Now})
 }
 
@@ -36,7 +36,7 @@ func psCommand(o *psOptions) *cobra.Command {
 		Short:   "List containers",
 		Long:    helptext.Long("ps"),
 		Example: helptext.Example("ps"),
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
@@ -58,7 +58,7 @@ func psCommand(o *psOptions) *cobra.Command {
 }
 
 // Complete builds the filter from the flags.
-func (o *psOptions) Complete(*factory, *cobra.Command, []string) (err error) {
+func (o *psOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) (err error) {
 	if o.Latest {
 		o.Last = 1
 	}
@@ -69,7 +69,7 @@ func (o *psOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 	if o.filter.Namespace, err = cmdutil.CompileFilter("--namespace", o.Namespace); err != nil {
 		return err
 	}
-	o.filter.Labels, err = parseLabels(o.Labels)
+	o.filter.Labels, err = cmdutil.ParseLabels(o.Labels)
 	return err
 }
 
@@ -77,11 +77,11 @@ func (o *psOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 func (o *psOptions) Validate() error {
 	if o.State != "" {
 		if _, err := client.ParseContainerState(o.State); err != nil {
-			return usageErrorf("--state: %v", err)
+			return cmdutil.UsageErrorf("--state: %v", err)
 		}
 	}
 	if o.Last < 0 {
-		return usageErrorf("--last must be 0 (all) or more, not %d", o.Last)
+		return cmdutil.UsageErrorf("--last must be 0 (all) or more, not %d", o.Last)
 	}
 	return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output)
 }

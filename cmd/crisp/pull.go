@@ -7,13 +7,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // pullOptions are the flags of `crisp pull`.
 type pullOptions struct {
-	f *factory
+	f *cmdutil.Factory
 
 	Image, Creds, Auth, Username, PodConfig string
 	Annotations                             []string
@@ -21,14 +22,14 @@ type pullOptions struct {
 	pull                                    client.PullOptions
 }
 
-func newPullCommand(f *factory) *cobra.Command {
+func newPullCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &pullOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "pull IMAGE",
 		Short:   "Pull an image",
 		Long:    helptext.Long("pull"),
 		Example: helptext.Example("pull"),
-		Args:    exactArgs(1, "one IMAGE"),
+		Args:    cmdutil.ExactArgs(1, "one IMAGE"),
 		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
@@ -42,14 +43,14 @@ func newPullCommand(f *factory) *cobra.Command {
 }
 
 // Complete builds the pull request's options.
-func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (err error) {
+func (o *pullOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) (err error) {
 	o.Image = args[0]
 	if err := f.FlagsFromEnv(cmd, [][2]string{{"creds", "CRICTL_CREDS"}, {"auth", "CRICTL_AUTH"}, {"pull-timeout", "CRICTL_PULL_TIMEOUT"}}); err != nil {
 		return err
 	}
 	o.pull.Timeout = o.Timeout
 	if o.pull.Annotations, err = client.ParseLabels(o.Annotations); err != nil {
-		return usageErrorf("--annotation: %v", err)
+		return cmdutil.UsageErrorf("--annotation: %v", err)
 	}
 	return nil
 }
@@ -59,11 +60,11 @@ func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (e
 func (o *pullOptions) Validate() (err error) {
 	creds := query.Credentials{Creds: o.Creds, Auth: o.Auth, Username: o.Username}
 	if o.pull.Auth, err = creds.AuthConfig(o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
-		return usageErrorf("%v", err)
+		return cmdutil.UsageErrorf("%v", err)
 	}
 	if o.PodConfig != "" {
 		if o.pull.PodConfig, err = query.LoadPodConfig(o.PodConfig); err != nil {
-			return usageErrorf("--pod-config: %v", err)
+			return cmdutil.UsageErrorf("--pod-config: %v", err)
 		}
 	}
 	return nil

@@ -6,17 +6,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/report"
 )
 
 type reportOptions struct {
-	f     *factory
+	f     *cmdutil.Factory
 	Files []string
 	JUnit string
 }
 
-func newReportCommand(f *factory) *cobra.Command {
+func newReportCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &reportOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "report [--junit FILE] [-o table|markdown|json|yaml] (FILE... | -)",
@@ -26,7 +27,7 @@ func newReportCommand(f *factory) *cobra.Command {
 		// report reads files, not a runtime: -o also takes markdown.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			if err := report.CheckFormat(f.Global.Output); err != nil {
-				return usageError{Err: err}
+				return cmdutil.UsageError{Err: err}
 			}
 			return nil
 		},
@@ -37,7 +38,7 @@ func newReportCommand(f *factory) *cobra.Command {
 }
 
 // Complete takes the files from the arguments.
-func (o *reportOptions) Complete(_ *factory, _ *cobra.Command, args []string) error {
+func (o *reportOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	o.Files = args
 	return nil
 }
@@ -45,7 +46,7 @@ func (o *reportOptions) Complete(_ *factory, _ *cobra.Command, args []string) er
 // Validate wants at least one input.
 func (o *reportOptions) Validate() error {
 	if len(o.Files) == 0 {
-		return usageErrorf("report needs FILEs, or - to read stdin")
+		return cmdutil.UsageErrorf("report needs FILEs, or - to read stdin")
 	}
 	return nil
 }
@@ -66,7 +67,7 @@ func (o *reportOptions) Run(context.Context) error {
 	}
 	if err := fleet.Check(); err != nil {
 		_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp report:", err) // the error stream is the last resort: a failed write there has nowhere to go
-		return errReported
+		return cmdutil.ErrReported
 	}
 	return nil
 }

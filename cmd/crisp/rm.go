@@ -6,13 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // rmOptions are the flags of `crisp rm`.
 type rmOptions struct {
-	verb
+	cmdutil.Verb
 	Force, All, KeepLogs bool
 }
 
@@ -24,7 +25,7 @@ func (o *rmOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newRmCommand(f *factory) *cobra.Command {
+func newRmCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &rmOptions{}
 	cmd := &cobra.Command{
 		Use:     "rm [-f] [-k] (CONTAINER... | -a)",

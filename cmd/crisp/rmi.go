@@ -4,11 +4,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
-func newRmiCommand(f *factory) *cobra.Command {
+func newRmiCommand(f *cmdutil.Factory) *cobra.Command {
 	var o query.RMIOptions
 	cmd := &cobra.Command{
 		Use:     "rmi [IMAGE...]",
@@ -17,7 +18,7 @@ func newRmiCommand(f *factory) *cobra.Command {
 		Example: helptext.Example("rmi"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !o.All && !o.Prune {
-				return usageErrorf("%s needs an IMAGE, -a or --prune", cmd.CommandPath())
+				return cmdutil.UsageErrorf("%s needs an IMAGE, -a or --prune", cmd.CommandPath())
 			}
 			return f.WithClient(func(c *client.Client) error { return query.RMI(cmd.Context(), c, args, o, f.Streams.Out) })
 		},

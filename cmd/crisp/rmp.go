@@ -6,13 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // rmpOptions are the flags of `crisp rmp`.
 type rmpOptions struct {
-	verb
+	cmdutil.Verb
 	Force, All bool
 }
 
@@ -24,7 +25,7 @@ func (o *rmpOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newRmPodCommand(f *factory) *cobra.Command {
+func newRmPodCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &rmpOptions{}
 	cmd := &cobra.Command{
 		Use:     "rmp [-f] (POD... | -a)",

@@ -6,13 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // runContainerOptions are the flags of `crisp run`.
 type runContainerOptions struct {
-	pullFlags
+	cmdutil.PullFlags
 	Runtime string
 }
 
@@ -24,14 +25,14 @@ func (o *runContainerOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newRunCommand(f *factory) *cobra.Command {
+func newRunCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &runContainerOptions{}
 	cmd := &cobra.Command{
 		Use:     "run [flags] CONTAINER_CONFIG POD_CONFIG",
 		Short:   "Run a new container in a new pod, from config files",
 		Long:    helptext.Long("run"),
 		Example: helptext.Example("run"),
-		Args:    argsRange(2, 2, "CONTAINER_CONFIG POD_CONFIG"),
+		Args:    cmdutil.ArgsRange(2, 2, "CONTAINER_CONFIG POD_CONFIG"),
 		RunE:    runOptions(f, o),
 	}
 	o.Bind(cmd.Flags())

@@ -6,13 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // runPodOptions are the flags of `crisp runp`.
 type runPodOptions struct {
-	verb
+	cmdutil.Verb
 	Runtime string
 }
 
@@ -22,14 +23,14 @@ func (o *runPodOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newRunPodCommand(f *factory) *cobra.Command {
+func newRunPodCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &runPodOptions{}
 	cmd := &cobra.Command{
 		Use:     "runp [flags] POD_CONFIG",
 		Short:   "Run a new pod from a config file (JSON or YAML)",
 		Long:    helptext.Long("runp"),
 		Example: helptext.Example("runp"),
-		Args:    argsRange(1, 1, "one POD_CONFIG file"),
+		Args:    cmdutil.ArgsRange(1, 1, "one POD_CONFIG file"),
 		RunE:    runOptions(f, o),
 	}
 	// crictl also has -r for --runtime; crisp's -r is --runtime-endpoint.

@@ -9,12 +9,13 @@ import (
 	"github.com/spf13/cobra"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/probe"
 )
 
 type smokeOptions struct {
-	f         *factory
+	f         *cmdutil.Factory
 	target    targetOptions
 	JUnit     string
 	Strict    bool
@@ -26,7 +27,7 @@ type smokeOptions struct {
 	podCfg *runtimeapi.PodSandboxConfig
 }
 
-func newSmokeCommand(f *factory) *cobra.Command {
+func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &smokeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:               "smoke [--junit FILE] [--strict] (CONTAINER [--pod POD] [--port N] | --image IMAGE [--pod-config FILE])",
@@ -61,12 +62,12 @@ func (o *smokeOptions) Complete(args []string) error {
 	case len(args) == 1:
 		o.target.Container = args[0]
 	case len(args) > 1:
-		return usageErrorf("smoke takes one CONTAINER, got %d arguments", len(args))
+		return cmdutil.UsageErrorf("smoke takes one CONTAINER, got %d arguments", len(args))
 	}
 	if o.PodConfig != "" {
 		var err error
 		if o.podCfg, err = probe.LoadPodConfig(o.PodConfig); err != nil {
-			return usageError{Err: err}
+			return cmdutil.UsageError{Err: err}
 		}
 	}
 	return nil
@@ -75,15 +76,15 @@ func (o *smokeOptions) Complete(args []string) error {
 func (o *smokeOptions) Validate() error {
 	switch {
 	case o.Image == "" && o.target.Container == "":
-		return usageErrorf("smoke needs a CONTAINER or --image IMAGE")
+		return cmdutil.UsageErrorf("smoke needs a CONTAINER or --image IMAGE")
 	case o.Image != "" && o.target.Container != "":
-		return usageErrorf("smoke takes a CONTAINER or --image IMAGE, not both")
+		return cmdutil.UsageErrorf("smoke takes a CONTAINER or --image IMAGE, not both")
 	case o.Image == "" && o.PodConfig != "":
-		return usageErrorf("--pod-config goes with --image")
+		return cmdutil.UsageErrorf("--pod-config goes with --image")
 	case o.Image != "" && o.target.Pod != "":
-		return usageErrorf("--pod goes with a CONTAINER; --image creates its own pod (use --pod-config to shape it)")
+		return cmdutil.UsageErrorf("--pod goes with a CONTAINER; --image creates its own pod (use --pod-config to shape it)")
 	case o.Timeout < 0:
-		return usageErrorf("--timeout must not be negative")
+		return cmdutil.UsageErrorf("--timeout must not be negative")
 	}
 	return o.target.validate()
 }
@@ -124,7 +125,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		}
 	}
 	if !table {
-		if perr := printData(out, o.f.Global.Output, rep, nil); perr != nil {
+		if perr := cmdutil.PrintData(out, o.f.Global.Output, rep, nil); perr != nil {
 			return perr
 		}
 	} else if perr := rep.WriteSummary(out); perr != nil {
@@ -137,7 +138,7 @@ func (o *smokeOptions) Run(ctx context.Context) error {
 		if !table {
 			_, _ = fmt.Fprintln(o.f.Streams.ErrOut, rep.Tally()) // the error stream is the last resort: a failed write there has nowhere to go
 		}
-		return errReported
+		return cmdutil.ErrReported
 	}
 	return nil
 }

@@ -6,24 +6,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // startOptions are the arguments of `crisp start`.
-type startOptions struct{ verb }
+type startOptions struct{ cmdutil.Verb }
 
 func (o *startOptions) Run(ctx context.Context) error {
 	return o.WithRuntime(func(c *client.Client) error { return lifecycle.Start(ctx, c, o.Args, o.Out()) })
 }
 
-func newStartCommand(f *factory) *cobra.Command {
+func newStartCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "start CONTAINER...",
 		Short:   "Start one or more created containers",
 		Long:    helptext.Long("start"),
 		Example: helptext.Example("start"),
-		Args:    argsRange(1, -1, "at least one CONTAINER"),
+		Args:    cmdutil.ArgsRange(1, -1, "at least one CONTAINER"),
 		RunE:    runOptions(f, &startOptions{}),
 	}
 }

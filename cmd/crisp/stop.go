@@ -6,13 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // stopOptions are the flags of `crisp stop`.
 type stopOptions struct {
-	verb
+	cmdutil.Verb
 	Timeout int64
 	All     bool
 }
@@ -25,7 +26,7 @@ func (o *stopOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newStopCommand(f *factory) *cobra.Command {
+func newStopCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &stopOptions{}
 	cmd := &cobra.Command{
 		Use:     "stop [-t SECONDS] (CONTAINER... | -a)",

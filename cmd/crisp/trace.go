@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/tracefile"
 )
@@ -14,23 +15,23 @@ import (
 // traceCmdOptions are `crisp trace`'s arguments.
 type traceCmdOptions struct {
 	File string
-	f    *factory
+	f    *cmdutil.Factory
 }
 
-func newTraceCommand(f *factory) *cobra.Command {
+func newTraceCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &traceCmdOptions{}
 	return &cobra.Command{
 		Use:     "trace FILE",
 		Short:   "Print a --trace-file readably and summarise it",
 		Long:    helptext.Long("trace"),
 		Example: helptext.Example("trace"),
-		Args:    exactArgs(1, "a trace FILE"),
+		Args:    cmdutil.ExactArgs(1, "a trace FILE"),
 		RunE:    runOptions(f, o),
 	}
 }
 
 // Complete takes FILE.
-func (o *traceCmdOptions) Complete(f *factory, _ *cobra.Command, args []string) error {
+func (o *traceCmdOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	o.f = f
 	if len(args) > 0 {
 		o.File = args[0]

@@ -8,13 +8,14 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // updateOptions are the flags of `crisp update`: the resources to set.
 type updateOptions struct {
-	verb
+	cmdutil.Verb
 	linux   runtimeapi.LinuxContainerResources
 	windows runtimeapi.WindowsContainerResources
 }
@@ -28,7 +29,7 @@ func (o *updateOptions) Run(ctx context.Context) error {
 	return o.WithRuntime(func(c *client.Client) error { return lifecycle.Update(ctx, c, o.Args, res, o.Out()) })
 }
 
-func newUpdateCommand(f *factory) *cobra.Command {
+func newUpdateCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &updateOptions{}
 	lin, win := &o.linux, &o.windows
 	cmd := &cobra.Command{
@@ -36,7 +37,7 @@ func newUpdateCommand(f *factory) *cobra.Command {
 		Short:   "Update the resources of one or more running containers",
 		Long:    helptext.Long("update"),
 		Example: helptext.Example("update"),
-		Args:    argsRange(1, -1, "at least one CONTAINER"),
+		Args:    cmdutil.ArgsRange(1, -1, "at least one CONTAINER"),
 		RunE:    runOptions(f, o),
 	}
 	fs := cmd.Flags()

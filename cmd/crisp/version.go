@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
@@ -15,13 +16,13 @@ import (
 // crispVersion is set at build time with -ldflags "-X main.crispVersion=...".
 var crispVersion = "dev"
 
-func newVersionCommand(f *factory) *cobra.Command {
+func newVersionCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Show the runtime's name, version and CRI API version",
 		Example: helptext.Example("version"),
 		Long:    helptext.Long("version"),
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := f.WithClient(func(c *client.Client) error {
 				return query.Version(cmd.Context(), c, crispVersion, f.Printer())
