@@ -72,6 +72,8 @@ var rules = []struct {
 		"session runs exec's, attach's and port-forward's sessions; it knows no command line beyond cmdutil's flags and nothing of probe or the mock"},
 	{"internal/completion", []string{module + "/cmd/", module + "/internal/transport", module + "/internal/probe", module + "/internal/mockruntime"},
 		"completion lists containers and pods through the CRI client; it knows no streaming"},
+	{"internal/diag", []string{module + "/cmd/", module + "/internal/mockruntime", module + "/internal/session"},
+		"diag runs probe, smoke and bench for cmd/crisp on internal/probe's checks; it knows nothing of the mock or of exec's sessions"},
 	{"internal/helptext", []string{module + "/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
 		"helptext is the commands' help as text files: it imports nothing, so any package (the docs' generator included) may read it"},
 	{"internal/testkit", []string{module + "/internal/", module + "/cmd/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
