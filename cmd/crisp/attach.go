@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/tty"
@@ -19,7 +20,7 @@ type attachOptions struct {
 	DetachKeys string
 	Transport  string
 	Protocol   string
-	TLS        tlsOptions
+	TLS        cmdutil.TLSFlags
 	Trace      cmdutil.TraceFlags     // traceflags.go
 	Record     session.RecordFlags    // recordflags.go
 	Reconnect  session.ReconnectFlags // attachreconnect.go
@@ -37,7 +38,7 @@ type attachOptions struct {
 	exitWait time.Duration
 }
 
-func newAttachCommand(f *factory) *cobra.Command {
+func newAttachCommand(f *cmdutil.Factory) *cobra.Command {
 	return attachCommand(f, &attachOptions{exitWait: attachExitWait})
 }
 
@@ -54,32 +55,16 @@ const attachExitWait = 15 * time.Second
 
 // attachCommand binds o to the command; o.deps, when set (tests), replaces
 // the factory's dependencies.
-func attachCommand(f *factory, o *attachOptions) *cobra.Command {
+func attachCommand(f *cmdutil.Factory, o *attachOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
-		Short: "Attach to a running container's main process",
-		Long: `Attach to the main process of a running container: see its output and, with -i, send it
-input. CONTAINER is a full ID, a unique ID prefix or a unique name. Use -t when the
-container was created with a TTY.
-
-With -i, typing the detach keys (default ctrl-p,ctrl-q; --detach-keys "" disables them)
-detaches and leaves the container running. Keys are docker's: comma-separated ctrl-X or
-single characters. When the container's process ends, attach returns its exit status.
-
-EXIT STATUS
-  0      detached, or the container's process exited 0
-  1-255  the container's process exit status (passed through)
-  125    crisp itself failed: bad flags, runtime unreachable, no such container,
-         container not running, the streaming server refused every protocol offered`,
-		Example: `  crisp attach web
-  crisp attach -it 3f2a
-  crisp attach -i --detach-keys ctrl-x,x web
-  crisp -v attach --transport spdy web
-  crisp attach --reconnect web`,
-		Annotations: map[string]string{passThroughAnnotation: "true"},
+		Use:         "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
+		Short:       "Attach to a running container's main process",
+		Long:        helptext.Long("attach"),
+		Example:     helptext.Example("attach"),
+		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("attach needs exactly one CONTAINER, got %d arguments", len(args))
+				return cmdutil.UsageErrorf("attach needs exactly one CONTAINER, got %d arguments", len(args))
 			}
 			return nil
 		},
@@ -102,7 +87,7 @@ EXIT STATUS
 }
 
 // Complete takes CONTAINER from the arguments.
-func (o *attachOptions) Complete(f *factory, _ *cobra.Command, args []string) error {
+func (o *attachOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	if o.deps.Stream == nil {
 		o.deps = session.NewDeps(f)
 	}
@@ -115,11 +100,11 @@ func (o *attachOptions) Complete(f *factory, _ *cobra.Command, args []string) er
 // Validate rejects bad input before any connection is made.
 func (o *attachOptions) Validate() error {
 	if o.Container == "" {
-		return usageErrorf("attach needs a CONTAINER")
+		return cmdutil.UsageErrorf("attach needs a CONTAINER")
 	}
 	var err error
 	if o.keys, err = tty.ParseDetachKeys(o.DetachKeys); err != nil {
-		return usageErrorf("--detach-keys: %v", err)
+		return cmdutil.UsageErrorf("--detach-keys: %v", err)
 	}
 	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err

@@ -12,17 +12,18 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 )
 
 func runAttach(t *testing.T, deps streamDeps, args ...string) (int, error) {
 	t.Helper()
 	o := &attachOptions{deps: deps}
-	cmd := attachCommand(&factory{Streams: deps.Streams}, o)
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
 	err := cmd.ExecuteContext(context.Background())
-	return exitStatus(err, true), err
+	return cmdutil.ExitStatus(err, true), err
 }
 
 func TestAttachFlags(t *testing.T) {
@@ -35,7 +36,7 @@ func TestAttachFlags(t *testing.T) {
 		rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
 		deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
 		code, err := runAttach(t, deps, strings.Fields(args)...)
-		if err == nil || !strings.Contains(err.Error(), want) || code != exitCrispFailure {
+		if err == nil || !strings.Contains(err.Error(), want) || code != cmdutil.ExitCrispFailure {
 			t.Errorf("attach %s: exit %d err %v, want 125 and %q", args, code, err, want)
 		}
 		if len(rt.attaches) > 0 {
@@ -107,12 +108,12 @@ func TestAttachWaitsForALateExit(t *testing.T) {
 		return &client.Client{Endpoint: "unix:///fake.sock", Runtime: rt}, nil
 	}
 	o := &attachOptions{deps: deps, exitWait: attachExitWait}
-	cmd := attachCommand(&factory{Streams: deps.Streams}, o)
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
 	cmd.SetArgs([]string{"web"})
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
 	err := cmd.ExecuteContext(context.Background())
-	if code := exitStatus(err, true); code != 5 {
+	if code := cmdutil.ExitStatus(err, true); code != 5 {
 		t.Errorf("exit %d (%v) when the runtime records the exit %v after the stream ended, want the container's 5", code, err, late)
 	}
 }
@@ -122,7 +123,7 @@ func TestAttachNotRunning(t *testing.T) {
 	rt := &fakeRuntime{containers: []*runtimeapi.Container{exited}}
 	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
 	code, err := runAttach(t, deps, "web")
-	if code != exitCrispFailure || err == nil || !strings.Contains(err.Error(), "not running") {
+	if code != cmdutil.ExitCrispFailure || err == nil || !strings.Contains(err.Error(), "not running") {
 		t.Errorf("exit %d err %v, want 125 and 'not running'", code, err)
 	}
 }

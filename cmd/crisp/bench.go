@@ -1,92 +1,27 @@
 package main
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/probe"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/diag"
+	"github.com/crisp-cri/crisp/internal/helptext"
 )
 
-type benchOptions struct {
-	f      *factory
-	target targetOptions
-	Size   int64
-	Runs   int
-}
-
-func newBenchCommand(f *factory) *cobra.Command {
-	o := &benchOptions{f: f}
+func newBenchCommand(f *cmdutil.Factory) *cobra.Command {
+	o := &diag.Bench{}
 	cmd := &cobra.Command{
-		Use:   "bench CONTAINER [--pod POD] [--port N] [-o json] [--size BYTES] [--runs N]",
-		Short: "Measure exec latency and exec and port-forward throughput per transport",
-		Long: `Measure, on every step of the --transport auto order that the runtime accepts
-(exec: WebSocket v5, SPDY, WebSocket v4; port-forward: SPDY, the
-SPDY/3.1+portforward.k8s.io tunnel, direct WebSocket v4):
-
-  exec-true-latency  CRI Exec call, upgrade and ` + "`true`" + `, median of 20 (ms)
-  exec-stdout        SIZE zero bytes from ` + "`dd if=/dev/zero bs=1M`" + ` read through exec (MB/s)
-  exec-stdin         SIZE bytes written to ` + "`dd bs=1M iflag=fullblock | wc -c`" + `, which
-                     must count them all (MB/s)
-  port-forward-echo  SIZE bytes through --port and back (MB/s; the port must
-                     reach a TCP echo server, e.g. ` + "`socat TCP-LISTEN:N,fork EXEC:cat`" + `)
-
-Throughput figures are medians of --runs runs; MB is 10^6 bytes.
-
-EXIT STATUS
-  0  every figure was measured
-  1  a figure could not be measured (the runtime accepted no protocol for a
-     call, or a run failed), or the runtime could not be reached
-  2  bad flags or arguments`,
-		Example: `  crisp bench web-1
-  crisp bench web-1 --port 7777 --size 268435456 --runs 3 -o json`,
-		Args:              exactArgs(1, "a CONTAINER"),
+		Use:               "bench CONTAINER [--pod POD] [--port N] [-o json] [--size BYTES] [--runs N]",
+		Short:             "Measure exec latency and exec and port-forward throughput per transport",
+		Long:              helptext.Long("bench"),
+		Example:           helptext.Example("bench"),
+		Args:              cmdutil.ExactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.target.Container = args[0]
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:              runOptions(f, o),
 	}
-	o.target.addFlags(cmd.Flags())
-	o.target.Trace.CloseAfter(cmd) // traceflags.go
+	o.Target.AddFlags(cmd.Flags())
+	o.Target.Trace.CloseAfter(cmd)
 	cmd.Flags().Int64Var(&o.Size, "size", 64<<20, "bytes each throughput run moves")
 	cmd.Flags().IntVar(&o.Runs, "runs", 5, "runs each throughput median is of")
 	return cmd
-}
-
-func (o *benchOptions) Validate() error {
-	if o.Size <= 0 {
-		return usageErrorf("--size must be positive, got %d", o.Size)
-	}
-	if o.Runs <= 0 {
-		return usageErrorf("--runs must be positive, got %d", o.Runs)
-	}
-	return o.target.validate()
-}
-
-func (o *benchOptions) Run(ctx context.Context) error {
-	env, t, err := o.target.connect(ctx, o.f)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = env.Client.Close() }() // closing a gRPC connection reports nothing to act on
-	b := &probe.Bencher{URLs: env.URLs, Streamer: env.Streamer, Size: o.Size, Runs: o.Runs}
-	rep, err := b.Run(ctx, t)
-	if err != nil {
-		return fmt.Errorf("bench of container %s at %s: %w", t.ContainerID, env.Client.Endpoint, err)
-	}
-	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, rep.WriteTable); err != nil {
-		return err
-	}
-	if failed := rep.Failures(); len(failed) > 0 {
-		for _, f := range failed {
-			_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp: bench: "+f) // the error stream is the last resort: a failed write there has nowhere to go
-		}
-		return errReported
-	}
-	return nil
 }

@@ -6,18 +6,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // checkpointOptions are the flags of `crisp checkpoint`.
 type checkpointOptions struct {
-	verb
+	cmdutil.Verb
 	Export string
 }
 
 func (o *checkpointOptions) Validate() error {
 	if o.Export == "" {
-		return usageErrorf("%s needs --export=/path/to/checkpoint.tar", o.Path)
+		return cmdutil.UsageErrorf("%s needs --export=/path/to/checkpoint.tar", o.Path)
 	}
 	return nil
 }
@@ -28,15 +30,14 @@ func (o *checkpointOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newCheckpointCommand(f *factory) *cobra.Command {
+func newCheckpointCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &checkpointOptions{}
 	cmd := &cobra.Command{
-		Use:   "checkpoint --export FILE.tar CONTAINER...",
-		Short: "Checkpoint one or more running containers",
-		Long: `Checkpoint running containers (each a full ID, a unique ID prefix or a
-unique name) into the tar archive --export names, on the runtime's host.` + lifecycleExit,
-		Example: `  crisp checkpoint --export /tmp/web.tar web`,
-		Args:    argsRange(1, -1, "at least one CONTAINER"),
+		Use:     "checkpoint --export FILE.tar CONTAINER...",
+		Short:   "Checkpoint one or more running containers",
+		Long:    helptext.Long("checkpoint"),
+		Example: helptext.Example("checkpoint"),
+		Args:    cmdutil.ArgsRange(1, -1, "at least one CONTAINER"),
 		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().StringVarP(&o.Export, "export", "e", "", "the tar archive to write the checkpoint to")

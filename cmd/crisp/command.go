@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 )
 
 // commandOptions is the shape of every crisp command, after kubectl's:
@@ -16,29 +18,29 @@ import (
 //     runtime). A field a test has already set is left alone, so tests
 //     inject fakes by setting fields before the command runs.
 //   - Validate rejects bad input before anything connects or listens. Its
-//     errors, and Complete's about the arguments, are usageError (build them
-//     with usageErrorf): Main exits 2 for them (125 for exec and attach) and
-//     points at --help.
+//     errors, and Complete's about the arguments, are cmdutil.UsageError
+//     (build them with cmdutil.UsageErrorf): Main exits 2 for them (125 for
+//     exec and attach) and points at --help.
 //   - Run does the work, talking to the world only through the struct's
 //     fields; ctx is cancelled on SIGINT, SIGTERM and SIGHUP.
 //
 // A command adopts it in its constructor:
 //
-//	func newFooCommand(f *factory) *cobra.Command {
+//	func newFooCommand(f *cmdutil.Factory) *cobra.Command {
 //		o := &fooOptions{}
-//		cmd := &cobra.Command{Use: "foo ARG", Args: exactArgs(1, "an ARG"), RunE: runOptions(f, o)}
+//		cmd := &cobra.Command{Use: "foo ARG", Args: cmdutil.ExactArgs(1, "an ARG"), RunE: runOptions(f, o)}
 //		cmd.Flags().BoolVar(&o.All, "all", false, "...")
 //		return cmd
 //	}
 type commandOptions interface {
-	Complete(f *factory, cmd *cobra.Command, args []string) error
+	Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error
 	Validate() error
 	Run(ctx context.Context) error
 }
 
 // runOptions turns o into cobra's RunE: Complete, Validate, then Run with
 // the command's context, stopping at the first error.
-func runOptions(f *factory, o commandOptions) func(*cobra.Command, []string) error {
+func runOptions(f *cmdutil.Factory, o commandOptions) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := o.Complete(f, cmd, args); err != nil {
 			return err

@@ -7,7 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/completion"
+	"github.com/crisp-cri/crisp/internal/helptext"
 )
 
 // completionOptions are `crisp completion`'s argument and dependencies.
@@ -19,28 +21,20 @@ type completionOptions struct {
 	shell completion.Shell
 }
 
-func newCompletionCommand(f *factory) *cobra.Command {
+func newCompletionCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:       "completion bash|zsh|fish|powershell",
 		Short:     "Print a shell completion script (container and pod names complete from the runtime)",
 		ValidArgs: completion.ShellNames(),
-		Example: `  source <(crisp completion bash)
-  crisp completion zsh > "${fpath[1]}/_crisp"
-  crisp completion fish > ~/.config/fish/completions/crisp.fish`,
-		Long: `Print a completion script for the shell. Container arguments (exec, attach,
-inspect) and pod arguments (port-forward, inspectp) complete with IDs and names
-read from the runtime; the scripts are also checked in under completions/.
-
-EXIT STATUS
-  0  the script was printed
-  2  unknown shell`,
-		Args: exactArgs(1, "a shell (bash, zsh, fish or powershell)"),
-		RunE: runOptions(f, &completionOptions{}),
+		Example:   helptext.Example("completion"),
+		Long:      helptext.Long("completion"),
+		Args:      cmdutil.ExactArgs(1, "a shell (bash, zsh, fish or powershell)"),
+		RunE:      runOptions(f, &completionOptions{}),
 	}
 }
 
 // Complete takes the shell from the arguments and the command tree from cmd.
-func (o *completionOptions) Complete(f *factory, cmd *cobra.Command, args []string) error {
+func (o *completionOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.Shell, o.root, o.out = args[0], cmd.Root(), f.Streams.Out
 	return nil
 }
@@ -48,7 +42,7 @@ func (o *completionOptions) Complete(f *factory, cmd *cobra.Command, args []stri
 // Validate rejects a shell crisp has no script for.
 func (o *completionOptions) Validate() (err error) {
 	if o.shell, err = completion.FindShell(o.Shell); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return nil
 }
@@ -65,21 +59,16 @@ type genDocsOptions struct {
 
 // newGenDocsCommand writes man pages and completion scripts; hidden, for
 // `make man` and `make completions`.
-func newGenDocsCommand(f *factory) *cobra.Command {
+func newGenDocsCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &genDocsOptions{}
 	cmd := &cobra.Command{
 		Use:     "gen-docs [--man DIR] [--completions DIR]",
 		Short:   "Generate man pages and completion scripts",
 		Hidden:  true,
-		Example: `  crisp gen-docs --man man/ --completions completions/`,
-		Long: `Generate man pages (section 1) and the shell completion scripts.
-
-EXIT STATUS
-  0  written
-  1  a file could not be written
-  2  bad flags`,
-		Args: noArgs,
-		RunE: runOptions(f, o),
+		Example: helptext.Example("gen-docs"),
+		Long:    helptext.Long("gen-docs"),
+		Args:    cmdutil.NoArgs,
+		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.ManDir, "man", "", "write man pages into DIR")
 	cmd.Flags().StringVar(&o.CompletionDir, "completions", "", "write completion scripts into DIR")
@@ -87,7 +76,7 @@ EXIT STATUS
 }
 
 // Complete takes the command tree to document from cmd.
-func (o *genDocsOptions) Complete(_ *factory, cmd *cobra.Command, _ []string) error {
+func (o *genDocsOptions) Complete(_ *cmdutil.Factory, cmd *cobra.Command, _ []string) error {
 	o.root = cmd.Root()
 	return nil
 }
@@ -102,7 +91,7 @@ func (o *genDocsOptions) Run(context.Context) error {
 
 // quietDial dials the runtime without the endpoint notice on stderr: a
 // completion's output is read by the shell.
-func quietDial(f *factory) completion.Dial {
+func quietDial(f *cmdutil.Factory) completion.Dial {
 	return func() (*client.Client, error) {
 		quiet := *f
 		quiet.Streams.ErrOut = io.Discard
@@ -110,5 +99,7 @@ func quietDial(f *factory) completion.Dial {
 	}
 }
 
-func completeContainers(f *factory) cobra.CompletionFunc { return completion.Containers(quietDial(f)) }
-func completePods(f *factory) cobra.CompletionFunc       { return completion.Pods(quietDial(f)) }
+func completeContainers(f *cmdutil.Factory) cobra.CompletionFunc {
+	return completion.Containers(quietDial(f))
+}
+func completePods(f *cmdutil.Factory) cobra.CompletionFunc { return completion.Pods(quietDial(f)) }

@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/completion"
 )
 
 // TestCompletionScriptsUpToDate fails when the checked-in scripts under
 // completions/ differ from what the command tree generates now.
 func TestCompletionScriptsUpToDate(t *testing.T) {
-	f := &factory{Streams: ioStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 	root := newRootCommand(f)
 	for _, s := range completion.Shells() {
 		var buf bytes.Buffer
@@ -32,9 +33,9 @@ func TestCompletionScriptsUpToDate(t *testing.T) {
 
 func TestCompletionCommandRejectsUnknownShell(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := Main([]string{"completion", "tcsh"}, ioStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
-	if code != exitUsage {
-		t.Fatalf("exit %d, want %d; stderr: %s", code, exitUsage, errOut.String())
+	code := Main([]string{"completion", "tcsh"}, cmdutil.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
+	if code != cmdutil.ExitUsage {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, cmdutil.ExitUsage, errOut.String())
 	}
 	if !bytes.Contains(errOut.Bytes(), []byte(`unknown shell "tcsh"`)) {
 		t.Errorf("stderr does not name the shell: %s", errOut.String())

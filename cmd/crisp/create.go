@@ -6,11 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // createOptions are the flags of `crisp create`.
-type createOptions struct{ pullFlags }
+type createOptions struct{ cmdutil.PullFlags }
 
 func (o *createOptions) Validate() error { return o.ValidatePull(lifecycle.PullNever) }
 
@@ -20,19 +22,15 @@ func (o *createOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newCreateCommand(f *factory) *cobra.Command {
+func newCreateCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &createOptions{}
 	cmd := &cobra.Command{
-		Use:   "create [flags] POD CONTAINER_CONFIG POD_CONFIG",
-		Short: "Create a container in a pod from config files",
-		Long: `Create a container in POD (ID, ID prefix or name) from a ContainerConfig file,
-with the PodSandboxConfig file the pod was made from (CRI asks for it again),
-and print its ID. Both files are JSON or YAML. The image is not pulled unless
---with-pull is given.` + lifecycleExit,
-		Example: `  crisp create 9c1e container.json pod.json
-  crisp create --with-pull --creds user:secret web ctr.yaml pod.yaml`,
-		Args: argsRange(3, 3, "POD CONTAINER_CONFIG POD_CONFIG"),
-		RunE: runOptions(f, o),
+		Use:     "create [flags] POD CONTAINER_CONFIG POD_CONFIG",
+		Short:   "Create a container in a pod from config files",
+		Long:    helptext.Long("create"),
+		Example: helptext.Example("create"),
+		Args:    cmdutil.ArgsRange(3, 3, "POD CONTAINER_CONFIG POD_CONFIG"),
+		RunE:    runOptions(f, o),
 	}
 	o.Bind(cmd.Flags())
 	return cmd

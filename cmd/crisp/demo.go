@@ -9,14 +9,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/demo"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
 
 // demoOptions are `crisp demo`'s flags.
 type demoOptions struct {
-	f       *factory // set by Complete
+	f       *cmdutil.Factory // set by Complete
 	Profile string
 	profile streamserver.Profile // set by Validate
 
@@ -26,40 +28,16 @@ type demoOptions struct {
 	probeTimeout time.Duration
 }
 
-func newDemoCommand(f *factory) *cobra.Command {
+func newDemoCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &demoOptions{stepTimeout: 15 * time.Second, probeTimeout: 30 * time.Second}
 	profiles := mockruntime.ProfileNames()
 	cmd := &cobra.Command{
-		Use:   "demo [--profile P]",
-		Short: "Start a mock runtime in-process and show probe, exec, attach and port-forward on it",
-		Long: `Start crisp's mock CRI runtime in this process on a temporary socket, create a pod
-and a container in it, and run the real crisp commands against it, each step titled
-and shown with the command line it runs:
-
-  1. probe: which streaming protocols the runtime speaks, and how well
-  2. exec: the remote command's exit code passed through
-  3. exec -i: the end of stdin reaching the remote command
-  4. exec -t: the terminal's size reaching the remote TTY
-  5. attach: the container's output, then detach
-  6. port-forward: bytes through a forwarded port and back
-
-It ends with the commands to try the same by hand against a mock runtime of your
-own. Everything the demo started (containers, the runtime, its socket) is removed
-on every way out, Ctrl-C included. No container runtime, root or network needed.
-
---profile picks the protocols the mock speaks (full, cri-streaming, conmon-rs,
-legacy), as for crisp mock-runtime.
-
-EXIT STATUS
-  0    every step worked
-  1    a step failed (the output says which) or the mock could not start
-  2    bad flags or arguments
-  130  interrupted`,
-		Example: `  crisp demo
-  crisp demo --profile cri-streaming
-  make demo`,
-		Args: noArgs,
-		RunE: runOptions(f, o),
+		Use:     "demo [--profile P]",
+		Short:   "Start a mock runtime in-process and show probe, exec, attach and port-forward on it",
+		Long:    helptext.Long("demo"),
+		Example: helptext.Example("demo"),
+		Args:    cmdutil.NoArgs,
+		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile of the mock: "+strings.Join(profiles, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))
@@ -67,7 +45,7 @@ EXIT STATUS
 }
 
 // Complete takes the factory's streams.
-func (o *demoOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
+func (o *demoOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, _ []string) error {
 	o.f = f
 	return nil
 }
@@ -75,7 +53,7 @@ func (o *demoOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
 // Validate rejects an unknown profile before anything starts.
 func (o *demoOptions) Validate() (err error) {
 	if o.profile, err = mockruntime.ParseProfile(o.Profile); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return nil
 }
@@ -92,7 +70,7 @@ func (o *demoOptions) Run(ctx context.Context) error {
 	})
 	var failed *demo.StepsFailedError
 	if errors.As(err, &failed) {
-		return fmt.Errorf("%w: %w", err, errReported) // the transcript says which steps failed
+		return fmt.Errorf("%w: %w", err, cmdutil.ErrReported) // the transcript says which steps failed
 	}
 	return err
 }
@@ -101,8 +79,8 @@ func (o *demoOptions) Run(ctx context.Context) error {
 // tree, as Main would, with no terminal and CRI_CONFIG_FILE set to the
 // demo's config file.
 func demoRunner(ctx context.Context, inv demo.Invocation) (int, error) {
-	f := &factory{
-		Streams: ioStreams{In: inv.Stdin, Out: inv.Out, ErrOut: inv.Out, IsTerminalIn: func() bool { return false }},
+	f := &cmdutil.Factory{
+		Streams: cmdutil.IOStreams{In: inv.Stdin, Out: inv.Out, ErrOut: inv.Out, IsTerminalIn: func() bool { return false }},
 		Getenv: func(key string) string {
 			if key == "CRI_CONFIG_FILE" {
 				return inv.ConfigFile

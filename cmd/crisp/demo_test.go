@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 )
 
 // demoSocketDir is the temporary folder of the demo's socket, read from its
@@ -47,7 +49,7 @@ func runDemo(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 func TestDemoCommand(t *testing.T) {
 	transcript, stderr, code := runDemo(t)
-	if code != exitOK {
+	if code != cmdutil.ExitOK {
 		t.Fatalf("crisp demo exited %d, want 0\nstdout:\n%s\nstderr:\n%s", code, transcript, stderr)
 	}
 	// Every step's title, its command line and the output its check saw.
@@ -131,13 +133,13 @@ func TestDemoInterrupted(t *testing.T) {
 	defer cancel()
 	out := &cancelOnWrite{mark: "=== Step 1/6", cancel: cancel}
 	var errOut bytes.Buffer
-	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }}, Getenv: func(string) string { return "" }}
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }}, Getenv: func(string) string { return "" }}
 	root := newRootCommand(f)
 	root.SetArgs([]string{"demo"})
 	err := root.ExecuteContext(ctx)
 	transcript := out.String()
-	if code := exitStatus(err, false); code != exitInterrupted {
-		t.Fatalf("interrupted demo: error %v, exit %d, want %d\n%s", err, code, exitInterrupted, transcript)
+	if code := cmdutil.ExitStatus(err, false); code != cmdutil.ExitInterrupted {
+		t.Fatalf("interrupted demo: error %v, exit %d, want %d\n%s", err, code, cmdutil.ExitInterrupted, transcript)
 	}
 	if !strings.Contains(transcript, "crisp demo: interrupted during step 1; tearing down") {
 		t.Errorf("the transcript does not say it was interrupted:\n%s", transcript)
@@ -155,7 +157,7 @@ func TestDemoInterrupted(t *testing.T) {
 // TTY step is skipped with the reason, and the demo still exits 0.
 func TestDemoLegacyProfile(t *testing.T) {
 	transcript, stderr, code := runDemo(t, "--profile", "legacy")
-	if code != exitOK {
+	if code != cmdutil.ExitOK {
 		t.Fatalf("crisp demo --profile legacy exited %d, want 0\nstdout:\n%s\nstderr:\n%s", code, transcript, stderr)
 	}
 	for _, want := range []string{
@@ -183,9 +185,9 @@ func TestDemoFlags(t *testing.T) {
 		{[]string{"demo", "extra"}, `takes no arguments`},
 	} {
 		var out, errOut bytes.Buffer
-		code := Main(tc.args, ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
-		if code != exitUsage {
-			t.Errorf("crisp %s exited %d, want %d", strings.Join(tc.args, " "), code, exitUsage)
+		code := Main(tc.args, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
+		if code != cmdutil.ExitUsage {
+			t.Errorf("crisp %s exited %d, want %d", strings.Join(tc.args, " "), code, cmdutil.ExitUsage)
 		}
 		if !strings.Contains(errOut.String(), tc.want) {
 			t.Errorf("crisp %s: stderr %q lacks %q", strings.Join(tc.args, " "), errOut.String(), tc.want)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
@@ -23,7 +24,7 @@ type execOptions struct {
 	Timeout   time.Duration
 	Transport string
 	Protocol  string
-	TLS       tlsOptions
+	TLS       cmdutil.TLSFlags
 	Trace     cmdutil.TraceFlags  // traceflags.go
 	Record    session.RecordFlags // recordflags.go
 	Many      execManyOptions     // execmany.go: --label, --pod, --name, --parallel
@@ -40,46 +41,19 @@ type execOptions struct {
 	deps   streamDeps
 }
 
-func newExecCommand(f *factory) *cobra.Command {
+func newExecCommand(f *cmdutil.Factory) *cobra.Command {
 	return execCommand(f, &execOptions{})
 }
 
 // execCommand binds o to the command; o.deps, when set (tests), replaces the
 // factory's dependencies.
-func execCommand(f *factory, o *execOptions) *cobra.Command {
+func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "exec [-i] [-t] [-s] [--timeout D] [--transport T] [--protocol P] CONTAINER -- CMD [ARG...]",
-		Short: "Run a command in a running container",
-		Long: `Run a command in a running container, over the best streaming protocol the runtime
-speaks (--transport auto: WebSocket v5.channel.k8s.io, then SPDY offering v5..v1, then
-WebSocket v4.channel.k8s.io; every fallback makes a fresh Exec call, since streaming URLs
-are single use). CONTAINER is a full ID, a unique ID prefix or a unique name.
-
-With -t the local terminal is put in raw mode and restored on every way out; its size is
-sent as the stream opens and after every resize. -t without a terminal on stdin warns and
-carries on without a TTY. -s runs the command with the ExecSync call instead of streaming
-and prints its stdout and stderr to crisp's own, whatever the exit code.
-
-On WebSocket v4.channel.k8s.io (and older) the end of stdin cannot reach the remote process:
-with piped stdin crisp fails at once (125) rather than wait forever, and names what to use
-instead; with a terminal on stdin it warns when the input ends (auto never picks v4 when
-SPDY or v5 is available).
-
-EXIT STATUS
-  0-255  the remote command's exit status (passed through)
-  125    crisp itself failed: bad flags, runtime unreachable, no such container,
-         ambiguous prefix, the streaming server refused every protocol offered
-  129-143  crisp was interrupted by a signal (128 + signal number)`,
-		Example: `  crisp exec mycontainer -- ls /
-  crisp exec -it 3f2a sh
-  printf 'a\nb\n' | crisp exec -i web -- wc -l
-  crisp exec -s --timeout 5s web -- cat /etc/hostname
-  crisp -v exec --transport spdy web -- true
-  crisp exec --protocol v4.channel.k8s.io --transport websocket web -- echo hi
-  crisp exec --label app=web --parallel 4 -- cat /etc/hostname
-  crisp exec -it --record session.cast web sh
-  crisp exec --trace-file t.jsonl web -- echo hi && crisp trace t.jsonl`,
-		Annotations: map[string]string{passThroughAnnotation: "true"},
+		Use:         "exec [-i] [-t] [-s] [--timeout D] [--transport T] [--protocol P] CONTAINER -- CMD [ARG...]",
+		Short:       "Run a command in a running container",
+		Long:        helptext.Long("exec"),
+		Example:     helptext.Example("exec"),
+		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
 		RunE:        runOptions(f, o),
 	}
 	cmd.Flags().SetInterspersed(false)
@@ -102,7 +76,7 @@ EXIT STATUS
 
 // Complete splits CONTAINER from the command; "--" after CONTAINER is
 // optional (flag parsing stops at CONTAINER).
-func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) error {
+func (o *execOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	if o.deps.Stream == nil {
 		o.deps = session.NewDeps(f)
 	}
@@ -116,7 +90,7 @@ func (o *execOptions) Complete(f *factory, cmd *cobra.Command, args []string) er
 		}
 	}
 	if o.Sync && (cmd.Flags().Changed("transport") || cmd.Flags().Changed("protocol")) {
-		return usageErrorf("--transport and --protocol choose a streaming protocol; -s uses the ExecSync call, which has none")
+		return cmdutil.UsageErrorf("--transport and --protocol choose a streaming protocol; -s uses the ExecSync call, which has none")
 	}
 	return nil
 }
@@ -127,19 +101,19 @@ func (o *execOptions) Validate() error {
 		return o.Many.validate(o)
 	}
 	if o.Container == "" {
-		return usageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
+		return cmdutil.UsageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
 	}
 	if len(o.Command) == 0 {
-		return usageErrorf("exec needs a command to run in %s: crisp exec [flags] %s -- CMD [ARG...]", o.Container, o.Container)
+		return cmdutil.UsageErrorf("exec needs a command to run in %s: crisp exec [flags] %s -- CMD [ARG...]", o.Container, o.Container)
 	}
 	if o.Sync && (o.Stdin || o.TTY) {
-		return usageErrorf("-s (ExecSync) carries no stdin and no terminal: drop -i/-t, or drop -s to stream")
+		return cmdutil.UsageErrorf("-s (ExecSync) carries no stdin and no terminal: drop -i/-t, or drop -s to stream")
 	}
 	if o.Timeout < 0 {
-		return usageErrorf("--timeout must not be negative")
+		return cmdutil.UsageErrorf("--timeout must not be negative")
 	}
 	if o.Timeout > 0 && !o.Sync {
-		return usageErrorf("--timeout bounds an ExecSync call: use it with -s")
+		return cmdutil.UsageErrorf("--timeout bounds an ExecSync call: use it with -s")
 	}
 	var err error
 	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {

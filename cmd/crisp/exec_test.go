@@ -22,6 +22,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/transport"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
@@ -119,7 +120,7 @@ var fakeContainer = &runtimeapi.Container{
 func fakeDeps(rt *fakeRuntime, st *fakeStreamer, in string, terminal bool) (streamDeps, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
 	return streamDeps{
-		Streams:  ioStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return terminal }},
+		Streams:  cmdutil.IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return terminal }},
 		Settings: func() (client.Settings, error) { return client.Settings{RuntimeEndpoint: "unix:///fake.sock"}, nil },
 		Dial: func(client.Settings) (*client.Client, error) {
 			return &client.Client{Endpoint: "unix:///fake.sock", Runtime: rt}, nil
@@ -133,12 +134,12 @@ func fakeDeps(rt *fakeRuntime, st *fakeStreamer, in string, terminal bool) (stre
 func runExec(t *testing.T, deps streamDeps, args ...string) (*execOptions, int, error) {
 	t.Helper()
 	o := &execOptions{deps: deps}
-	cmd := execCommand(&factory{Streams: deps.Streams}, o)
+	cmd := execCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
 	err := cmd.ExecuteContext(context.Background())
-	return o, exitStatus(err, true), err
+	return o, cmdutil.ExitStatus(err, true), err
 }
 
 func TestExecFlags(t *testing.T) {
@@ -169,8 +170,8 @@ func TestExecFlags(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
-				if code != exitCrispFailure || !isUsage(err) {
-					t.Errorf("exit %d usage %v, want 125 and a usage error", code, isUsage(err))
+				if code != cmdutil.ExitCrispFailure || !cmdutil.IsUsage(err) {
+					t.Errorf("exit %d usage %v, want 125 and a usage error", code, cmdutil.IsUsage(err))
 				}
 				if len(rt.execs)+len(rt.syncs) > 0 {
 					t.Errorf("a bad command line reached the runtime")
@@ -192,7 +193,7 @@ func TestExecRunFreshURLPerOfferAndExitCode(t *testing.T) {
 	st := &fakeStreamer{err: utilexec.CodeExitError{Err: errors.New("command terminated with exit code 7"), Code: 7}}
 	deps, out, errOut := fakeDeps(rt, st, "", false)
 	_, code, err := runExec(t, deps, "web", "--", "sh", "-c", "exit 7")
-	if code != 7 || !errors.Is(err, errReported) {
+	if code != 7 || !errors.Is(err, cmdutil.ErrReported) {
 		t.Errorf("exit %d (err %v), want 7 and no line of crisp's own", code, err)
 	}
 	if len(rt.execs) != 3 || len(st.urls) != 3 || st.urls[0] == st.urls[1] {
@@ -214,13 +215,13 @@ func TestExecRunCrispFailure(t *testing.T) {
 	rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
 	st := &fakeStreamer{err: &transport.NegotiationError{Op: "exec"}}
 	deps, _, _ := fakeDeps(rt, st, "", false)
-	if _, code, _ := runExec(t, deps, "web", "true"); code != exitCrispFailure {
+	if _, code, _ := runExec(t, deps, "web", "true"); code != cmdutil.ExitCrispFailure {
 		t.Errorf("refused upgrade: exit %d, want 125", code)
 	}
 	deps, _, _ = fakeDeps(rt, &fakeStreamer{}, "", false)
 	_, code, err := runExec(t, deps, "nosuch", "true")
 	var nf *client.NotFoundError
-	if code != exitCrispFailure || !errors.As(err, &nf) {
+	if code != cmdutil.ExitCrispFailure || !errors.As(err, &nf) {
 		t.Errorf("unknown container: exit %d err %v, want 125 and NotFoundError", code, err)
 	}
 }
@@ -260,7 +261,7 @@ func TestExecSync(t *testing.T) {
 	}
 	deps, out, errOut := fakeDeps(rt, &fakeStreamer{}, "", false)
 	_, code, err := runExec(t, deps, "-s", "--timeout", "1500ms", "web", "--", "sh", "-c", "x")
-	if code != 3 || !errors.Is(err, errReported) {
+	if code != 3 || !errors.Is(err, cmdutil.ErrReported) {
 		t.Errorf("exit %d err %v, want 3 passed through silently", code, err)
 	}
 	if out.String() != "out\n" || errOut.String() != "err\n" {

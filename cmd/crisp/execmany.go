@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/session"
 )
 
@@ -46,24 +47,24 @@ func (o *execManyOptions) complete(e *execOptions, args []string) {
 // validate refuses what one command in many containers cannot do.
 func (o *execManyOptions) validate(e *execOptions) error {
 	if e.Stdin || e.TTY {
-		return usageErrorf("exec --label/--pod/--name runs in many containers at once and one stdin cannot be shared safely between them: drop -i and -t (or exec into one CONTAINER)")
+		return cmdutil.UsageErrorf("exec --label/--pod/--name runs in many containers at once and one stdin cannot be shared safely between them: drop -i and -t (or exec into one CONTAINER)")
 	}
 	if e.Sync || e.Record.File != "" {
-		return usageErrorf("exec --label/--pod/--name streams to every container: -s and --record work with one CONTAINER only")
+		return cmdutil.UsageErrorf("exec --label/--pod/--name streams to every container: -s and --record work with one CONTAINER only")
 	}
 	if len(e.Command) == 0 {
-		return usageErrorf("exec needs a command: crisp exec --label k=v -- CMD [ARG...]")
+		return cmdutil.UsageErrorf("exec needs a command: crisp exec --label k=v -- CMD [ARG...]")
 	}
 	if o.Parallel < 1 {
-		return usageErrorf("--parallel must be at least 1")
+		return cmdutil.UsageErrorf("--parallel must be at least 1")
 	}
 	var err error
 	if o.labels, err = client.ParseLabels(o.Labels); err != nil {
-		return usageErrorf("--label: %v", err)
+		return cmdutil.UsageErrorf("--label: %v", err)
 	}
 	if o.Name != "" {
 		if o.name, err = regexp.Compile(o.Name); err != nil {
-			return usageErrorf("--name: %v", err)
+			return cmdutil.UsageErrorf("--name: %v", err)
 		}
 	}
 	if e.offers, err = session.ParseOffers(e.Transport, e.Protocol); err != nil {

@@ -6,13 +6,16 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 )
 
 // TestEveryCommandHasExamplesAndExitStatus walks the command tree: every
 // command's help must show examples and an EXIT STATUS section (hidden
 // commands too: gen-docs is used by make).
 func TestEveryCommandHasExamplesAndExitStatus(t *testing.T) {
-	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, IsTerminalIn: func() bool { return false }},
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, IsTerminalIn: func() bool { return false }},
 		Getenv: func(string) string { return "" }}
 	root := newRootCommand(f)
 	root.InitDefaultHelpCmd()
@@ -48,4 +51,26 @@ func TestEveryCommandHasExamplesAndExitStatus(t *testing.T) {
 		})
 	}
 	walk(root)
+}
+
+// TestEveryHelpTextIsUsed: every text internal/helptext embeds belongs to a
+// command of the tree, which shows it (no orphan file, no command that
+// builds its help elsewhere while a text file goes stale).
+func TestEveryHelpTextIsUsed(t *testing.T) {
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, IsTerminalIn: func() bool { return false }},
+		Getenv: func(string) string { return "" }}
+	root := newRootCommand(f)
+	byName := map[string]*cobra.Command{root.Name(): root}
+	for _, c := range root.Commands() {
+		byName[c.Name()] = c
+	}
+	for _, n := range helptext.Names() {
+		c := byName[n]
+		switch {
+		case c == nil:
+			t.Errorf("internal/helptext/%s.txt belongs to no command", n)
+		case c.Long != helptext.Long(n) || c.Example != helptext.Example(n):
+			t.Errorf("%s does not show internal/helptext's %s texts", c.CommandPath(), n)
+		}
+	}
 }

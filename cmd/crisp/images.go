@@ -7,20 +7,21 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // imagesOptions are the flags of `crisp images`.
 type imagesOptions struct {
-	f *factory
+	f *cmdutil.Factory
 
 	Ref   string
 	Quiet bool
 	Table output.ImageTableOptions
 }
 
-func newImagesCommand(f *factory) *cobra.Command {
+func newImagesCommand(f *cmdutil.Factory) *cobra.Command {
 	return imagesCommand(&imagesOptions{f: f})
 }
 
@@ -30,22 +31,10 @@ func imagesCommand(o *imagesOptions) *cobra.Command {
 		Use:     "images [IMAGE]",
 		Aliases: []string{"image", "img"},
 		Short:   "List images",
-		Long: `List the images the runtime's image service holds, one line per tag, as crictl
-images does. IMAGE (a name, name:tag, digest or ID) lists that image only,
-also on runtimes that ignore CRI's image filter. Image IDs are truncated in the
-table unless --no-trunc; -q prints full image IDs only; -o json|yaml|go-template
-print crictl's JSON.
-
-EXIT STATUS
-  0  the images were listed (also when none matched)
-  1  the runtime could not be reached or failed
-  2  bad flags or arguments`,
-		Example: `  crisp images
-  crisp images busybox
-  crisp images -q
-  crisp images --digests --pinned`,
-		Args: maxArgs(1, "one IMAGE"),
-		RunE: runOptions(o.f, o),
+		Long:    helptext.Long("images"),
+		Example: helptext.Example("images"),
+		Args:    cmdutil.MaxArgs(1, "one IMAGE"),
+		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print image IDs only")
@@ -56,7 +45,7 @@ EXIT STATUS
 }
 
 // Complete takes the optional image argument.
-func (o *imagesOptions) Complete(_ *factory, _ *cobra.Command, args []string) error {
+func (o *imagesOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.Ref = args[0]
 	}

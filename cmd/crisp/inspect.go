@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
 )
@@ -14,7 +16,7 @@ import (
 // inspectOptions are the flags of inspect, inspectp and inspecti, which
 // differ only in what they look up.
 type inspectOptions struct {
-	f   *factory
+	f   *cmdutil.Factory
 	now func() time.Time
 	// run is query.Inspect, InspectPod or InspectImage.
 	run func(ctx context.Context, c *client.Client, refs []string, quiet bool, now time.Time, p output.Printer) error
@@ -35,28 +37,13 @@ func inspectCommand(o *inspectOptions, cmd *cobra.Command) *cobra.Command {
 	return cmd
 }
 
-func newInspectCommand(f *factory) *cobra.Command {
+func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
 	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.Inspect}, &cobra.Command{
-		Use:   "inspect CONTAINER...",
-		Short: "Show the full status of containers",
-		Long: `Show what the runtime knows of one or more containers, in crictl's shape: its
-ContainerStatus under "status" and the runtime's verbose info keys beside it
-(containerd's "info" holds the pid: crisp inspect C | jq .info.pid). JSON by
-default; -o yaml, -o go-template --template T, or -o table for a summary.
-Each CONTAINER is a full ID, a unique ID prefix or a unique name (a name
-shared with exited attempts means the running container); several give a JSON
-array.
-
-EXIT STATUS
-  0  every container was found and shown
-  1  a container matched nothing or several (the candidates are listed), or the
-     runtime could not be reached or failed
-  2  bad flags or arguments`,
-		Example: `  crisp inspect nginx
-  nsenter -t "$(crisp inspect nginx | jq .info.pid)" -n ip addr
-  crisp inspect -o go-template --template '{{.status.state}}' nginx
-  crisp inspect -o table web sidecar`,
-		Args: atLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
+		Use:     "inspect CONTAINER...",
+		Short:   "Show the full status of containers",
+		Long:    helptext.Long("inspect"),
+		Example: helptext.Example("inspect"),
+		Args:    cmdutil.AtLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
 	})
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
 )
@@ -43,7 +44,7 @@ func ago(d time.Duration) int64 { return listNow.Add(-d).UnixNano() }
 
 // listFixture serves a fake runtime and returns a factory pointed at it with
 // its output in buffers.
-func listFixture(t *testing.T, output string) (*factory, *bytes.Buffer, *bytes.Buffer) {
+func listFixture(t *testing.T, output string) (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	f := &clienttest.Fake{}
 	f.AddPod(&runtimeapi.PodSandbox{Id: podWeb, State: runtimeapi.PodSandboxState_SANDBOX_READY, CreatedAt: ago(2 * time.Hour),
@@ -69,9 +70,9 @@ func listFixture(t *testing.T, output string) (*factory, *bytes.Buffer, *bytes.B
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	fac := &factory{
-		Streams: ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }},
-		Global:  globalOptions{RuntimeEndpoint: endpoint, ConfigFile: cfg, Output: output},
+	fac := &cmdutil.Factory{
+		Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }},
+		Global:  cmdutil.GlobalOptions{RuntimeEndpoint: endpoint, ConfigFile: cfg, Output: output},
 		Getenv:  func(string) string { return "" },
 	}
 	return fac, &out, &errOut
@@ -110,7 +111,7 @@ func TestPodsOptions(t *testing.T) {
 			if output == "" {
 				output = "table"
 			}
-			o := &podsOptions{f: &factory{Global: globalOptions{Output: output}}}
+			o := &podsOptions{f: &cmdutil.Factory{Global: cmdutil.GlobalOptions{Output: output}}}
 			cmd := podsCommand(o)
 			if err := cmd.ParseFlags(tt.args); err != nil {
 				t.Fatal(err)
@@ -120,7 +121,7 @@ func TestPodsOptions(t *testing.T) {
 				err = o.Validate()
 			}
 			if tt.wantErr != "" {
-				var ue usageError
+				var ue cmdutil.UsageError
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &ue) {
 					t.Fatalf("error = %v, want a usage error containing %q", err, tt.wantErr)
 				}
@@ -152,7 +153,7 @@ func TestPsOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			o := &psOptions{f: &factory{Global: globalOptions{Output: "table"}}}
+			o := &psOptions{f: &cmdutil.Factory{Global: cmdutil.GlobalOptions{Output: "table"}}}
 			if err := psCommand(o).ParseFlags(tt.args); err != nil {
 				t.Fatal(err)
 			}

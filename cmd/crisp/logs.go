@@ -7,25 +7,27 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // logsFlags are the flags of `crisp logs`, crictl's names and defaults.
 type logsFlags struct {
-	verb
+	cmdutil.Verb
 	lifecycle.LogsOptions
 	Since    string
 	tailFlag bool // --tail was given
 }
 
-func (o *logsFlags) Complete(f *factory, cmd *cobra.Command, args []string) error {
+func (o *logsFlags) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.tailFlag = cmd.Flags().Changed("tail")
-	return o.verb.Complete(f, cmd, args)
+	return o.Verb.Complete(f, cmd, args)
 }
 
 func (o *logsFlags) Validate() error {
 	if err := o.Check(o.Since, o.tailFlag, time.Now()); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return nil
 }
@@ -36,22 +38,15 @@ func (o *logsFlags) Run(ctx context.Context) error {
 	})
 }
 
-func newLogsCommand(f *factory) *cobra.Command {
+func newLogsCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &logsFlags{}
 	cmd := &cobra.Command{
-		Use:   "logs [flags] CONTAINER",
-		Short: "Print the logs of a container",
-		Long: `Print a container's log (a full ID, a unique ID prefix or a unique name), read
-from the file the runtime names in its status, on this host, as crictl and
-kubelet read it: partial lines joined, -f following across log rotation until
-the container stops. The container's stdout goes to stdout, its stderr to
-stderr.` + lifecycleExit,
-		Example: `  crisp logs web
-  crisp logs -f --tail 10 web
-  crisp logs --since 5m -t 4f2a
-  crisp logs -p web`,
-		Args: argsRange(1, 1, "one CONTAINER"),
-		RunE: runOptions(f, o),
+		Use:     "logs [flags] CONTAINER",
+		Short:   "Print the logs of a container",
+		Long:    helptext.Long("logs"),
+		Example: helptext.Example("logs"),
+		Args:    cmdutil.ArgsRange(1, 1, "one CONTAINER"),
+		RunE:    runOptions(f, o),
 	}
 	fs := cmd.Flags()
 	fs.BoolVarP(&o.Follow, "follow", "f", false, "follow the log until the container stops")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
@@ -14,56 +16,20 @@ import (
 type mockRuntimeOptions struct {
 	mockruntime.Options
 
-	f      *factory
+	f      *cmdutil.Factory
 	config mockruntime.Config // set by Validate
 }
 
-func newMockRuntimeCommand(f *factory) *cobra.Command {
+func newMockRuntimeCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &mockRuntimeOptions{}
 	profiles := mockruntime.ProfileNames()
 	cmd := &cobra.Command{
-		Use:   "mock-runtime --listen unix:///PATH [--profile P] [--stream-addr 127.0.0.1:0] [--fault F]...",
-		Short: "Run the loopback mock CRI runtime in the foreground",
-		Long: `Run crisp's loopback mock CRI runtime until interrupted (SIGINT, SIGTERM or SIGHUP).
-
-It serves the CRI RuntimeService and ImageService on a unix socket (mode 0600).
-Containers are real host processes; pods share the host loopback, so
-port-forward reaches 127.0.0.1:PORT. Busybox-like images run sh with busybox
-applets first in PATH; nginx and httpd images run a built-in web server on
-127.0.0.1:80 (12003 for critest's hostnet-nginx image); any other image needs a
-command. The streaming server listens on 127.0.0.1 only and speaks the
-protocols of a profile:
-
-  full           SPDY v1-v5, every WebSocket exec protocol incl. v5; SPDY,
-                 WebSocket and SPDY-over-WebSocket port-forward (default)
-  cri-streaming  what containerd and CRI-O ship: no WebSocket v5, no tunnel
-  conmon-rs      WebSocket v5.channel.k8s.io only; port-forward tunnel only
-  legacy         SPDY channel.k8s.io and v2 only; SPDY port-forward
-
---fault (repeatable) injects failures: drop-after=BYTES, delay=DURATION,
-refuse-upgrade, kill-stream-server-after=DURATION,
-restart-stream-server-after=DURATION, reset-forward-conn=N.
-
---tls-dir DIR serves the streaming URLs over https: a fresh CA (ca.crt), a
-server certificate for 127.0.0.1, ::1, localhost and crisp-mock.localhost, and
-a client certificate (client.crt, client.key) are written into DIR. Point
-crisp at them with --tls-ca DIR/ca.crt (and, with --tls-client-auth, which
-requires the client certificate, --tls-cert DIR/client.crt --tls-key
-DIR/client.key).
-
-On the way out every container and exec process is ended and the socket removed.
-
-EXIT STATUS
-  0  stopped by a signal after a clean shutdown
-  1  the runtime could not start (socket in use, port taken, ...)
-  2  bad flags or arguments`,
-		Example: `  crisp mock-runtime --listen unix:///tmp/mock.sock
-  crisp mock-runtime --listen unix:///tmp/mock.sock --profile cri-streaming --stream-addr 127.0.0.1:10010
-  crisp mock-runtime --listen unix:///tmp/mock.sock --fault drop-after=4096 --fault delay=200ms
-  crisp mock-runtime --listen unix:///tmp/mock.sock --tls-dir /tmp/mock-tls --tls-client-auth
-  crictl -r unix:///tmp/mock.sock runp pod.json`,
-		Args: noArgs,
-		RunE: runOptions(f, o),
+		Use:     "mock-runtime --listen unix:///PATH [--profile P] [--stream-addr 127.0.0.1:0] [--fault F]...",
+		Short:   "Run the loopback mock CRI runtime in the foreground",
+		Long:    helptext.Long("mock-runtime"),
+		Example: helptext.Example("mock-runtime"),
+		Args:    cmdutil.NoArgs,
+		RunE:    runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Listen, "listen", "", "CRI endpoint to serve, unix:///PATH (required)")
@@ -77,7 +43,7 @@ EXIT STATUS
 }
 
 // Complete takes the factory's streams.
-func (o *mockRuntimeOptions) Complete(f *factory, _ *cobra.Command, _ []string) error {
+func (o *mockRuntimeOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, _ []string) error {
 	o.f = f
 	return nil
 }
@@ -86,7 +52,7 @@ func (o *mockRuntimeOptions) Complete(f *factory, _ *cobra.Command, _ []string) 
 // anything listens.
 func (o *mockRuntimeOptions) Validate() (err error) {
 	if o.config, err = o.Config(); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/testkit"
 )
@@ -32,9 +33,9 @@ func TestMockRuntimeUsageErrors(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := Main(tc.args, ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d\nstderr: %s", code, exitUsage, errOut.String())
+			code := Main(tc.args, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
+			if code != cmdutil.ExitUsage {
+				t.Errorf("exit %d, want %d\nstderr: %s", code, cmdutil.ExitUsage, errOut.String())
 			}
 			if !strings.Contains(errOut.String(), tc.want) {
 				t.Errorf("stderr %q does not say %q", errOut.String(), tc.want)
@@ -53,7 +54,7 @@ func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
 	defer func() { _ = os.RemoveAll(dir) }()
 	sock := filepath.Join(dir, "m.sock")
 	errOut := &testkit.LockedBuffer{}
-	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
 	o := &mockRuntimeOptions{Options: mockruntime.Options{Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}}
 	if err := o.Complete(f, nil, nil); err != nil {
 		t.Fatal(err)

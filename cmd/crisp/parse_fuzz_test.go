@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -19,7 +20,7 @@ func FuzzParseOffers(f *testing.F) {
 	f.Fuzz(func(t *testing.T, transportFlag, protocol string) {
 		offers, err := session.ParseOffers(transportFlag, protocol)
 		if err != nil {
-			var ue usageError
+			var ue cmdutil.UsageError
 			if !errors.As(err, &ue) {
 				t.Fatalf("session.ParseOffers(%q, %q) error %v is not a usage error", transportFlag, protocol, err)
 			}

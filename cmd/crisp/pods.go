@@ -8,12 +8,13 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // podsOptions are the flags of `crisp pods`.
 type podsOptions struct {
-	f *factory
+	f *cmdutil.Factory
 	// now is the clock CREATED is measured against (tests pin it).
 	now func() time.Time
 
@@ -25,31 +26,19 @@ type podsOptions struct {
 	filter client.PodFilter
 }
 
-func newPodsCommand(f *factory) *cobra.Command {
+func newPodsCommand(f *cmdutil.Factory) *cobra.Command {
 	return podsCommand(&podsOptions{f: f, now: time.Now})
 }
 
 // podsCommand binds the command's flags to o; tests parse into their own o.
 func podsCommand(o *podsOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "pods [flags]",
-		Short: "List pod sandboxes",
-		Long: `List the runtime's pod sandboxes, newest first, as crictl pods does.
-
---name and --namespace are regular expressions; --label may be repeated and
-every label must match. IDs are truncated in the table unless --no-trunc;
--q prints full IDs only; -o json|yaml|go-template print crictl's JSON.
-
-EXIT STATUS
-  0  the pods were listed (also when none matched)
-  1  the runtime could not be reached or failed
-  2  bad flags or arguments`,
-		Example: `  crisp pods
-  crisp pods --name '^web' --state ready
-  crisp pods --namespace kube-system --label app=dns -o json
-  crisp pods -q --label app=web`,
-		Args: noArgs,
-		RunE: runOptions(o.f, o),
+		Use:     "pods [flags]",
+		Short:   "List pod sandboxes",
+		Long:    helptext.Long("pods"),
+		Example: helptext.Example("pods"),
+		Args:    cmdutil.NoArgs,
+		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.ID, "id", "", "only the pod with this ID or ID prefix")
@@ -66,7 +55,7 @@ EXIT STATUS
 }
 
 // Complete builds the filter from the flags.
-func (o *podsOptions) Complete(*factory, *cobra.Command, []string) (err error) {
+func (o *podsOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) (err error) {
 	o.filter = client.PodFilter{ID: o.ID, State: o.State}
 	if o.filter.Name, err = cmdutil.CompileFilter("--name", o.Name); err != nil {
 		return err
@@ -77,7 +66,7 @@ func (o *podsOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 	if o.Latest {
 		o.Last = 1
 	}
-	o.filter.Labels, err = parseLabels(o.Labels)
+	o.filter.Labels, err = cmdutil.ParseLabels(o.Labels)
 	return err
 }
 
@@ -85,11 +74,11 @@ func (o *podsOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 func (o *podsOptions) Validate() error {
 	if o.State != "" {
 		if _, err := client.ParsePodState(o.State); err != nil {
-			return usageErrorf("--state: %v", err)
+			return cmdutil.UsageErrorf("--state: %v", err)
 		}
 	}
 	if o.Last < 0 {
-		return usageErrorf("--last must be 0 (all) or more, not %d", o.Last)
+		return cmdutil.UsageErrorf("--last must be 0 (all) or more, not %d", o.Last)
 	}
 	return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output)
 }

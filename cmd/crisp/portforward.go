@@ -9,6 +9,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/session"
 	"github.com/crisp-cri/crisp/internal/transport"
 
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
@@ -16,7 +17,7 @@ import (
 type portForwardOptions struct {
 	Addresses []string
 	Transport string
-	TLS       tlsOptions
+	TLS       cmdutil.TLSFlags
 	Trace     cmdutil.TraceFlags // traceflags.go
 
 	// Set by Complete.
@@ -31,7 +32,7 @@ type portForwardOptions struct {
 // (session.ForwardDeps); tests replace them.
 type portForwardDeps = session.ForwardDeps
 
-func newPortForwardCommand(f *factory) *cobra.Command {
+func newPortForwardCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &portForwardOptions{deps: session.NewForwardDeps(f)}
 	return o.command(func(ctx context.Context) error {
 		// -v is parsed after the command was built: take the deps now.
@@ -43,44 +44,13 @@ func newPortForwardCommand(f *factory) *cobra.Command {
 // command builds the cobra command around o; run is o.Run except in tests.
 func (o *portForwardOptions) command(run func(context.Context) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "port-forward [--address A,...] [--transport auto|spdy|websocket] POD [LOCAL:]REMOTE ...",
-		Short: "Forward local ports to a pod; a failed connection never stops the others",
-		Long: `Forward one or more local ports to ports of a pod (by ID, unique ID prefix or name).
-
-Each port is [LOCAL:]REMOTE: 8080:80 listens on 8080 and forwards to 80; 80 uses
-the same port on both sides; :80 or 0:80 picks a free local port and prints it.
---address lists the local addresses to listen on: IP addresses and localhost,
-which means 127.0.0.1 and ::1 (either may be missing on a host).
-
---transport picks the protocol family. auto tries SPDY portforward.k8s.io, then
-SPDY/3.1+portforward.k8s.io (SPDY tunnelled in one WebSocket), then the direct
-WebSocket protocol v4.channel.k8s.io that CRI streaming servers speak (one
-WebSocket per connection; it cannot forward a half-close, so such a connection
-stays open until the remote side closes it). websocket tries the last two; spdy
-only the first. -v says which was chosen.
-
-A connection that fails (nothing listening on the remote port, reset by the
-runtime) is reported on stderr and closed; the others, and later ones, carry
-on. When the runtime drops the SPDY connection, the next connection
-re-establishes it. SIGINT or SIGTERM closes the listeners, lets open
-connections finish for a moment, and exits 0.
-
-EXIT STATUS
-  0  forwarding ended by SIGINT or SIGTERM
-  1  the runtime could not be reached, the pod was not found, a local port was
-     busy, or the runtime accepted none of the protocols tried
-  2  bad flags or port specifications`,
-		Example: `  # Forward local 8080 to the pod's port 80
-  crisp port-forward web 8080:80
-
-  # Two ports, one of them on a free local port (printed)
-  crisp port-forward web 8080:80 :443
-
-  # Listen on every address, over WebSocket only, showing the protocol
-  crisp -v port-forward --address 0.0.0.0 --transport websocket web 8080:80`,
+		Use:     "port-forward [--address A,...] [--transport auto|spdy|websocket] POD [LOCAL:]REMOTE ...",
+		Short:   "Forward local ports to a pod; a failed connection never stops the others",
+		Long:    helptext.Long("port-forward"),
+		Example: helptext.Example("port-forward"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usageErrorf("%s needs a POD and at least one [LOCAL:]REMOTE port, got %d argument(s)", cmd.CommandPath(), len(args))
+				return cmdutil.UsageErrorf("%s needs a POD and at least one [LOCAL:]REMOTE port, got %d argument(s)", cmd.CommandPath(), len(args))
 			}
 			return nil
 		},
@@ -110,7 +80,7 @@ func (o *portForwardOptions) Complete(args []string) error {
 	for _, spec := range args[1:] {
 		m, err := portforward.ParsePortSpec(spec)
 		if err != nil {
-			return usageError{Err: err}
+			return cmdutil.UsageError{Err: err}
 		}
 		o.Mappings = append(o.Mappings, m)
 	}
@@ -121,14 +91,14 @@ func (o *portForwardOptions) Complete(args []string) error {
 func (o *portForwardOptions) Validate() error {
 	t, err := transport.ParseTransport(o.Transport)
 	if err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	o.transport = t
 	if o.PodRef == "" {
-		return usageErrorf("port-forward: empty POD")
+		return cmdutil.UsageErrorf("port-forward: empty POD")
 	}
 	if err := portforward.CheckListeners(o.Addresses, o.Mappings); err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	return o.TLS.Validate()
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/transport"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
@@ -124,10 +125,10 @@ func TestPortForwardFlags(t *testing.T) {
 			cmd.SetOut(&out)
 			cmd.SetErr(&out)
 			cmd.SilenceErrors, cmd.SilenceUsage = true, true
-			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
+			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageError{Err: err} })
 			err := cmd.Execute()
 			if tc.usage != "" {
-				var ue usageError
+				var ue cmdutil.UsageError
 				if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.usage) {
 					t.Fatalf("got %v, want a usage error containing %q", err, tc.usage)
 				}
@@ -198,7 +199,7 @@ func pfOptionsFor(endpoint string, out, errOut io.Writer, args ...string) *portF
 		Transport: "auto",
 		deps: portForwardDeps{
 			Deps: streamDeps{
-				Streams: ioStreams{Out: out, ErrOut: errOut},
+				Streams: cmdutil.IOStreams{Out: out, ErrOut: errOut},
 				Settings: func() (client.Settings, error) {
 					return client.Settings{RuntimeEndpoint: endpoint, RequestTimeout: 10 * time.Second}, nil
 				},
@@ -288,16 +289,16 @@ func TestPortForwardRun(t *testing.T) {
 		var out, errOut syncBuffer
 		o := pfOptionsFor(env.Endpoint, &out, &errOut, "web", fmt.Sprintf("%d:%d", remote, remote))
 		err := o.Run(context.Background())
-		if err == nil || !strings.Contains(err.Error(), "already in use") || exitStatus(err, false) != exitFailure {
-			t.Errorf("got %v (exit %d), want a busy-port failure, exit 1", err, exitStatus(err, false))
+		if err == nil || !strings.Contains(err.Error(), "already in use") || cmdutil.ExitStatus(err, false) != cmdutil.ExitFailure {
+			t.Errorf("got %v (exit %d), want a busy-port failure, exit 1", err, cmdutil.ExitStatus(err, false))
 		}
 	})
 	t.Run("unknown pod", func(t *testing.T) {
 		var out, errOut syncBuffer
 		o := pfOptionsFor(env.Endpoint, &out, &errOut, "nope", "80")
 		err := o.Run(context.Background())
-		if err == nil || !strings.Contains(err.Error(), "nope") || exitStatus(err, false) != exitFailure {
-			t.Errorf("got %v (exit %d), want a not-found failure, exit 1", err, exitStatus(err, false))
+		if err == nil || !strings.Contains(err.Error(), "nope") || cmdutil.ExitStatus(err, false) != cmdutil.ExitFailure {
+			t.Errorf("got %v (exit %d), want a not-found failure, exit 1", err, cmdutil.ExitStatus(err, false))
 		}
 	})
 }

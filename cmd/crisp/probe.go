@@ -1,173 +1,30 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/probe"
+	"github.com/crisp-cri/crisp/internal/diag"
+	"github.com/crisp-cri/crisp/internal/helptext"
 )
 
-// targetOptions are the flags probe, smoke and bench share: the container,
-// its pod, a port for port-forward checks, and the streaming TLS group.
-type targetOptions struct {
-	Container string
-	Pod       string
-	Port      int32
-	TLS       tlsOptions
-	Trace     cmdutil.TraceFlags // traceflags.go
-}
-
-func (o *targetOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Pod, "pod", "", "pod for the port-forward checks (default: the container's pod)")
-	fs.Int32Var(&o.Port, "port", 0, "remote port for port-forward checks (a TCP echo server there gives the most complete checks); 0 skips them")
-	o.TLS.AddFlags(fs)
-	o.Trace.AddFlags(fs)
-}
-
-func (o *targetOptions) validate() error {
-	if o.Port < 0 || o.Port > 65535 {
-		return usageErrorf("--port must be between 1 and 65535, got %d", o.Port)
-	}
-	return o.TLS.Validate()
-}
-
-// connect dials the runtime and builds the streamer with the TLS
-// settings; the caller closes env.Client.
-func connect(f *factory, tlsOpts tlsOptions, trace *cmdutil.TraceFlags) (*probe.Env, error) {
-	settings, err := f.Settings()
-	if err != nil {
-		return nil, err
-	}
-	tlsCfg, err := tlsOpts.Config(settings.File, f.Streams.ErrOut)
-	if err != nil {
-		return nil, err
-	}
-	return probe.Dial(settings, tlsCfg, f.Global.Verbose, f.Streams.ErrOut, trace.Apply)
-}
-
-// connect dials the runtime and resolves the target, for probe and bench;
-// the caller closes env.Client.
-func (o *targetOptions) connect(ctx context.Context, f *factory) (*probe.Env, probe.Target, error) {
-	env, err := connect(f, o.TLS, &o.Trace)
-	if err != nil {
-		return nil, probe.Target{}, err
-	}
-	t, err := env.Resolve(ctx, o.Container, o.Pod, o.Port)
-	if err != nil {
-		_ = env.Client.Close() // the resolution error is the one to report
-		return nil, probe.Target{}, err
-	}
-	return env, t, nil
-}
-
-type probeOptions struct {
-	f      *factory
-	target targetOptions
-	// Command replaces the exec probe's `true` (split on spaces).
-	Command  string
-	Timeout  time.Duration
-	NodeName string
-}
-
-func newProbeCommand(f *factory) *cobra.Command {
-	o := &probeOptions{f: f}
+func newProbeCommand(f *cmdutil.Factory) *cobra.Command {
+	o := &diag.Probe{}
 	cmd := &cobra.Command{
-		Use:   "probe CONTAINER [--pod POD] [--port N] [-o table|json]",
-		Short: "Show which streaming protocols the runtime speaks, and how well",
-		Long: `Probe the runtime's streaming server: for exec, attach and port-forward, every
-transport and subprotocol is offered alone, each with a fresh URL (the runtime's
-tokens are single use): SPDY channel.k8s.io and v2..v5.channel.k8s.io, WebSocket
-channel.k8s.io, base64.channel.k8s.io, v4.channel.k8s.io,
-v4.base64.channel.k8s.io and v5.channel.k8s.io; for port-forward SPDY
-portforward.k8s.io, the SPDY/3.1+portforward.k8s.io tunnel and the direct
-WebSocket v4.channel.k8s.io and v4.base64.channel.k8s.io.
-
-Each row says whether the upgrade was accepted (or the HTTP status and reason of
-the refusal), the negotiated protocol, the latency of the CRI call and of the
-upgrade, and functional checks where the protocol can carry them: exit code
-(exec runs ` + "`true`" + `, or --command), output and stdin EOF (` + "`cat`" + `), resize (a TTY
-running ` + "`stty size`" + `). Attach probes only read. With --port, port-forward
-sends a few bytes to that port and expects an answer (an echo server is best).
-
-The summary says what --transport auto picks for each call and which gaps matter.
-
-EXIT STATUS
-  0  the probe ran (refusals and failed checks are in the report)
-  1  the runtime, the container or the pod could not be reached, or no
-     streaming handshake got an answer (an unverifiable certificate, an
-     unreachable streaming server): the matrix is printed, then the reason
-  2  bad flags or arguments`,
-		Example: `  crisp probe web-1
-  crisp probe web-1 --port 8080 -o json
-  crisp probe 3f2a --command 'ls /'`,
-		Args:              exactArgs(1, "a CONTAINER"),
+		Use:               "probe CONTAINER [--pod POD] [--port N] [-o table|json]",
+		Short:             "Show which streaming protocols the runtime speaks, and how well",
+		Long:              helptext.Long("probe"),
+		Example:           helptext.Example("probe"),
+		Args:              cmdutil.ExactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:              runOptions(f, o),
 	}
-	o.target.addFlags(cmd.Flags())
-	o.target.Trace.CloseAfter(cmd) // traceflags.go
+	o.Target.AddFlags(cmd.Flags())
+	o.Target.Trace.CloseAfter(cmd)
 	cmd.Flags().StringVar(&o.Command, "command", "", "run `CMD` in the exec probes instead of \"true\" (split on spaces, e.g. --command 'ls /'); the output and stdin checks still use cat")
 	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
-	addNodeNameFlag(cmd.Flags(), &o.NodeName)
+	diag.AddNodeNameFlag(cmd.Flags(), &o.NodeName)
 	return cmd
-}
-
-func (o *probeOptions) Complete(args []string) error {
-	o.target.Container = args[0]
-	return nil
-}
-
-func (o *probeOptions) Validate() error {
-	if o.Command != "" && len(strings.Fields(o.Command)) == 0 {
-		return usageErrorf("--command is blank")
-	}
-	if o.Timeout <= 0 {
-		return usageErrorf("--attempt-timeout must be positive, got %s", o.Timeout)
-	}
-	return o.target.validate()
-}
-
-func (o *probeOptions) Run(ctx context.Context) error {
-	env, t, err := o.target.connect(ctx, o.f)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = env.Client.Close() }() // closing a gRPC connection reports nothing to act on
-	t.Command = strings.Fields(o.Command)
-	p := &probe.Prober{URLs: env.URLs, Streamer: env.Streamer, Timeout: o.Timeout, Progress: progressf(o.f, "probe")}
-	rep, err := p.Run(ctx, t)
-	if err != nil {
-		return fmt.Errorf("probe of container %s at %s: %w", t.ContainerID, env.Client.Endpoint, err)
-	}
-	rep.Origin = probe.NewOrigin(probe.KindProbe, probe.NodeName(o.NodeName, nil, nil))
-	if err := printData(o.f.Streams.Out, o.f.Global.Output, rep, func(w io.Writer) error {
-		rep.WriteTable(w, o.f.Global.Verbose > 0)
-		return nil
-	}); err != nil {
-		return err
-	}
-	return rep.ReachedNothing() // tls_test.go
-}
-
-// progressf prints what a diagnostics command is waiting for on stderr
-// (the report is stdout's), so a slow runtime does not look like a hang.
-func progressf(f *factory, name string) func(format string, args ...any) {
-	return func(format string, args ...any) {
-		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: "+name+": "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
-	}
 }

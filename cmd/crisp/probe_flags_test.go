@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 )
 
 // Flag and argument errors of probe, smoke and bench are usage errors
@@ -31,9 +33,9 @@ func TestDiagnosticsUsageErrors(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			args := append([]string{"-r", "unix:///nonexistent/crisp-test.sock"}, tt.args...)
-			code := Main(args, ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d\nstderr: %s", code, exitUsage, errOut.String())
+			code := Main(args, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
+			if code != cmdutil.ExitUsage {
+				t.Errorf("exit %d, want %d\nstderr: %s", code, cmdutil.ExitUsage, errOut.String())
 			}
 			if !strings.Contains(errOut.String(), tt.want) {
 				t.Errorf("stderr %q does not say %q", errOut.String(), tt.want)
@@ -45,7 +47,7 @@ func TestDiagnosticsUsageErrors(t *testing.T) {
 func TestDiagnosticsHelpHasExamplesAndExitStatus(t *testing.T) {
 	for _, name := range []string{"probe", "smoke", "bench"} {
 		var out bytes.Buffer
-		code := Main([]string{name, "--help"}, ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out, IsTerminalIn: func() bool { return false }})
+		code := Main([]string{name, "--help"}, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out, IsTerminalIn: func() bool { return false }})
 		if code != 0 || !strings.Contains(out.String(), "EXIT STATUS") || !strings.Contains(out.String(), "Examples:") {
 			t.Errorf("%s --help (exit %d) lacks EXIT STATUS or Examples:\n%s", name, code, out.String())
 		}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // psOptions are the flags of `crisp ps`.
 type psOptions struct {
-	f   *factory
+	f   *cmdutil.Factory
 	now func() time.Time
 
 	ID, Name, Namespace, State, Pod, Image string
@@ -24,35 +25,19 @@ type psOptions struct {
 	filter client.ContainerFilter
 }
 
-func newPsCommand(f *factory) *cobra.Command {
+func newPsCommand(f *cmdutil.Factory) *cobra.Command {
 	return psCommand(&psOptions{f: f, now: time.Now})
 }
 
 // psCommand binds the command's flags to o; tests parse into their own o.
 func psCommand(o *psOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "ps [flags]",
-		Short: "List containers",
-		Long: `List the runtime's containers, newest first, as crictl ps does: running ones
-only, unless -a/--all or --state says otherwise.
-
---name and --namespace (the pod's) are regular expressions; --pod takes a pod
-ID, unique ID prefix or unique name; --image an image name, tag or ID; --label
-may be repeated and every label must match. IDs are truncated in the table
-unless --no-trunc; -q prints full IDs only; -o json|yaml|go-template print
-crictl's JSON.
-
-EXIT STATUS
-  0  the containers were listed (also when none matched)
-  1  the runtime could not be reached or failed, or --pod matched no pod
-  2  bad flags or arguments`,
-		Example: `  crisp ps
-  crisp ps -a --pod web --namespace '^prod$'
-  crisp ps --state exited --label app=web
-  crisp ps -q --name '^nginx$'
-  crisp ps -o go-template --template '{{range .containers}}{{.id}}{{"\n"}}{{end}}'`,
-		Args: noArgs,
-		RunE: runOptions(o.f, o),
+		Use:     "ps [flags]",
+		Short:   "List containers",
+		Long:    helptext.Long("ps"),
+		Example: helptext.Example("ps"),
+		Args:    cmdutil.NoArgs,
+		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.ID, "id", "", "only the container with this ID or ID prefix")
@@ -73,7 +58,7 @@ EXIT STATUS
 }
 
 // Complete builds the filter from the flags.
-func (o *psOptions) Complete(*factory, *cobra.Command, []string) (err error) {
+func (o *psOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) (err error) {
 	if o.Latest {
 		o.Last = 1
 	}
@@ -84,7 +69,7 @@ func (o *psOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 	if o.filter.Namespace, err = cmdutil.CompileFilter("--namespace", o.Namespace); err != nil {
 		return err
 	}
-	o.filter.Labels, err = parseLabels(o.Labels)
+	o.filter.Labels, err = cmdutil.ParseLabels(o.Labels)
 	return err
 }
 
@@ -92,11 +77,11 @@ func (o *psOptions) Complete(*factory, *cobra.Command, []string) (err error) {
 func (o *psOptions) Validate() error {
 	if o.State != "" {
 		if _, err := client.ParseContainerState(o.State); err != nil {
-			return usageErrorf("--state: %v", err)
+			return cmdutil.UsageErrorf("--state: %v", err)
 		}
 	}
 	if o.Last < 0 {
-		return usageErrorf("--last must be 0 (all) or more, not %d", o.Last)
+		return cmdutil.UsageErrorf("--last must be 0 (all) or more, not %d", o.Last)
 	}
 	return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output)
 }

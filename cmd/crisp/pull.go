@@ -7,12 +7,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // pullOptions are the flags of `crisp pull`.
 type pullOptions struct {
-	f *factory
+	f *cmdutil.Factory
 
 	Image, Creds, Auth, Username, PodConfig string
 	Annotations                             []string
@@ -20,27 +22,15 @@ type pullOptions struct {
 	pull                                    client.PullOptions
 }
 
-func newPullCommand(f *factory) *cobra.Command {
+func newPullCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &pullOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "pull IMAGE",
-		Short: "Pull an image",
-		Long: `Pull an image into the runtime's image service, as crictl pull does, and print
-the image reference the runtime gives it. Credentials, as crictl's: --creds
-USERNAME[:PASSWORD] (or CRICTL_CREDS), --auth with a base64 'USERNAME[:PASSWORD]'
-(or CRICTL_AUTH), or --username with the password read from stdin (not echoed
-on a terminal). --pull-timeout bounds the pull (default: none).
-
-EXIT STATUS
-  0  the image was pulled
-  1  the pull failed or the runtime could not be reached
-  2  bad flags or arguments`,
-		Example: `  crisp pull busybox:1.36
-  crisp pull --creds "$USER:$TOKEN" registry.example.com/app:1.2
-  echo "$TOKEN" | crisp pull -u robot registry.example.com/app:1.2
-  crisp pull --pod-config pod.yaml --pull-timeout 5m nginx`,
-		Args: exactArgs(1, "one IMAGE"),
-		RunE: runOptions(o.f, o),
+		Use:     "pull IMAGE",
+		Short:   "Pull an image",
+		Long:    helptext.Long("pull"),
+		Example: helptext.Example("pull"),
+		Args:    cmdutil.ExactArgs(1, "one IMAGE"),
+		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Creds, "creds", "", "USERNAME[:PASSWORD] for the registry (env CRICTL_CREDS)")
@@ -53,14 +43,14 @@ EXIT STATUS
 }
 
 // Complete builds the pull request's options.
-func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (err error) {
+func (o *pullOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) (err error) {
 	o.Image = args[0]
 	if err := f.FlagsFromEnv(cmd, [][2]string{{"creds", "CRICTL_CREDS"}, {"auth", "CRICTL_AUTH"}, {"pull-timeout", "CRICTL_PULL_TIMEOUT"}}); err != nil {
 		return err
 	}
 	o.pull.Timeout = o.Timeout
 	if o.pull.Annotations, err = client.ParseLabels(o.Annotations); err != nil {
-		return usageErrorf("--annotation: %v", err)
+		return cmdutil.UsageErrorf("--annotation: %v", err)
 	}
 	return nil
 }
@@ -70,11 +60,11 @@ func (o *pullOptions) Complete(f *factory, cmd *cobra.Command, args []string) (e
 func (o *pullOptions) Validate() (err error) {
 	creds := query.Credentials{Creds: o.Creds, Auth: o.Auth, Username: o.Username}
 	if o.pull.Auth, err = creds.AuthConfig(o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
-		return usageErrorf("%v", err)
+		return cmdutil.UsageErrorf("%v", err)
 	}
 	if o.PodConfig != "" {
 		if o.pull.PodConfig, err = query.LoadPodConfig(o.PodConfig); err != nil {
-			return usageErrorf("--pod-config: %v", err)
+			return cmdutil.UsageErrorf("--pod-config: %v", err)
 		}
 	}
 	return nil

@@ -6,42 +6,28 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/report"
 )
 
 type reportOptions struct {
-	f     *factory
+	f     *cmdutil.Factory
 	Files []string
 	JUnit string
 }
 
-func newReportCommand(f *factory) *cobra.Command {
+func newReportCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &reportOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "report [--junit FILE] [-o table|markdown|json|yaml] (FILE... | -)",
-		Short: "Merge the smoke and probe JSON reports of many nodes",
-		Long: `Merge the JSON reports of crisp smoke and crisp probe (-o json) from many
-nodes: a table of nodes, the matrix of checks by nodes (nodes with identical
-results share a column), then every failure with its detail. The input may be
-files or - for stdin, each holding one or many reports, with other lines
-around them: the output of kubectl logs -l app=crisp-smoke reads as is
-(--prefix and --timestamps too). A later report of the same node and kind
-replaces an earlier one.
-
---junit writes one JUnit test suite per node; its failure count is the number
-of failed checks plus unreadable reports. -o markdown suits CI job summaries.
-
-EXIT STATUS
-  0  every node passed
-  1  a node failed, a report was cut short or unreadable, or the input held no report
-  2  bad flags or arguments`,
-		Example: `  kubectl logs -l app=crisp-smoke --tail=-1 | crisp report -
-  crisp report node-*.json --junit fleet.xml
-  crisp report -o markdown smoke.log >> "$GITHUB_STEP_SUMMARY"`,
+		Use:     "report [--junit FILE] [-o table|markdown|json|yaml] (FILE... | -)",
+		Short:   "Merge the smoke and probe JSON reports of many nodes",
+		Long:    helptext.Long("report"),
+		Example: helptext.Example("report"),
 		// report reads files, not a runtime: -o also takes markdown.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			if err := report.CheckFormat(f.Global.Output); err != nil {
-				return usageError{Err: err}
+				return cmdutil.UsageError{Err: err}
 			}
 			return nil
 		},
@@ -52,7 +38,7 @@ EXIT STATUS
 }
 
 // Complete takes the files from the arguments.
-func (o *reportOptions) Complete(_ *factory, _ *cobra.Command, args []string) error {
+func (o *reportOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	o.Files = args
 	return nil
 }
@@ -60,7 +46,7 @@ func (o *reportOptions) Complete(_ *factory, _ *cobra.Command, args []string) er
 // Validate wants at least one input.
 func (o *reportOptions) Validate() error {
 	if len(o.Files) == 0 {
-		return usageErrorf("report needs FILEs, or - to read stdin")
+		return cmdutil.UsageErrorf("report needs FILEs, or - to read stdin")
 	}
 	return nil
 }
@@ -81,7 +67,7 @@ func (o *reportOptions) Run(context.Context) error {
 	}
 	if err := fleet.Check(); err != nil {
 		_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp report:", err) // the error stream is the last resort: a failed write there has nowhere to go
-		return errReported
+		return cmdutil.ErrReported
 	}
 	return nil
 }

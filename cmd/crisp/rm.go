@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // rmOptions are the flags of `crisp rm`.
 type rmOptions struct {
-	verb
+	cmdutil.Verb
 	Force, All, KeepLogs bool
 }
 
@@ -23,19 +25,14 @@ func (o *rmOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newRmCommand(f *factory) *cobra.Command {
+func newRmCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &rmOptions{}
 	cmd := &cobra.Command{
-		Use:   "rm [-f] [-k] (CONTAINER... | -a)",
-		Short: "Remove one or more containers",
-		Long: `Remove containers (each a full ID, a unique ID prefix or a unique name; -a:
-every one). A running container is refused unless -f, which stops it first.
-As crictl does, the container's log file and its rotations are deleted too
-unless -k. Every container is tried; each removed ID is printed.` + lifecycleExit,
-		Example: `  crisp rm 4f2a
-  crisp rm -f web
-  crisp rm -a -f`,
-		RunE: runOptions(f, o),
+		Use:     "rm [-f] [-k] (CONTAINER... | -a)",
+		Short:   "Remove one or more containers",
+		Long:    helptext.Long("rm"),
+		Example: helptext.Example("rm"),
+		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "stop a running container before removing it")
 	cmd.Flags().BoolVarP(&o.All, "all", "a", false, "remove every container")

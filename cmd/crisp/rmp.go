@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // rmpOptions are the flags of `crisp rmp`.
 type rmpOptions struct {
-	verb
+	cmdutil.Verb
 	Force, All bool
 }
 
@@ -23,18 +25,14 @@ func (o *rmpOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newRmPodCommand(f *factory) *cobra.Command {
+func newRmPodCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &rmpOptions{}
 	cmd := &cobra.Command{
-		Use:   "rmp [-f] (POD... | -a)",
-		Short: "Remove one or more pods",
-		Long: `Remove pod sandboxes and their containers (each a full ID, a unique ID prefix
-or a unique name; -a: every one). A ready pod is refused unless -f, which
-stops it first. Every pod is tried.` + lifecycleExit,
-		Example: `  crisp rmp web
-  crisp rmp -f 9c1e
-  crisp rmp -a -f`,
-		RunE: runOptions(f, o),
+		Use:     "rmp [-f] (POD... | -a)",
+		Short:   "Remove one or more pods",
+		Long:    helptext.Long("rmp"),
+		Example: helptext.Example("rmp"),
+		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "stop a ready pod before removing it")
 	cmd.Flags().BoolVarP(&o.All, "all", "a", false, "remove every pod")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/completion"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
@@ -23,26 +24,12 @@ const (
 	groupMock        = "mock"
 )
 
-func newRootCommand(f *factory) *cobra.Command {
+func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "crisp",
-		Short: "CRI streaming client and debugger: exec, attach, port-forward, probe",
-		Long: `crisp talks to a CRI runtime (containerd, CRI-O, ...) like crictl does, and gets the
-three streaming calls right: exec and attach with exit codes passed through and a
-terminal that is always restored, port-forward that survives failed connections,
-and probe/smoke/bench that show which streaming protocols a runtime speaks.
-
-EXIT STATUS
-  exec and attach pass the remote process's exit code through (0-255) and use
-  125 for crisp's own failures; every other command exits
-  0  success
-  1  failure (runtime unreachable, no such container, ...)
-  2  bad flags or arguments`,
-		Example: `  crisp demo
-  crisp ps
-  crisp exec -it nginx sh
-  crisp port-forward web 8080:80
-  crisp probe nginx`,
+		Use:               "crisp",
+		Short:             "CRI streaming client and debugger: exec, attach, port-forward, probe",
+		Long:              helptext.Long("crisp"),
+		Example:           helptext.Example("crisp"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return f.CompleteGlobals(cmd) },
@@ -52,7 +39,7 @@ EXIT STATUS
 	root.SetIn(f.Streams.In)
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageError{Err: err} })
 
 	f.Global.AddFlags(root.PersistentFlags())
 
@@ -91,14 +78,14 @@ EXIT STATUS
 }
 
 // Main runs crisp with args and returns the process exit status.
-func Main(args []string, streams ioStreams) int {
+func Main(args []string, streams cmdutil.IOStreams) int {
 	cmdutil.QuietKlog()
 	ctx, stop := tty.NotifyContext(context.Background())
 	defer stop()
 
-	f := &factory{Streams: streams, Getenv: os.Getenv}
+	f := &cmdutil.Factory{Streams: streams, Getenv: os.Getenv}
 	code, cmd, err := execute(ctx, f, args)
-	if err != nil && (code == exitUsage || (isPassThrough(cmd) && isUsage(err))) {
+	if err != nil && (code == cmdutil.ExitUsage || (isPassThrough(cmd) && cmdutil.IsUsage(err))) {
 		name := "crisp"
 		if cmd != nil {
 			name = cmd.CommandPath()
@@ -112,25 +99,25 @@ func Main(args []string, streams ioStreams) int {
 // the exit status, the command that ran (nil when none was found) and its
 // error, whose line it has written to the error stream unless the command
 // reported it already.
-func execute(ctx context.Context, f *factory, args []string) (int, *cobra.Command, error) {
+func execute(ctx context.Context, f *cmdutil.Factory, args []string) (int, *cobra.Command, error) {
 	root := newRootCommand(f)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		return exitOK, cmd, nil
+		return cmdutil.ExitOK, cmd, nil
 	}
 	err = cmdutil.Signalled(ctx, err)
-	if !errors.Is(err, errReported) {
+	if !errors.Is(err, cmdutil.ErrReported) {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "crisp ") && !strings.HasPrefix(msg, "crisp:") {
 			msg = "crisp: " + msg // not twice when the message names the command ("crisp port-forward needs ...")
 		}
 		_, _ = fmt.Fprintln(f.Streams.ErrOut, msg) // the error stream is the last resort: a failed write there has nowhere to go
 	}
-	return exitStatus(err, isPassThrough(cmd)), cmd, err
+	return cmdutil.ExitStatus(err, isPassThrough(cmd)), cmd, err
 }
 
 // isPassThrough says whether cmd passes the remote exit status through.
 func isPassThrough(cmd *cobra.Command) bool {
-	return cmd != nil && cmd.Annotations[passThroughAnnotation] == "true"
+	return cmd != nil && cmd.Annotations[cmdutil.PassThroughAnnotation] == "true"
 }

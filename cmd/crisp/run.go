@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // runContainerOptions are the flags of `crisp run`.
 type runContainerOptions struct {
-	pullFlags
+	cmdutil.PullFlags
 	Runtime string
 }
 
@@ -23,19 +25,15 @@ func (o *runContainerOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newRunCommand(f *factory) *cobra.Command {
+func newRunCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &runContainerOptions{}
 	cmd := &cobra.Command{
-		Use:   "run [flags] CONTAINER_CONFIG POD_CONFIG",
-		Short: "Run a new container in a new pod, from config files",
-		Long: `Run a pod from POD_CONFIG and, in it, a container from CONTAINER_CONFIG
-(JSON or YAML files), started, and print the container's ID. The image is
-pulled when the runtime lacks it (--with-pull: always, --no-pull: never).
-When a step fails, the pod and container it created are removed again.` + lifecycleExit,
-		Example: `  crisp run container.json pod.json
-  crisp run --no-pull --runtime runsc ctr.yaml pod.yaml`,
-		Args: argsRange(2, 2, "CONTAINER_CONFIG POD_CONFIG"),
-		RunE: runOptions(f, o),
+		Use:     "run [flags] CONTAINER_CONFIG POD_CONFIG",
+		Short:   "Run a new container in a new pod, from config files",
+		Long:    helptext.Long("run"),
+		Example: helptext.Example("run"),
+		Args:    cmdutil.ArgsRange(2, 2, "CONTAINER_CONFIG POD_CONFIG"),
+		RunE:    runOptions(f, o),
 	}
 	o.Bind(cmd.Flags())
 	cmd.Flags().StringVar(&o.Runtime, "runtime", "", "runtime handler for the pod (the runtime defines them)")

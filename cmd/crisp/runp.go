@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // runPodOptions are the flags of `crisp runp`.
 type runPodOptions struct {
-	verb
+	cmdutil.Verb
 	Runtime string
 }
 
@@ -21,18 +23,15 @@ func (o *runPodOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newRunPodCommand(f *factory) *cobra.Command {
+func newRunPodCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &runPodOptions{}
 	cmd := &cobra.Command{
-		Use:   "runp [flags] POD_CONFIG",
-		Short: "Run a new pod from a config file (JSON or YAML)",
-		Long: `Create and start a pod sandbox from a PodSandboxConfig file in JSON or YAML
-(crictl's format: metadata.name and metadata.namespace are required, a
-missing metadata.uid is made up) and print its ID.` + lifecycleExit,
-		Example: `  crisp runp pod.json
-  crisp runp --runtime runsc pod.yaml`,
-		Args: argsRange(1, 1, "one POD_CONFIG file"),
-		RunE: runOptions(f, o),
+		Use:     "runp [flags] POD_CONFIG",
+		Short:   "Run a new pod from a config file (JSON or YAML)",
+		Long:    helptext.Long("runp"),
+		Example: helptext.Example("runp"),
+		Args:    cmdutil.ArgsRange(1, 1, "one POD_CONFIG file"),
+		RunE:    runOptions(f, o),
 	}
 	// crictl also has -r for --runtime; crisp's -r is --runtime-endpoint.
 	cmd.Flags().StringVar(&o.Runtime, "runtime", "", "runtime handler to use (the runtime defines them)")

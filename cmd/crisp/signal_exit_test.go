@@ -23,16 +23,16 @@ func TestSignalBeforeStreamingExits128PlusN(t *testing.T) {
 		cancel(&tty.SignalError{Signal: sig})
 		cancelled := fmt.Errorf("resolving container web: %w", status.Error(codes.Canceled, "context canceled"))
 		for _, passThrough := range []bool{true, false} {
-			if got := exitStatus(cmdutil.Signalled(ctx, cancelled), passThrough); got != 128+int(sig) {
+			if got := cmdutil.ExitStatus(cmdutil.Signalled(ctx, cancelled), passThrough); got != 128+int(sig) {
 				t.Errorf("%s (pass-through %t): exit %d, want %d", sig, passThrough, got, 128+int(sig))
 			}
 		}
 		// A remote status that came first still passes through.
-		if got := exitStatus(cmdutil.Signalled(ctx, cmdutil.RemoteStatus{Code: 3}), true); got != 3 {
+		if got := cmdutil.ExitStatus(cmdutil.Signalled(ctx, cmdutil.RemoteStatus{Code: 3}), true); got != 3 {
 			t.Errorf("%s after the remote exited 3: exit %d", sig, got)
 		}
 	}
-	if got := exitStatus(cmdutil.Signalled(context.Background(), errReported), false); got != exitFailure {
-		t.Errorf("no signal: exit %d, want %d", got, exitFailure)
+	if got := cmdutil.ExitStatus(cmdutil.Signalled(context.Background(), cmdutil.ErrReported), false); got != cmdutil.ExitFailure {
+		t.Errorf("no signal: exit %d, want %d", got, cmdutil.ExitFailure)
 	}
 }

@@ -8,12 +8,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/query"
 )
 
 // statsOptions are the flags of `crisp stats` and `crisp statsp`.
 type statsOptions struct {
-	f *factory
+	f *cmdutil.Factory
 	// pods is true for statsp.
 	pods bool
 
@@ -22,27 +24,15 @@ type statsOptions struct {
 	q       query.StatsOptions
 }
 
-func newStatsCommand(f *factory) *cobra.Command {
+func newStatsCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &statsOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "stats [CONTAINER]",
-		Short: "Show containers' resource usage",
-		Long: `Show the CPU, memory, writable-layer and swap usage of running containers (all
-with -a), as crictl stats does: the table measures CPU over -s seconds; -w
-repeats until interrupted; -o json|yaml|go-template print the runtime's stats
-in crictl's shape. CONTAINER and --pod take an ID, unique ID prefix or name.
-
-EXIT STATUS
-  0  the stats were shown (also when none matched; -w: until interrupted)
-  1  the runtime could not be reached or failed, or CONTAINER/--pod matched
-     nothing
-  2  bad flags or arguments`,
-		Example: `  crisp stats
-  crisp stats -a --pod web -s 2
-  crisp stats -w nginx
-  crisp stats -o json --label app=web`,
-		Args: maxArgs(1, "one CONTAINER"),
-		RunE: runOptions(o.f, o),
+		Use:     "stats [CONTAINER]",
+		Short:   "Show containers' resource usage",
+		Long:    helptext.Long("stats"),
+		Example: helptext.Example("stats"),
+		Args:    cmdutil.MaxArgs(1, "one CONTAINER"),
+		RunE:    runOptions(o.f, o),
 	}
 	fl := o.flags(cmd)
 	fl.BoolVarP(&o.q.All, "all", "a", false, "also containers that use no CPU and no memory")
@@ -52,26 +42,15 @@ EXIT STATUS
 	return cmd
 }
 
-func newPodStatsCommand(f *factory) *cobra.Command {
+func newPodStatsCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &statsOptions{f: f, pods: true}
 	cmd := &cobra.Command{
-		Use:   "statsp [POD]",
-		Short: "Show pods' resource usage",
-		Long: `Show the CPU and memory usage of pod sandboxes, as crictl statsp does: the table
-measures CPU over -s seconds; -w repeats until interrupted; -o
-json|yaml|go-template print the runtime's stats in crictl's shape. POD takes
-an ID, unique ID prefix or name.
-
-EXIT STATUS
-  0  the stats were shown (also when none matched; -w: until interrupted)
-  1  the runtime could not be reached or failed, or POD matched nothing
-  2  bad flags or arguments`,
-		Example: `  crisp statsp
-  crisp statsp web -s 2
-  crisp statsp -w --label app=web
-  crisp statsp -o yaml`,
-		Args: maxArgs(1, "one POD"),
-		RunE: runOptions(o.f, o),
+		Use:     "statsp [POD]",
+		Short:   "Show pods' resource usage",
+		Long:    helptext.Long("statsp"),
+		Example: helptext.Example("statsp"),
+		Args:    cmdutil.MaxArgs(1, "one POD"),
+		RunE:    runOptions(o.f, o),
 	}
 	o.flags(cmd).StringVar(&o.q.Filter.ID, "id", "", "only the pod with this full ID")
 	return cmd
@@ -87,19 +66,19 @@ func (o *statsOptions) flags(cmd *cobra.Command) *pflag.FlagSet {
 }
 
 // Complete takes the optional argument and the labels.
-func (o *statsOptions) Complete(_ *factory, _ *cobra.Command, args []string) (err error) {
+func (o *statsOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) (err error) {
 	if len(args) == 1 {
 		o.q.Ref = args[0]
 	}
 	o.q.Sample = time.Duration(o.Seconds) * time.Second
-	o.q.Filter.Labels, err = parseLabels(o.Labels)
+	o.q.Filter.Labels, err = cmdutil.ParseLabels(o.Labels)
 	return err
 }
 
 // Validate rejects bad input before the runtime is dialed.
 func (o *statsOptions) Validate() error {
 	if o.Seconds < 1 {
-		return usageErrorf("-s/--seconds must be 1 or more, not %d", o.Seconds)
+		return cmdutil.UsageErrorf("-s/--seconds must be 1 or more, not %d", o.Seconds)
 	}
 	return nil
 }

@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // stopOptions are the flags of `crisp stop`.
 type stopOptions struct {
-	verb
+	cmdutil.Verb
 	Timeout int64
 	All     bool
 }
@@ -24,18 +26,14 @@ func (o *stopOptions) Run(ctx context.Context) error {
 	})
 }
 
-func newStopCommand(f *factory) *cobra.Command {
+func newStopCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &stopOptions{}
 	cmd := &cobra.Command{
-		Use:   "stop [-t SECONDS] (CONTAINER... | -a)",
-		Short: "Stop one or more running containers",
-		Long: `Stop containers (each a full ID, a unique ID prefix or a unique name; -a:
-every running one): SIGTERM, then SIGKILL after -t seconds (0: at once).
-Each ID is printed once stopped; the first failure stops.` + lifecycleExit,
-		Example: `  crisp stop web
-  crisp stop -t 30 4f2a 9c1e
-  crisp stop -a`,
-		RunE: runOptions(f, o),
+		Use:     "stop [-t SECONDS] (CONTAINER... | -a)",
+		Short:   "Stop one or more running containers",
+		Long:    helptext.Long("stop"),
+		Example: helptext.Example("stop"),
+		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().Int64VarP(&o.Timeout, "timeout", "t", 0, "seconds to wait after SIGTERM before SIGKILL")
 	cmd.Flags().BoolVarP(&o.All, "all", "a", false, "stop every running container")

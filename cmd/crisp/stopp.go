@@ -6,25 +6,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // stopPodOptions are the arguments of `crisp stopp`.
-type stopPodOptions struct{ verb }
+type stopPodOptions struct{ cmdutil.Verb }
 
 func (o *stopPodOptions) Run(ctx context.Context) error {
 	return o.WithRuntime(func(c *client.Client) error { return lifecycle.StopPods(ctx, c, o.Args, o.Out()) })
 }
 
-func newStopPodCommand(f *factory) *cobra.Command {
+func newStopPodCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "stopp POD...",
-		Short: "Stop one or more running pods",
-		Long: `Stop pod sandboxes (each a full ID, a unique ID prefix or a unique name) and
-their containers, in order; the first failure stops.` + lifecycleExit,
-		Example: `  crisp stopp web
-  crisp stopp 9c1e 77ab`,
-		Args: argsRange(1, -1, "at least one POD"),
-		RunE: runOptions(f, &stopPodOptions{}),
+		Use:     "stopp POD...",
+		Short:   "Stop one or more running pods",
+		Long:    helptext.Long("stopp"),
+		Example: helptext.Example("stopp"),
+		Args:    cmdutil.ArgsRange(1, -1, "at least one POD"),
+		RunE:    runOptions(f, &stopPodOptions{}),
 	}
 }

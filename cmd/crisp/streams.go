@@ -4,11 +4,13 @@ import (
 	"os"
 
 	"github.com/moby/term"
+
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 )
 
 // systemStreams are the process's standard streams.
-func systemStreams() ioStreams {
-	return ioStreams{
+func systemStreams() cmdutil.IOStreams {
+	return cmdutil.IOStreams{
 		In:     os.Stdin,
 		Out:    os.Stdout,
 		ErrOut: os.Stderr,

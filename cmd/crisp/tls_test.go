@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 )
@@ -40,7 +41,7 @@ func mockTLS(ts *testscript.TestScript, dir string, clientAuth bool) *tls.Config
 // TestTLSFlagsEverywhere checks that every streaming command registers the
 // one TLS flag group.
 func TestTLSFlagsEverywhere(t *testing.T) {
-	f := &factory{Streams: ioStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 	root := newRootCommand(f)
 	for _, name := range []string{"exec", "attach", "port-forward", "probe", "smoke", "bench"} {
 		cmd, _, err := root.Find([]string{name})
@@ -61,19 +62,19 @@ func TestTLSOptionsMergeAndValidate(t *testing.T) {
 		name    string
 		args    []string
 		file    client.FileConfig
-		want    tlsOptions
+		want    cmdutil.TLSFlags
 		wantErr bool
 	}{
-		{name: "flags only", args: []string{"--tls-ca", "ca", "--tls-server-name", "n"}, want: tlsOptions{CA: "ca", ServerName: "n"}},
+		{name: "flags only", args: []string{"--tls-ca", "ca", "--tls-server-name", "n"}, want: cmdutil.TLSFlags{CA: "ca", ServerName: "n"}},
 		{name: "file fills what flags leave unset", args: []string{"--tls-ca", "flag-ca"}, file: file,
-			want: tlsOptions{CA: "flag-ca", Cert: "/file/c.crt", Key: "/file/c.key", ServerName: "file.example"}},
-		{name: "file insecure", file: client.FileConfig{InsecureSkipTLSVerify: true}, want: tlsOptions{Insecure: true}},
-		{name: "cert without key", args: []string{"--tls-cert", "c"}, want: tlsOptions{Cert: "c"}, wantErr: true},
-		{name: "insecure and CA", args: []string{"--insecure-skip-tls-verify", "--tls-ca", "ca"}, want: tlsOptions{CA: "ca", Insecure: true}, wantErr: true},
+			want: cmdutil.TLSFlags{CA: "flag-ca", Cert: "/file/c.crt", Key: "/file/c.key", ServerName: "file.example"}},
+		{name: "file insecure", file: client.FileConfig{InsecureSkipTLSVerify: true}, want: cmdutil.TLSFlags{Insecure: true}},
+		{name: "cert without key", args: []string{"--tls-cert", "c"}, want: cmdutil.TLSFlags{Cert: "c"}, wantErr: true},
+		{name: "insecure and CA", args: []string{"--insecure-skip-tls-verify", "--tls-ca", "ca"}, want: cmdutil.TLSFlags{CA: "ca", Insecure: true}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var o tlsOptions
+			var o cmdutil.TLSFlags
 			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 			o.AddFlags(fs)
 			if err := fs.Parse(tt.args); err != nil {
@@ -96,7 +97,7 @@ func TestTLSOptionsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warn bytes.Buffer
-	o := tlsOptions{
+	o := cmdutil.TLSFlags{
 		CA:   filepath.Join(dir, certs.CAFile),
 		Cert: filepath.Join(dir, certs.ClientCertFile), Key: filepath.Join(dir, certs.ClientKeyFile),
 		ServerName: certs.ServerName,
@@ -111,14 +112,14 @@ func TestTLSOptionsConfig(t *testing.T) {
 	if warn.String() != "" {
 		t.Errorf("verified config warned: %q", warn.String())
 	}
-	cfg, err = tlsOptions{}.Config(client.FileConfig{InsecureSkipTLSVerify: true}, &warn)
+	cfg, err = cmdutil.TLSFlags{}.Config(client.FileConfig{InsecureSkipTLSVerify: true}, &warn)
 	if err != nil || !cfg.InsecureSkipVerify {
 		t.Fatalf("insecure from the config file: %+v, %v", cfg, err)
 	}
 	if warn.String() == "" {
 		t.Error("insecure config did not warn")
 	}
-	if _, err := (tlsOptions{CA: filepath.Join(dir, certs.ServerKeyFile)}).Config(client.FileConfig{}, &warn); err == nil {
+	if _, err := (cmdutil.TLSFlags{CA: filepath.Join(dir, certs.ServerKeyFile)}).Config(client.FileConfig{}, &warn); err == nil {
 		t.Error("a key file as CA was accepted")
 	}
 }
@@ -129,8 +130,8 @@ func TestTLSOptionsConfig(t *testing.T) {
 func TestMockRuntimeTLSDir(t *testing.T) {
 	var usage bytes.Buffer
 	code := Main([]string{"mock-runtime", "--listen", "unix:///tmp/x.sock", "--tls-client-auth"},
-		ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &usage, IsTerminalIn: func() bool { return false }})
-	if code != exitUsage || !strings.Contains(usage.String(), "--tls-client-auth needs --tls-dir") {
+		cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &usage, IsTerminalIn: func() bool { return false }})
+	if code != cmdutil.ExitUsage || !strings.Contains(usage.String(), "--tls-client-auth needs --tls-dir") {
 		t.Errorf("--tls-client-auth without --tls-dir: exit %d, %q", code, usage.String())
 	}
 
@@ -141,7 +142,7 @@ func TestMockRuntimeTLSDir(t *testing.T) {
 	defer func() { _ = os.RemoveAll(dir) }() // a leftover temp dir fails nothing
 	tlsDir := filepath.Join(dir, "tls")
 	errOut := &syncBuffer{}
-	f := &factory{Streams: ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
 	o := &mockRuntimeOptions{Options: mockruntime.Options{Listen: "unix://" + filepath.Join(dir, "m.sock"), Profile: "full", StreamAddr: "127.0.0.1:0", TLSDir: tlsDir, TLSClientAuth: true}}
 	if err := o.Complete(f, nil, nil); err != nil {
 		t.Fatal(err)
@@ -175,7 +176,7 @@ func TestMockRuntimeTLSDir(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no streaming address on stderr: %q", errOut.String())
 	}
-	var to tlsOptions
+	var to cmdutil.TLSFlags
 	to.CA = filepath.Join(tlsDir, certs.CAFile)
 	handshake := func(cfg *tls.Config) error {
 		conn, err := tls.Dial("tcp", m[1], cfg)

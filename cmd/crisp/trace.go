@@ -7,38 +7,31 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/tracefile"
 )
 
 // traceCmdOptions are `crisp trace`'s arguments.
 type traceCmdOptions struct {
 	File string
-	f    *factory
+	f    *cmdutil.Factory
 }
 
-func newTraceCommand(f *factory) *cobra.Command {
+func newTraceCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &traceCmdOptions{}
 	return &cobra.Command{
-		Use:   "trace FILE",
-		Short: "Print a --trace-file readably and summarise it",
-		Long: `Print a trace written by --trace-file (exec, attach, port-forward, probe, smoke): one line
-per handshake and frame, times relative to the session's first event, then per session the
-negotiated protocol, bytes and frames per stream, the longest gap between frames, the exit
-status and which side closed first. docs/trace.md describes the format.
-
-EXIT STATUS
-  0  printed
-  1  the file cannot be read or is not a crisp trace
-  2  bad arguments`,
-		Example: `  crisp exec --trace-file t.jsonl web -- echo hi
-  crisp trace t.jsonl`,
-		Args: exactArgs(1, "a trace FILE"),
-		RunE: runOptions(f, o),
+		Use:     "trace FILE",
+		Short:   "Print a --trace-file readably and summarise it",
+		Long:    helptext.Long("trace"),
+		Example: helptext.Example("trace"),
+		Args:    cmdutil.ExactArgs(1, "a trace FILE"),
+		RunE:    runOptions(f, o),
 	}
 }
 
 // Complete takes FILE.
-func (o *traceCmdOptions) Complete(f *factory, _ *cobra.Command, args []string) error {
+func (o *traceCmdOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	o.f = f
 	if len(args) > 0 {
 		o.File = args[0]

@@ -21,6 +21,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
@@ -293,7 +294,7 @@ func TestExecTTYWithoutTerminalWarns(t *testing.T) {
 	env, ctr := ptyContainer(t, streamserver.ProfileFull)
 	var out, errOut bytes.Buffer
 	code := Main([]string{"-r", env.Endpoint, "exec", "-it", ctr, "--", "sh", "-c", "test -t 0 && echo tty || echo notty"},
-		ioStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
+		cmdutil.IOStreams{In: bytes.NewReader(nil), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }})
 	if code != 0 || out.String() != "notty\n" {
 		t.Errorf("exit %d, stdout %q, want 0 and notty", code, out.String())
 	}

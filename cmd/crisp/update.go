@@ -8,12 +8,14 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/lifecycle"
 )
 
 // updateOptions are the flags of `crisp update`: the resources to set.
 type updateOptions struct {
-	verb
+	cmdutil.Verb
 	linux   runtimeapi.LinuxContainerResources
 	windows runtimeapi.WindowsContainerResources
 }
@@ -27,19 +29,16 @@ func (o *updateOptions) Run(ctx context.Context) error {
 	return o.WithRuntime(func(c *client.Client) error { return lifecycle.Update(ctx, c, o.Args, res, o.Out()) })
 }
 
-func newUpdateCommand(f *factory) *cobra.Command {
+func newUpdateCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &updateOptions{}
 	lin, win := &o.linux, &o.windows
 	cmd := &cobra.Command{
-		Use:   "update [flags] CONTAINER...",
-		Short: "Update the resources of one or more running containers",
-		Long: `Change the resource limits of containers (each a full ID, a unique ID prefix
-or a unique name). A flag left out sends 0, which runtimes read as "not
-specified", as crictl does.` + lifecycleExit,
-		Example: `  crisp update --memory 268435456 web
-  crisp update --cpu-quota 50000 --cpu-period 100000 4f2a`,
-		Args: argsRange(1, -1, "at least one CONTAINER"),
-		RunE: runOptions(f, o),
+		Use:     "update [flags] CONTAINER...",
+		Short:   "Update the resources of one or more running containers",
+		Long:    helptext.Long("update"),
+		Example: helptext.Example("update"),
+		Args:    cmdutil.ArgsRange(1, -1, "at least one CONTAINER"),
+		RunE:    runOptions(f, o),
 	}
 	fs := cmd.Flags()
 	fs.Int64Var(&win.CpuCount, "cpu-count", 0, "(Windows only) number of CPUs available to the container")

@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/helptext"
 	"github.com/crisp-cri/crisp/internal/output"
 	"github.com/crisp-cri/crisp/internal/query"
 )
@@ -14,20 +16,13 @@ import (
 // crispVersion is set at build time with -ldflags "-X main.crispVersion=...".
 var crispVersion = "dev"
 
-func newVersionCommand(f *factory) *cobra.Command {
+func newVersionCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Show the runtime's name, version and CRI API version",
-		Example: `  crisp version
-  crisp -r unix:///run/containerd/containerd.sock version -o json`,
-		Long: `Show crisp's version and the runtime's name, version and CRI API version.
-
-EXIT STATUS
-  0  the runtime answered
-  1  the runtime could not be reached or failed (crisp's own version is
-     printed first; crisp --version prints only that)
-  2  bad flags or arguments`,
-		Args: noArgs,
+		Use:     "version",
+		Short:   "Show the runtime's name, version and CRI API version",
+		Example: helptext.Example("version"),
+		Long:    helptext.Long("version"),
+		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := f.WithClient(func(c *client.Client) error {
 				return query.Version(cmd.Context(), c, crispVersion, f.Printer())

@@ -74,6 +74,10 @@ var rules = []struct {
 		"completion lists containers and pods through the CRI client; it knows no streaming"},
 	{"internal/junit", []string{module + "/internal/", module + "/cmd/"},
 		"junit is the XML shape smoke and report share: it knows nothing of either"},
+	{"internal/diag", []string{module + "/cmd/", module + "/internal/mockruntime", module + "/internal/session"},
+		"diag runs probe, smoke and bench for cmd/crisp on internal/probe's checks; it knows nothing of the mock or of exec's sessions"},
+	{"internal/helptext", []string{module + "/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
+		"helptext is the commands' help as text files: it imports nothing, so any package (the docs' generator included) may read it"},
 	{"internal/testkit", []string{module + "/internal/", module + "/cmd/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
 		"the tests of every package share the kit, the mock's included: it must import nothing of crisp's, or the mock's tests would share client code"},
 }
