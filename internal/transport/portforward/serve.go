@@ -247,7 +247,8 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	}()
 
 	bp := f.bufs.Get().(*[]byte)
-	_, err := io.CopyBuffer(pfWriterOnly{local}, &pfReadClock{r: fc, last: &lastRemote}, *bp)
+	lw := &pfWriteErr{w: local}
+	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote}, *bp)
 	f.bufs.Put(bp)
 	close(downDone)
 	if err == nil {
@@ -260,7 +261,7 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	}
 	closeBoth()
 	<-upDone
-	if err != nil && (pfLocalClosed(err) || idleClosed.Load()) {
+	if err != nil && (idleClosed.Load() || pfLocalClosed(err, lw.err != nil)) {
 		return nil
 	}
 	return err
@@ -300,13 +301,19 @@ func (c *pfReadClock) Read(p []byte) (int, error) {
 }
 
 // pfLocalClosed recognises errors that only say the local socket went away
-// (the user's client hung up), which are not worth a report.
-func pfLocalClosed(err error) bool {
+// (the user's client hung up) or was closed here, which are not worth a
+// report. A reset or broken pipe counts only when writing to the local
+// socket failed (localWrite): the same errors from the connection to the
+// runtime mean the runtime cut it.
+func pfLocalClosed(err error, localWrite bool) bool {
 	var re *RemoteError
 	if errors.As(err, &re) || errors.Is(err, errSessionLost) {
 		return false
 	}
-	return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrClosedPipe)
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+		return true
+	}
+	return localWrite && (errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET))
 }
 
 // pfWriteErr remembers the error of its writer, so a copy can tell which
