@@ -70,20 +70,24 @@ which means 127.0.0.1 and ::1 (either may be missing on a host).
 --transport picks the protocol family. auto tries SPDY portforward.k8s.io, then
 SPDY/3.1+portforward.k8s.io (SPDY tunnelled in one WebSocket), then the direct
 WebSocket protocol v4.channel.k8s.io that CRI streaming servers speak (one
-WebSocket per connection; it cannot forward a half-close, so such a connection
-stays open until the remote side closes it). websocket tries the last two; spdy
-only the first. -v says which was chosen.
+WebSocket per connection). That protocol cannot forward a half-close: once the
+local side of a connection has finished, crisp closes the connection as soon
+as the remote side has sent nothing for 2s (else every finished connection
+would hold its sockets and the remote end open). websocket tries the last
+two; spdy only the first. -v says which was chosen.
 
 A connection that fails (nothing listening on the remote port, reset by the
 runtime) is reported on stderr and closed; the others, and later ones, carry
 on. When the runtime drops the SPDY connection, the next connection
-re-establishes it. SIGINT or SIGTERM closes the listeners, lets open
+re-establishes it. At the open-files limit crisp says so once (with the limit;
+raise it with ulimit -n), waits for connections to close, and carries on. SIGINT or SIGTERM closes the listeners, lets open
 connections finish for a moment, and exits 0.
 
 EXIT STATUS
   0  forwarding ended by SIGINT or SIGTERM
   1  the runtime could not be reached, the pod was not found, a local port was
-     busy, or the runtime accepted none of the protocols tried
+     busy, the runtime accepted none of the protocols tried, or its streaming
+     server did not answer the first upgrade within --request-timeout
   2  bad flags or port specifications`,
 		Example: `  # Forward local 8080 to the pod's port 80
   crisp port-forward web 8080:80
@@ -222,7 +226,7 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }() // nothing left to do with a close error
 	pod, err := cli.ResolvePod(ctx, o.PodRef)
 	if err != nil {
 		return fmt.Errorf("port-forward: %w", err)
@@ -238,7 +242,7 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 	}
 	closeListeners := func() {
 		for _, l := range listeners {
-			l.Close()
+			_ = l.Close() // never served: nothing to lose
 		}
 	}
 
@@ -250,14 +254,14 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 		Report: func(format string, args ...any) {
 			reportMu.Lock()
 			defer reportMu.Unlock()
-			fmt.Fprintf(d.Streams.ErrOut, "crisp: "+format+"\n", args...)
+			_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: "+format+"\n", args...) // a report that cannot be written has nowhere else to go
 		},
 	})
 	if err != nil {
 		closeListeners()
 		return err
 	}
-	defer fwd.Close()
+	defer func() { _ = fwd.Close() }() // closing the runtime connections on the way out
 	if _, err := fwd.Negotiate(ctx); err != nil {
 		closeListeners()
 		if ctx.Err() != nil {
@@ -268,7 +272,7 @@ func (o *portForwardOptions) Run(ctx context.Context) error {
 
 	return fwd.ServeAll(ctx, listeners, func(ls []portforward.LocalListener) {
 		for _, l := range ls {
-			fmt.Fprintf(d.Streams.Out, "Forwarding from %s -> %d\n", l.Addr(), l.Remote)
+			_, _ = fmt.Fprintf(d.Streams.Out, "Forwarding from %s -> %d\n", l.Addr(), l.Remote) // stdout gone: forwarding still works
 		}
 	})
 }

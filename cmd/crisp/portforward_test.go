@@ -228,7 +228,7 @@ func TestPortForwardRun(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer echo.Close()
+	defer func() { _ = echo.Close() }()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -238,7 +238,7 @@ func TestPortForwardRun(t *testing.T) {
 				return
 			}
 			wg.Add(1)
-			go func() { defer wg.Done(); defer c.Close(); io.Copy(c, c) }()
+			go func() { defer wg.Done(); defer func() { _ = c.Close() }(); _, _ = io.Copy(c, c) }()
 		}
 	}()
 	remote := echo.Addr().(*net.TCPAddr).Port
@@ -270,9 +270,11 @@ func TestPortForwardRun(t *testing.T) {
 	if _, err := io.WriteString(c, "ping"); err != nil {
 		t.Fatal(err)
 	}
-	c.(*net.TCPConn).CloseWrite()
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
 	got, err := io.ReadAll(c)
-	c.Close()
+	_ = c.Close()
 	if err != nil || string(got) != "ping" {
 		t.Errorf("echo through the forward: %q, %v", got, err)
 	}
