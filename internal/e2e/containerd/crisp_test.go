@@ -87,16 +87,19 @@ func TestCrispExecStdinEOF(t *testing.T) {
 	})
 }
 
-// WebSocket v4 (containerd has no v5) cannot carry the end of stdin: crisp
-// says so, and a command that ends by itself still returns normally.
+// WebSocket v4 (containerd has no v5) cannot carry the end of stdin: with
+// piped stdin crisp fails fast (exit 125, why, and what to use) instead of
+// leaving a command that reads to the end waiting forever; over SPDY the
+// same command gets its input and its end.
 func TestCrispExecStdinEOFWebSocketV4(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
-		r := h.crispStdin(t, strings.NewReader("a\nb\n"), "exec", "-i", "--transport", "websocket", h.Ctr, "--", "head", "-n", "2")
-		if r.ExitCode != 0 || r.Stdout != "a\nb\n" {
-			t.Fatalf("crisp exec -i --transport websocket head -n 2: want a, b and exit 0; got %v", r)
+		r := h.crispStdin(t, strings.NewReader("a\nb\n"), "exec", "-i", "--transport", "websocket", h.Ctr, "--", "wc", "-l")
+		if r.ExitCode != 125 || !strings.Contains(r.Stderr, "v4.channel.k8s.io cannot pass the end of stdin") || !strings.Contains(r.Stderr, "--transport spdy") {
+			t.Fatalf("crisp exec -i --transport websocket wc -l: want exit 125 saying v4 cannot end stdin and naming --transport spdy; got %v", r)
 		}
-		if !strings.Contains(r.Stderr, "v4.channel.k8s.io") || !strings.Contains(r.Stderr, "stdin") {
-			t.Errorf("crisp exec -i --transport websocket: no warning that v4.channel.k8s.io cannot end stdin; stderr %q", r.Stderr)
+		r = h.crispStdin(t, strings.NewReader("a\nb\n"), "exec", "-i", "--transport", "spdy", h.Ctr, "--", "wc", "-l")
+		if r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != "2" {
+			t.Fatalf("crisp exec -i --transport spdy wc -l: want 2 and exit 0; got %v", r)
 		}
 	})
 }

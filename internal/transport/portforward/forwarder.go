@@ -22,6 +22,9 @@ const pfCopyBuffer = 64 << 10
 // is told to stop.
 const pfDefaultDrain = 2 * time.Second
 
+// pfDefaultFinishedIdle is ForwarderOptions.FinishedIdle's default.
+const pfDefaultFinishedIdle = 2 * time.Second
+
 // ForwarderOptions configure a Forwarder.
 type ForwarderOptions struct {
 	// Source makes a fresh port-forward URL (one PortForward RPC) per
@@ -46,6 +49,13 @@ type ForwarderOptions struct {
 	// connections wait to send on it before it is closed as stalled
 	// (default 10s).
 	StallTimeout time.Duration
+	// FinishedIdle is how long a direct WebSocket connection whose local
+	// side has finished sending stays open while the remote side sends
+	// nothing (default 2s). The protocol cannot tell the remote side that
+	// the local one is done, so without it a finished connection would hold
+	// its sockets, and whatever serves it remotely, until the remote side
+	// closes by itself.
+	FinishedIdle time.Duration
 }
 
 // URLSource makes one fresh port-forward URL: one PortForward RPC
@@ -102,6 +112,9 @@ func NewForwarder(opts ForwarderOptions) (*Forwarder, error) {
 	if opts.StallTimeout <= 0 {
 		opts.StallTimeout = pfDefaultStall
 	}
+	if opts.FinishedIdle <= 0 {
+		opts.FinishedIdle = pfDefaultFinishedIdle
+	}
 	f := &Forwarder{opts: opts, offers: offers, ft: transport.NewFileTrace(opts.Config, "port-forward")}
 	f.bufs.New = func() any { b := make([]byte, pfCopyBuffer); return &b }
 	return f, nil
@@ -154,8 +167,8 @@ func (f *Forwarder) negotiateLocked(ctx context.Context) (transport.Offer, error
 			}
 			f.chosen = &offer
 			f.opts.Config.Log("port-forward: negotiated WebSocket %s at %s (HTTP %d, upgrade %s): one WebSocket (and one PortForward call) per connection; "+
-				"this protocol cannot forward a half-close, so a connection stays open until the remote side closes it",
-				strings.Join(offer.Protocols, " or "), att.URL, att.Status, att.Upgrade.Round(time.Microsecond))
+				"this protocol cannot forward a half-close, so a connection whose local side has finished closes once the remote side has sent nothing for %s",
+				strings.Join(offer.Protocols, " or "), att.URL, att.Status, att.Upgrade.Round(time.Microsecond), f.opts.FinishedIdle)
 			transport.ReportTLS(f.opts.Config, "port-forward", att.URL, att.TLS)
 			return offer, nil
 		}

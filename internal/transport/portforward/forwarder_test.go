@@ -12,9 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
@@ -87,44 +87,7 @@ func TestPortForwardConcurrent(t *testing.T) {
 	const conns, size = 100, 1 << 20
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
-			var report lockedBuffer
-			f := newTestForwarder(t, src, tc.offer, &report)
-			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
-			var wg sync.WaitGroup
-			errs := make(chan error, conns)
-			for i := range conns {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					c, err := net.Dial("tcp", ls[0].Addr().String())
-					if err != nil {
-						errs <- fmt.Errorf("connection %d: %w", i, err)
-						return
-					}
-					defer func() { _ = c.Close() }()
-					if err := roundTrip(c, uint64(i)*2, size); err != nil {
-						errs <- fmt.Errorf("connection %d: %w", i, err)
-					}
-				}()
-			}
-			wg.Wait()
-			cancel()
-			if err := <-served; err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
-			if r := report.String(); r != "" {
-				t.Errorf("failures reported:\n%s", r)
-			}
+			forwardConcurrently(t, src, app, tc, conns, size, time.Minute)
 		})
 	}
 }

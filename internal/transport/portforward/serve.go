@@ -65,6 +65,10 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 	var open atomic.Int64
 	var acceptErr error
 	var backoff time.Duration
+	// Accept trouble is said at most once per pfTroubleQuiet, and its end
+	// once: a forward at its file limit flaps at every closed connection.
+	var troubleSaid time.Time
+	var recoveryDue bool
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -73,9 +77,13 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 			}
 			if pfAcceptRetryable(err) {
 				// Out of file descriptors and the like: wait, as net/http
-				// does, instead of giving up on every port.
+				// does, instead of giving up on every port. Said once per
+				// episode: the retries would flood stderr.
+				if backoff == 0 && time.Since(troubleSaid) >= pfTroubleQuiet {
+					f.reportAcceptTrouble(l, err, open.Load())
+					troubleSaid, recoveryDue = time.Now(), true
+				}
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				f.report("port-forward: accepting on %s: %v; retrying in %s", l.Addr(), err, backoff)
 				t := time.NewTimer(backoff)
 				select {
 				case <-t.C:
@@ -87,6 +95,10 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 			acceptErr = fmt.Errorf("port-forward: accepting on %s: %w", l.Addr(), err)
 			_ = l.Close()
 			break
+		}
+		if recoveryDue {
+			f.report("port-forward: accepting on %s again", l.Addr())
+			recoveryDue = false
 		}
 		backoff = 0
 		wg.Add(1)
@@ -120,6 +132,9 @@ func (f *Forwarder) Serve(ctx context.Context, l net.Listener, remote uint16) er
 	return acceptErr
 }
 
+// pfTroubleQuiet is how long accept trouble goes unsaid after it was said.
+const pfTroubleQuiet = 10 * time.Second
+
 // pfAbortWait bounds the wait for connections after their connections to the
 // runtime were closed under them.
 const pfAbortWait = 2 * time.Second
@@ -134,6 +149,16 @@ func pfAcceptRetryable(err error) bool {
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
 }
 
+// reportAcceptTrouble says why accept fails for a while, and what to do
+// when it is the file descriptor limit.
+func (f *Forwarder) reportAcceptTrouble(l net.Listener, err error, open int64) {
+	if hint := pfLimitHint(err); hint != "" {
+		f.report("port-forward: accepting on %s: %v: %s; %d connection(s) open; new ones wait in the listen queue, retrying until some close", l.Addr(), err, hint, open)
+		return
+	}
+	f.report("port-forward: accepting on %s: %v; retrying", l.Addr(), err)
+}
+
 // handle forwards one accepted connection.
 func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	id := f.connSeq.Add(1)
@@ -143,7 +168,7 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	if err != nil {
 		_ = local.Close()
 		if ctx.Err() == nil {
-			f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
+			f.report("port-forward %s: connection %d failed: %s%s", where, id, pfMessage(err), pfHintSuffix(err))
 		}
 		return
 	}
@@ -159,8 +184,16 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 		f.retire(so.forwardSession())
 	}
 	if err != nil && ctx.Err() == nil {
-		f.report("port-forward %s: connection %d failed: %s", where, id, pfMessage(err))
+		f.report("port-forward %s: connection %d failed: %s%s", where, id, pfMessage(err), pfHintSuffix(err))
 	}
+}
+
+// pfHintSuffix is "; " and the limit hint for err, or "".
+func pfHintSuffix(err error) string {
+	if hint := pfLimitHint(err); hint != "" {
+		return "; " + hint
+	}
+	return ""
 }
 
 // pfMessage is err's text without the "port-forward:" prefixes of the
@@ -179,6 +212,9 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	defer stop()
 
 	upDone, downDone := make(chan struct{}), make(chan struct{})
+	var lastRemote atomic.Int64 // when the remote side last sent (UnixNano)
+	lastRemote.Store(time.Now().UnixNano())
+	var idleClosed atomic.Bool
 	go func() {
 		defer close(upDone)
 		bp := f.bufs.Get().(*[]byte)
@@ -200,12 +236,22 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 			return
 		}
 		if cerr := fc.CloseWrite(); errors.Is(cerr, ErrHalfCloseUnsupported) {
-			f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection stays open until the remote side closes", local.RemoteAddr())
+			// The remote side will never learn that the local one is
+			// done: once it has nothing more to say, close the connection
+			// (else each finished connection holds its sockets, and the
+			// remote end, for good).
+			f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection closes once the remote side has sent nothing for %s", local.RemoteAddr(), f.opts.FinishedIdle)
+			if pfCloseWhenIdle(&lastRemote, f.opts.FinishedIdle, downDone) {
+				idleClosed.Store(true)
+				f.opts.Config.Log("port-forward: closing the connection of %s: its local side has finished and the remote side sent nothing for %s", local.RemoteAddr(), f.opts.FinishedIdle)
+				closeBoth()
+			}
 		}
 	}()
 
 	bp := f.bufs.Get().(*[]byte)
-	_, err := io.CopyBuffer(pfWriterOnly{local}, pfReaderOnly{fc}, *bp)
+	lw := &pfWriteErr{w: local}
+	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote}, *bp)
 	f.bufs.Put(bp)
 	close(downDone)
 	if err == nil {
@@ -218,20 +264,59 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	}
 	closeBoth()
 	<-upDone
-	if err != nil && pfLocalClosed(err) {
+	if err != nil && (idleClosed.Load() || pfLocalClosed(err, lw.err != nil)) {
 		return nil
 	}
 	return err
 }
 
+// pfCloseWhenIdle waits until the remote side has sent nothing for idle
+// (true) or the remote side ended (done closed: false).
+func pfCloseWhenIdle(last *atomic.Int64, idle time.Duration, done <-chan struct{}) bool {
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return false
+		case <-t.C:
+			quiet := time.Since(time.Unix(0, last.Load()))
+			if quiet >= idle {
+				return true
+			}
+			t.Reset(idle - quiet)
+		}
+	}
+}
+
+// pfReadClock notes when its reader last returned data.
+type pfReadClock struct {
+	r    io.Reader
+	last *atomic.Int64
+}
+
+func (c *pfReadClock) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
 // pfLocalClosed recognises errors that only say the local socket went away
-// (the user's client hung up), which are not worth a report.
-func pfLocalClosed(err error) bool {
+// (the user's client hung up) or was closed here, which are not worth a
+// report. A reset or broken pipe counts only when writing to the local
+// socket failed (localWrite): the same errors from the connection to the
+// runtime mean the runtime cut it.
+func pfLocalClosed(err error, localWrite bool) bool {
 	var re *RemoteError
 	if errors.As(err, &re) || errors.Is(err, errSessionLost) {
 		return false
 	}
-	return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrClosedPipe)
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+		return true
+	}
+	return localWrite && (errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET))
 }
 
 // pfWriteErr remembers the error of its writer, so a copy can tell which

@@ -3,8 +3,10 @@ package portforward
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -225,4 +227,62 @@ func TestPortForwardServeDrain(t *testing.T) {
 			t.Errorf("the cut connection delivered %d bytes, %v", n, err)
 		}
 	})
+}
+
+// emfileListener fails its first n Accepts with EMFILE, as a process at its
+// open-files limit sees them, then accepts for real.
+type emfileListener struct {
+	net.Listener
+	n int
+}
+
+func (l *emfileListener) Accept() (net.Conn, error) {
+	if l.n > 0 {
+		l.n--
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.Addr(), Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// TestPortForwardServeOutOfFiles: accept failing with EMFILE is said once,
+// naming the limit and ulimit -n, retried with a backoff, and the end of it
+// is said; the connection waiting meanwhile is then forwarded.
+func TestPortForwardServeOutOfFiles(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	var report lockedBuffer
+	f := newTestForwarder(t, src, pfCases[2].offer, &report)
+	ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- f.Serve(ctx, &emfileListener{Listener: ls[0].Listener, n: 5}, ls[0].Remote) }()
+	c, err := net.Dial("tcp", ls[0].Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := roundTrip(c, 1, 64<<10); err != nil {
+		t.Errorf("the connection that waited out the limit: %v", err)
+	}
+	_ = c.Close()
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	out := report.String()
+	wantLimit := "open-files limit"
+	if n := pfOpenFilesLimit(); n > 0 {
+		wantLimit = fmt.Sprintf("open-files limit (%d)", n)
+	}
+	for _, want := range []string{"too many open files", wantLimit, "ulimit -n", "accepting on " + ls[0].Addr().String() + " again"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "too many open files"); n != 1 {
+		t.Errorf("the limit was said %d times for one episode, want once:\n%s", n, out)
+	}
 }

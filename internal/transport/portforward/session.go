@@ -154,6 +154,9 @@ func Connect(ctx context.Context, rawURL string, offer transport.Offer, ports []
 		default:
 			if tlsErr := tw.Describe(err); tlsErr.Error() != err.Error() {
 				err = fmt.Errorf("port-forward: %w", tlsErr)
+			} else if pfOutOfFiles(err) {
+				// Not the server's fault: the report adds which limit.
+				err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w", att.URL, pfOfferName(offer), err)
 			} else {
 				err = fmt.Errorf("port-forward: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?",
 					att.URL, pfOfferName(offer), err)

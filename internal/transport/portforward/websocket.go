@@ -315,7 +315,7 @@ func pfCleanClose(err error) bool {
 	if websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived) {
 		return true
 	}
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.Is(err, io.EOF)
 }
 
 func (p *wsPort) Write(b []byte) (int, error) {

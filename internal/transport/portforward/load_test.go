@@ -1,0 +1,94 @@
+package portforward
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+)
+
+// forwardConcurrently serves one local listener with a forwarder pinned to
+// offer and runs conns concurrent connections of the app protocol through
+// it, each moving size bytes both ways checked with sha256 and bounded by
+// deadline; then it stops Serve. Every connection must arrive intact and
+// nothing may be reported.
+func forwardConcurrently(t *testing.T, src URLSource, app *pfApp, offer pfCase, conns int, size int64, deadline time.Duration) {
+	t.Helper()
+	var report lockedBuffer
+	f := newTestForwarder(t, src, offer.offer, &report)
+	ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	if raceEnabled {
+		deadline *= 3 // the race detector slows base64 framing most
+	}
+	end := time.Now().Add(deadline)
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.DialTimeout("tcp", ls[0].Addr().String(), time.Until(end))
+			if err != nil {
+				errs <- fmt.Errorf("connection %d: %w", i, err)
+				return
+			}
+			defer func() { _ = c.Close() }()
+			_ = c.SetDeadline(end)
+			if err := roundTrip(c, uint64(i)*2, size); err != nil {
+				errs <- fmt.Errorf("connection %d: %w", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	close(errs)
+	failed := 0
+	for err := range errs {
+		if failed++; failed <= 10 {
+			t.Error(err)
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d connections failed", failed, conns)
+	}
+	if r := report.String(); r != "" {
+		t.Errorf("failures reported:\n%s", r)
+	}
+}
+
+// TestPortForwardLoad: 300 concurrent connections moving 1 MiB each way,
+// all intact, on SPDY, the tunnel and the direct WebSocket protocol, each
+// within a minute.
+func TestPortForwardLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300 concurrent 1 MiB connections per protocol; skipped under -short")
+	}
+	if raceEnabled {
+		// Under the race detector on two shared cores this ran past its
+		// minute (and into a data race inside cri-streaming's timeout
+		// path): TestPortForwardConcurrent covers the paths with 100.
+		t.Skip("300 concurrent 1 MiB connections per protocol; skipped under -race")
+	}
+	app := startPFApp(t, hashApp)
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	for _, tc := range pfCases[:3] {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			forwardConcurrently(t, src, app, tc, 300, 1<<20, time.Minute)
+			t.Logf("300 x 1 MiB each way in %v", time.Since(start).Round(time.Millisecond))
+		})
+	}
+}

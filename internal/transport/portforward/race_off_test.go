@@ -1,0 +1,5 @@
+//go:build !race
+
+package portforward
+
+const raceEnabled = false

@@ -1,0 +1,6 @@
+//go:build race
+
+package portforward
+
+// raceEnabled: the race detector slows the forwarding paths several times.
+const raceEnabled = true
