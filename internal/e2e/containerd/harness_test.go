@@ -80,11 +80,14 @@ func (r *rt) require(t testing.TB) *Harness {
 
 func skipOrFail(t testing.TB, reason string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" && !strings.Contains(reason, notSelected) {
+	if os.Getenv("CI") == "true" && !strings.Contains(reason, notSelected) && !testing.Short() {
 		t.Fatalf("containerd suite cannot run under CI=true: %s", reason)
 	}
 	t.Skipf("containerd suite skipped: %s", reason)
 }
+
+// shortReason is why -short (make test-short) runs none of the suite.
+const shortReason = "-short: the suite starts two containerds, which takes minutes; make test runs it"
 
 // notSelected is the reason of a runtime left out with CRISP_E2E_RUNTIMES.
 const notSelected = "not in CRISP_E2E_RUNTIMES"

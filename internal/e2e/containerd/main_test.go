@@ -3,6 +3,7 @@ package containerd
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,6 +104,12 @@ func TestMain(m *testing.M) {
 	}()
 	for _, spec := range runtimeSpecs {
 		suite.runtimes = append(suite.runtimes, &rt{spec: spec})
+	}
+	flag.Parse() // testing.Short needs the flags parsed before m.Run
+	if testing.Short() {
+		suite.reason = shortReason
+		runAndReport(m)
+		return
 	}
 	var err error
 	suite.repo, err = repoRoot()
