@@ -121,6 +121,7 @@ func tickerContainer(t *testing.T, cfg mockruntime.Config) (*mocktest.Env, strin
 }
 
 func TestProbeJSONMatchesDesignProfiles(t *testing.T) {
+	skipInShort(t)
 	for _, profile := range streamserver.Profiles {
 		t.Run(string(profile), func(t *testing.T) {
 			env, ctr := tickerContainer(t, mockruntime.Config{Profile: profile})

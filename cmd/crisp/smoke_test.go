@@ -64,6 +64,7 @@ func lastLine(t *testing.T, out string) string {
 }
 
 func TestSmokeJUnitParses(t *testing.T) {
+	skipInShort(t)
 	fault, err := streamserver.ParseFault("drop-after=1000")
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +141,7 @@ func leftovers(t *testing.T, env *mocktest.Env) (pods, ctrs []string) {
 }
 
 func TestSmokeImagePassesAndCleansUp(t *testing.T) {
+	skipInShort(t)
 	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileCRIStreaming})
 	junit := filepath.Join(t.TempDir(), "smoke.xml")
 	stdout, stderr, code := crispRun(t, env.Endpoint, "smoke", "--image", "busybox", "--junit", junit)
@@ -162,6 +164,7 @@ func TestSmokeImagePassesAndCleansUp(t *testing.T) {
 }
 
 func TestSmokeImageInterruptedCleansUp(t *testing.T) {
+	skipInShort(t)
 	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileFull})
 	podCfg := filepath.Join(t.TempDir(), "pod.yaml")
 	if err := os.WriteFile(podCfg, []byte("metadata:\n  name: ci-smoke\n  namespace: ci\n  uid: ci-smoke-1\nlabels:\n  team: runtime\n"), 0o600); err != nil {
@@ -215,5 +218,14 @@ func TestSmokeImageTimeoutCleansUp(t *testing.T) {
 	}
 	if pods, ctrs := leftovers(t, env); len(pods)+len(ctrs) > 0 {
 		t.Errorf("smoke --image past its --timeout left pods %q and containers %q behind\nstderr:\n%s", pods, ctrs, stderr)
+	}
+}
+
+// skipInShort skips a whole probe or smoke run against the mock (seconds
+// each) under -short: make test runs them, make test-short is the inner loop.
+func skipInShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: a whole probe or smoke run; make test runs it")
 	}
 }

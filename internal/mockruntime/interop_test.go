@@ -25,6 +25,9 @@ import (
 // CRICTL and CRITEST). Without it the test skips, but fails under CI=true.
 func tool(t *testing.T, env, how string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: crictl and critest against the mock run in make test, not in the inner loop")
+	}
 	path := os.Getenv(env)
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
