@@ -12,7 +12,7 @@ import (
 )
 
 // benchSteps is, per profile, what bench must measure: the steps of
-// DESIGN.md's auto order that the profile's row accepts (exec: WebSocket
+// docs/design.md's auto order that the profile's row accepts (exec: WebSocket
 // v5, SPDY at the highest version, WebSocket v4; port-forward: SPDY, the
 // tunnel, WebSocket v4), worked out by hand from the table.
 var benchSteps = map[streamserver.Profile]struct{ exec, forward []string }{

@@ -19,7 +19,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/testkit"
 )
 
-// profileTable is DESIGN.md's mock profile table, cell by cell, written
+// profileTable is docs/design.md's mock profile table, cell by cell, written
 // from the document and not from the code: what each profile accepts, as
 // "transport protocol". Attach accepts what exec accepts. Every other
 // protocol probe offers must be refused.
@@ -153,7 +153,7 @@ func TestProbeJSONMatchesDesignProfiles(t *testing.T) {
 				seen[string(r.Call)+"/"+cell] = true
 				wantAcc := accepts(r.Call, cell)
 				if r.Accepted != wantAcc {
-					t.Errorf("%s %s: accepted=%t, DESIGN.md's table says %t (HTTP %d %s %s)", r.Call, cell, r.Accepted, wantAcc, r.Status, r.Reason, r.Error)
+					t.Errorf("%s %s: accepted=%t, docs/design.md's table says %t (HTTP %d %s %s)", r.Call, cell, r.Accepted, wantAcc, r.Status, r.Reason, r.Error)
 				}
 				switch {
 				case r.Accepted && r.Negotiated != r.Name:
