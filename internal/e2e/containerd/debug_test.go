@@ -87,7 +87,15 @@ func (h *Harness) newLabelledContainer(t *testing.T, name string, labels map[str
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := h.crictl(t, "create", h.Pod, path, h.PodConfig)
+	return h.crictlStart(t, h.Pod, path, h.PodConfig)
+}
+
+// crictlStart creates a container from the config file ctrPath in pod
+// (whose config is podConfig) and starts it, with crictl; the test's
+// cleanup removes it.
+func (h *Harness) crictlStart(t *testing.T, pod, ctrPath, podConfig string) string {
+	t.Helper()
+	r := h.crictl(t, "create", pod, ctrPath, podConfig)
 	if r.ExitCode != 0 {
 		t.Fatalf("crictl create: %v", r)
 	}

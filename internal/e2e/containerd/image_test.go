@@ -69,19 +69,7 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := h.crictl(t, "create", h.HostnetPod, cfgPath, h.HostnetPodConfig)
-	if r.ExitCode != 0 {
-		t.Fatalf("crictl create: %v", r)
-	}
-	id := strings.TrimSpace(r.Stdout)
-	t.Cleanup(func() {
-		if r := h.crictl(t, "rm", "-f", id); r.ExitCode != 0 {
-			t.Logf("crictl rm -f %s: %v", id, r)
-		}
-	})
-	if r := h.crictl(t, "start", id); r.ExitCode != 0 {
-		t.Fatalf("crictl start: %v", r)
-	}
+	id := h.crictlStart(t, h.HostnetPod, cfgPath, h.HostnetPodConfig)
 	code := h.waitExited(t, id, commandTimeout)
 	logs := h.crictl(t, "logs", id)
 	if code != 0 {
