@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
@@ -60,7 +61,7 @@ const scriptCallTimeout = 20 * time.Second
 // a second to report a close error (the mock's TLS connections give one when
 // the client is already gone); bounded, not a leak.
 func TestMain(m *testing.M) {
-	testscript.Main(testkit.LeakChecked{M: m, Grace: testkit.LeakGrace}, map[string]func(){
+	testscript.Main(testkit.LeakChecked{M: m, Grace: testkit.LeakGrace, Opts: []goleak.Option{testkit.StreamingServerStuck()}}, map[string]func(){
 		"crisp": func() { os.Exit(Main(os.Args[1:], systemStreams())) },
 	})
 }

@@ -25,5 +25,6 @@ import (
 func TestMain(m *testing.M) {
 	os.Exit(testkit.LeakChecked{M: m, Grace: testkit.LeakGrace, Opts: []goleak.Option{
 		goleak.IgnoreTopFunction("k8s.io/cri-streaming/pkg/streaming/portforward.(*httpStreamHandler).monitorStreamPair"),
+		testkit.StreamingServerStuck(),
 	}}.Run())
 }
