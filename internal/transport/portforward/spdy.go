@@ -21,6 +21,7 @@ import (
 	"k8s.io/streaming/pkg/httpstream/spdy"
 
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/spdyconn"
 )
 
 // Header names and values of the SPDY port-forward protocol (kubelet's
@@ -90,8 +91,8 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
 	att.Protocol = protocol
-	var nc net.Conn = &pfOnceCloseConn{Conn: transport.NewBufferedConn(conn, br)} // bufconn.go
-	sc, err := spdy.NewClientConnectionWithPings(nc, pfPingPeriod)
+	var nc net.Conn = &pfOnceCloseConn{Conn: conn}
+	sc, err := spdyconn.New(nc, br, pfPingPeriod)
 	if err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("starting SPDY: %w", err)
@@ -106,7 +107,7 @@ func connectTunnel(ctx context.Context, att *transport.Attempt, cfg transport.Co
 		return nil, err
 	}
 	tc := &pfOnceCloseConn{Conn: clientportforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)}
-	sc, err := spdy.NewClientConnectionWithPings(tc, clientportforward.PingPeriod)
+	sc, err := spdyconn.New(tc, nil, clientportforward.PingPeriod)
 	if err != nil {
 		_ = tc.Close()
 		return nil, fmt.Errorf("starting SPDY in the WebSocket tunnel: %w", err)

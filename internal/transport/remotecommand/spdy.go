@@ -1,12 +1,15 @@
 package remotecommand
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
 
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/spdyconn"
 )
 
 // spdyPingPeriod keeps idle sessions alive through NATs and proxies, as
@@ -144,35 +148,61 @@ func (r *recorder) accepted() bool {
 }
 
 // spdyUpgrader is both the round tripper and the upgrader of client-go's
-// SPDY executor: it times the upgrade, reads the negotiated protocol, and
-// turns any answer but 101 into a RefusedError (k8s.io/streaming's own
-// upgrader returns a plain error there, which no fallback could recognise).
+// SPDY executor: it times the upgrade, reads the negotiated protocol, turns
+// any answer but 101 into a RefusedError (k8s.io/streaming's own upgrader
+// returns a plain error there, which no fallback could recognise), and runs
+// the session on crisp's own SPDY connection (internal/transport/spdyconn).
+// k8s.io/streaming's round tripper only dials: proxies, TLS, the request.
 type spdyUpgrader struct {
 	rt  *streamspdy.SpdyRoundTripper
 	rec *recorder
+
+	conn net.Conn      // the upgraded connection, once answered
+	br   *bufio.Reader // what the answer was read through
 }
 
 func (u *spdyUpgrader) RoundTrip(req *http.Request) (*http.Response, error) {
 	u.rec.dialing()
-	resp, err := u.rt.RoundTrip(req)
+	req = req.Clone(req.Context())
+	req.Header = req.Header.Clone()
+	req.Header.Add(httpstream.HeaderConnection, httpstream.HeaderUpgrade)
+	req.Header.Add(httpstream.HeaderUpgrade, streamspdy.HeaderSpdy31)
+	conn, err := u.rt.Dial(req) // dials and writes the request
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(conn, 4<<10)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		_ = conn.Close() // the attempt failed: its error is what matters
+		return nil, err
+	}
+	u.conn, u.br = conn, br
 	transport.HideRedirect(resp) // redirect.go: net/http must not follow it
-	return resp, err
+	return resp, nil
 }
 
 func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection, error) {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return nil, u.rec.refuse(resp.StatusCode, transport.RefusalReason(resp))
+		reason := transport.RefusalReason(resp)
+		_ = u.conn.Close() // refused: nothing more comes on it
+		return nil, u.rec.refuse(resp.StatusCode, reason)
 	}
-	conn, err := u.rt.NewConnection(resp)
-	if err != nil {
-		return nil, u.rec.refuse(resp.StatusCode, "upgrade answer not usable: "+err.Error())
+	if got := resp.Header.Get(httpstream.HeaderUpgrade); !strings.Contains(strings.ToLower(got), strings.ToLower(streamspdy.HeaderSpdy31)) {
+		_ = u.conn.Close() // likewise
+		return nil, u.rec.refuse(resp.StatusCode, "upgrade answer not usable: it switched to "+strconv.Quote(got)+", not SPDY/3.1")
 	}
 	protocol := resp.Header.Get(headerProtocolVersion)
 	if protocol == "" {
 		protocol = transport.ExecProtocolV1 // what client-go speaks when the server names none
 	}
 	if err := u.rec.accept(resp.StatusCode, protocol); err != nil {
-		_ = conn.Close() // an error closing or writing here has nowhere better to go
+		_ = u.conn.Close() // an error closing or writing here has nowhere better to go
+		return nil, err
+	}
+	conn, err := spdyconn.New(u.conn, u.br, spdyPingPeriod)
+	if err != nil {
+		_ = u.conn.Close() // likewise
 		return nil, err
 	}
 	return u.rec.final.wrap(conn, protocol), nil
@@ -194,7 +224,7 @@ func newSPDYExecutor(cfg transport.Config, u *url.URL, protocols []string, rec *
 		tlsCfg.ServerName = u.Hostname()
 	}
 	rt, err := streamspdy.NewRoundTripperWithConfig(streamspdy.RoundTripperConfig{
-		UpgradeTransport: &http.Transport{TLSClientConfig: tlsCfg, DialContext: spdyDial(u, rec.dial)},
+		UpgradeTransport: &http.Transport{TLSClientConfig: tlsCfg, DialContext: rec.dial},
 		PingPeriod:       spdyPingPeriod,
 	})
 	if err != nil {

@@ -151,11 +151,11 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 	}
 	if s.Stdout != nil {
 		sess.out = &localWriter{w: tr.writer(s.Stdout, "stdout", 1), name: "stdout", onErr: sess.abortRun}
-		sess.s.Stdout = newFrameWriter(sess.out) // framecopy.go
+		sess.s.Stdout = sess.out
 	}
 	if s.Stderr != nil && !s.TTY {
 		sess.errOut = &localWriter{w: tr.writer(s.Stderr, "stderr", 2), name: "stderr", onErr: sess.abortRun}
-		sess.s.Stderr = newFrameWriter(sess.errOut)
+		sess.s.Stderr = sess.errOut
 	}
 	if s.TTY && s.Resize != nil {
 		sess.s.Resize = tr.sizes(s.Resize)

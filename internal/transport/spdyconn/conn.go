@@ -1,0 +1,486 @@
+// Package spdyconn owns crisp's client side of a SPDY/3.1 connection, the
+// way the CRI streaming protocols use it: the client opens streams, the
+// server replies to them, data flows both ways, and either side may reset a
+// stream. It is an httpstream.Connection, so client-go's remotecommand and
+// port-forward protocols run on it unchanged.
+//
+// It replaces spdystream beneath crisp's SPDY sessions for the data path's
+// sake (docs/performance.md): one goroutine reads the connection through a
+// 64 KiB buffer; received DATA payloads are read straight into reusable
+// 64 KiB chunks of their stream, several small frames to a chunk, and a
+// reader takes whole chunks (WriteTo: one write per chunk, no copy). Nothing
+// is allocated per frame, and no frame crosses more than one goroutine.
+// spdystream's framer still encodes and decodes the control frames (their
+// headers are zlib-compressed with state kept across the connection).
+package spdyconn
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/moby/spdystream/spdy"
+	"k8s.io/streaming/pkg/httpstream"
+)
+
+const (
+	// readBufferSize is the buffer beneath the frame reader: one read
+	// syscall brings in several of a runtime's 4-32 KiB frames.
+	readBufferSize = 64 << 10
+	// chunkSize is the unit a stream's received data is kept and handed
+	// out in.
+	chunkSize = 64 << 10
+	// maxBacklog bounds what one stream holds unread. SPDY as the CRI
+	// servers speak it has no flow control (spdystream ignores
+	// WINDOW_UPDATE), so past this the reader waits for the stream's reader
+	// and TCP slows the server down, instead of memory growing without end.
+	maxBacklog = 32 << 20
+	// createTimeout is how long a new stream waits for the server's reply,
+	// as k8s.io/streaming waits.
+	createTimeout = 30 * time.Second
+	// closeWriteTimeout bounds the farewell frames written on Close: a
+	// stalled peer must not hold Close.
+	closeWriteTimeout = time.Second
+	// maxDataLength is the largest DATA payload SPDY's 24-bit length holds.
+	maxDataLength = 1<<24 - 1
+	// smallWrite is the largest payload copied behind its frame header to
+	// leave in one write; larger ones go out with writev.
+	smallWrite = 16 << 10
+)
+
+// ErrReset is what waiting for a stream's reply returns when the server
+// resets it instead.
+var ErrReset = errors.New("stream reset by the server")
+
+// errClosed is what operations on a closed connection return.
+var errClosed = errors.New("SPDY connection closed")
+
+var chunks = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
+
+func getChunk() []byte { return (*chunks.Get().(*[]byte))[:0] }
+
+func putChunk(b []byte) {
+	if cap(b) == chunkSize {
+		b = b[:0]
+		chunks.Put(&b)
+	}
+}
+
+// Conn is a client SPDY/3.1 connection.
+type Conn struct {
+	nc net.Conn
+	br *bufio.Reader
+
+	// framer decodes control frames from br (only the read loop reads) and
+	// encodes them into wbuf (under wmu).
+	framer *spdy.Framer
+	wmu    sync.Mutex
+	wbuf   bytes.Buffer
+	hdr    [8]byte // a DATA frame header, under wmu
+	nextID uint32  // the next stream's id, under wmu: ids go out in order
+	werr   error   // the first failed write, under wmu
+
+	mu       sync.Mutex
+	streams  map[uint32]*Stream
+	err      error // why the connection ended; nil while it runs
+	goneAway bool
+	closed   chan bool
+
+	// filling are the streams whose last chunk the read loop is still
+	// filling (read loop only).
+	filling []*Stream
+
+	idleTimeout  atomic.Int64 // nanoseconds; 0: none
+	lastActivity atomic.Int64 // unix nanoseconds of the last frame either way
+}
+
+// New starts a client connection on nc, the connection an upgrade answered
+// with 101. br, when not nil, is the reader the answer was read through: the
+// bytes it holds past the answer are read first. pingPeriod > 0 sends a ping
+// that often, to keep NATs and proxies from dropping an idle session.
+func New(nc net.Conn, br *bufio.Reader, pingPeriod time.Duration) (*Conn, error) {
+	var src io.Reader = nc
+	if br != nil && br.Buffered() > 0 {
+		src = io.MultiReader(io.LimitReader(br, int64(br.Buffered())), nc)
+	}
+	c := &Conn{
+		nc:      nc,
+		br:      bufio.NewReaderSize(src, readBufferSize),
+		nextID:  1,
+		streams: map[uint32]*Stream{},
+		closed:  make(chan bool),
+	}
+	framer, err := spdy.NewFramer(&c.wbuf, c.br)
+	if err != nil {
+		return nil, err
+	}
+	c.framer = framer
+	c.touch()
+	go c.readLoop()
+	if pingPeriod > 0 {
+		go c.ping(pingPeriod)
+	}
+	return c, nil
+}
+
+var _ httpstream.Connection = (*Conn)(nil)
+
+// CreateStream opens a stream with headers and waits for the server's reply.
+func (c *Conn) CreateStream(headers http.Header) (httpstream.Stream, error) {
+	s := newStream(c, headers)
+	c.wmu.Lock()
+	c.mu.Lock()
+	if err := c.usable(); err != nil {
+		c.mu.Unlock()
+		c.wmu.Unlock()
+		return nil, err
+	}
+	s.id = c.nextID
+	c.nextID += 2
+	c.streams[s.id] = s
+	c.mu.Unlock()
+	err := c.writeControlLocked(&spdy.SynStreamFrame{StreamId: spdy.StreamId(s.id), Headers: headers})
+	c.wmu.Unlock()
+	if err != nil {
+		c.forget(s)
+		return nil, err
+	}
+	t := time.NewTimer(createTimeout)
+	defer t.Stop()
+	select {
+	case <-s.replied:
+	case <-t.C:
+		_ = s.Reset() // the server may still answer: tell it not to bother
+		return nil, fmt.Errorf("timed out after %s waiting for the server to accept a stream", createTimeout)
+	}
+	if s.replyErr != nil {
+		c.forget(s)
+		return nil, s.replyErr
+	}
+	return s, nil
+}
+
+// usable is nil while streams can be opened (c.mu held).
+func (c *Conn) usable() error {
+	if c.err != nil {
+		return c.err
+	}
+	if c.goneAway {
+		return errors.New("the server is going away: no new streams")
+	}
+	return nil
+}
+
+// Close resets the open streams, says goodbye and closes the connection.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	open := make([]*Stream, 0, len(c.streams))
+	for _, s := range c.streams {
+		if !s.removed.Load() {
+			open = append(open, s)
+		}
+	}
+	c.mu.Unlock()
+	if c.lockWrite(closeWriteTimeout) {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
+		for _, s := range open {
+			_ = c.writeControlLocked(&spdy.RstStreamFrame{StreamId: spdy.StreamId(s.id), Status: spdy.Cancel}) // best effort: the connection closes next
+		}
+		_ = c.writeControlLocked(&spdy.GoAwayFrame{Status: spdy.GoAwayOK}) // likewise
+		c.wmu.Unlock()
+	}
+	c.shut(errClosed)
+	return nil
+}
+
+// lockWrite takes wmu unless a writer blocked on a stalled peer holds it
+// past wait; then the caller closes the connection under that writer.
+func (c *Conn) lockWrite(wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for !c.wmu.TryLock() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond) // a stalled writer: rare, and bounded by wait
+	}
+	return true
+}
+
+// CloseChan is closed when the connection ends, from either side.
+func (c *Conn) CloseChan() <-chan bool { return c.closed }
+
+// SetIdleTimeout closes the connection once no frame went either way for
+// timeout; 0 turns that off.
+func (c *Conn) SetIdleTimeout(timeout time.Duration) {
+	old := c.idleTimeout.Swap(int64(timeout))
+	if timeout > 0 && old == 0 {
+		c.touch()
+		go c.watchIdle()
+	}
+}
+
+// RemoveStreams takes streams the caller is done with off the list Close
+// resets. Their data still arrives (as with spdystream, where this only
+// touches k8s.io/streaming's list): client-go removes the error stream of a
+// v1 session before crisp has read its late exit text.
+func (c *Conn) RemoveStreams(streams ...httpstream.Stream) {
+	for _, hs := range streams {
+		if s, ok := hs.(*Stream); ok && s.conn == c {
+			s.removed.Store(true)
+		}
+	}
+}
+
+func (c *Conn) forget(s *Stream) {
+	c.mu.Lock()
+	delete(c.streams, s.id)
+	c.mu.Unlock()
+}
+
+func (c *Conn) touch() { c.lastActivity.Store(time.Now().UnixNano()) }
+
+func (c *Conn) watchIdle() {
+	for {
+		timeout := time.Duration(c.idleTimeout.Load())
+		if timeout <= 0 {
+			return
+		}
+		idle := time.Since(time.Unix(0, c.lastActivity.Load()))
+		wait := timeout - idle
+		if wait <= 0 {
+			c.shut(errors.New("SPDY connection idle for " + timeout.String()))
+			return
+		}
+		select {
+		case <-c.closed:
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (c *Conn) ping(period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	id := uint32(1) // a client's pings are odd
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-t.C:
+		}
+		c.wmu.Lock()
+		err := c.writeControlLocked(&spdy.PingFrame{Id: id})
+		c.wmu.Unlock()
+		if err != nil {
+			return
+		}
+		id += 2
+	}
+}
+
+// shut ends the connection once: every stream's reader sees the end of its
+// data, a pending CreateStream fails, and nc is closed.
+func (c *Conn) shut(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	streams := c.streams
+	c.streams = map[uint32]*Stream{}
+	close(c.closed)
+	c.mu.Unlock()
+	for _, s := range streams {
+		// Like spdystream, a lost connection reads as the end of each
+		// stream's data (client-go logs any other error as unhandled);
+		// writes fail.
+		s.remoteEnd(errClosed, io.EOF)
+	}
+	_ = c.nc.Close() // the end of the connection: nothing to tell anyone
+}
+
+// writeControlLocked encodes f and writes it (wmu held).
+func (c *Conn) writeControlLocked(f spdy.Frame) error {
+	c.wbuf.Reset()
+	if err := c.framer.WriteFrame(f); err != nil {
+		return err
+	}
+	return c.writeLocked(c.wbuf.Bytes())
+}
+
+// writeLocked writes bufs to the connection (wmu held).
+func (c *Conn) writeLocked(bufs ...[]byte) error {
+	if c.werr != nil {
+		return c.werr
+	}
+	var err error
+	if len(bufs) == 1 {
+		_, err = c.nc.Write(bufs[0])
+	} else {
+		nb := net.Buffers(bufs)
+		_, err = nb.WriteTo(c.nc)
+	}
+	if err != nil {
+		// Writing failed (the peer closed or reset): later writes fail
+		// at once, but what the peer sent before is still read, to its
+		// end (a v1 session's exit text comes after stdout ends).
+		c.werr = fmt.Errorf("writing to the SPDY connection: %w", err)
+		return c.werr
+	}
+	c.touch()
+	return nil
+}
+
+// writeData sends p (any length) on stream id, fin on the last frame.
+func (c *Conn) writeData(id uint32, p []byte, fin bool) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for {
+		n := min(len(p), maxDataLength)
+		last := n == len(p)
+		binary.BigEndian.PutUint32(c.hdr[:4], id&0x7fffffff)
+		c.hdr[4] = 0
+		if last && fin {
+			c.hdr[4] = byte(spdy.DataFlagFin)
+		}
+		c.hdr[5], c.hdr[6], c.hdr[7] = byte(n>>16), byte(n>>8), byte(n)
+		var err error
+		if n <= smallWrite {
+			c.wbuf.Reset()
+			c.wbuf.Write(c.hdr[:])
+			c.wbuf.Write(p[:n])
+			err = c.writeLocked(c.wbuf.Bytes())
+		} else {
+			err = c.writeLocked(c.hdr[:], p[:n])
+		}
+		if err != nil || last {
+			return err
+		}
+		p = p[n:]
+	}
+}
+
+// readLoop reads frames until the connection ends.
+func (c *Conn) readLoop() {
+	var err error
+	for err == nil {
+		err = c.readFrame()
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		err = errClosed
+	}
+	c.sealAll()
+	c.shut(err)
+}
+
+func (c *Conn) readFrame() error {
+	if c.br.Buffered() < 8 {
+		// The next header needs the network: hand what was read so far
+		// to the streams' readers before waiting for more.
+		c.sealAll()
+	}
+	h, err := c.br.Peek(8)
+	if err != nil {
+		return err
+	}
+	c.touch()
+	if h[0]&0x80 != 0 {
+		f, err := c.framer.ReadFrame()
+		if err != nil {
+			return fmt.Errorf("reading a SPDY control frame: %w", err)
+		}
+		return c.control(f)
+	}
+	id := binary.BigEndian.Uint32(h[:4]) & 0x7fffffff
+	fin := h[4]&byte(spdy.DataFlagFin) != 0
+	n := int(h[5])<<16 | int(h[6])<<8 | int(h[7])
+	_, _ = c.br.Discard(8) // Peek returned these 8
+	c.mu.Lock()
+	s := c.streams[id]
+	c.mu.Unlock()
+	if s == nil {
+		// A stream reset or removed here; its late data goes nowhere.
+		_, err := c.br.Discard(n)
+		return err
+	}
+	if err := s.receive(c, n); err != nil {
+		return err
+	}
+	if fin {
+		s.publish()
+		s.remoteEnd(nil, io.EOF)
+	}
+	return nil
+}
+
+func (c *Conn) sealAll() {
+	for _, s := range c.filling {
+		s.listed = false
+		s.publish()
+	}
+	c.filling = c.filling[:0]
+}
+
+func (c *Conn) control(f spdy.Frame) error {
+	switch f := f.(type) {
+	case *spdy.SynReplyFrame:
+		if s := c.stream(uint32(f.StreamId)); s != nil {
+			s.reply(nil)
+			if f.CFHeader.Flags&spdy.ControlFlagFin != 0 {
+				s.remoteEnd(nil, io.EOF)
+			}
+		}
+	case *spdy.HeadersFrame:
+		if s := c.stream(uint32(f.StreamId)); s != nil && f.CFHeader.Flags&spdy.ControlFlagFin != 0 {
+			s.publish()
+			s.remoteEnd(nil, io.EOF)
+		}
+	case *spdy.RstStreamFrame:
+		if s := c.stream(uint32(f.StreamId)); s != nil {
+			s.publish()
+			c.forget(s)
+			s.reply(ErrReset)
+			s.remoteEnd(ErrReset, io.EOF)
+		}
+	case *spdy.PingFrame:
+		if f.Id&1 == 0 { // the server's: echo it
+			c.wmu.Lock()
+			err := c.writeControlLocked(f)
+			c.wmu.Unlock()
+			return err
+		}
+	case *spdy.GoAwayFrame:
+		c.mu.Lock()
+		c.goneAway = true
+		c.mu.Unlock()
+	case *spdy.SynStreamFrame:
+		// The CRI servers open no streams; refuse one rather than leave it
+		// waiting.
+		c.wmu.Lock()
+		err := c.writeControlLocked(&spdy.RstStreamFrame{StreamId: f.StreamId, Status: spdy.RefusedStream})
+		c.wmu.Unlock()
+		return err
+	}
+	// SETTINGS, WINDOW_UPDATE and NOOP change nothing here.
+	return nil
+}
+
+func (c *Conn) stream(id uint32) *Stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streams[id]
+}
