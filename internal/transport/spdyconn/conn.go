@@ -6,7 +6,7 @@
 //
 // It replaces spdystream beneath crisp's SPDY sessions for the data path's
 // sake (docs/performance.md): one goroutine reads the connection through a
-// 64 KiB buffer; received DATA payloads are read straight into reusable
+// 64 KiB buffer, pausing a moment between reads while data flows in bulk; received DATA payloads are read straight into reusable
 // 64 KiB chunks of their stream, several small frames to a chunk, and a
 // reader takes whole chunks (WriteTo: one write per chunk, no copy). Nothing
 // is allocated per frame, and no frame crosses more than one goroutine.
@@ -49,6 +49,14 @@ const (
 	// closeWriteTimeout bounds the farewell frames written on Close: a
 	// stalled peer must not hold Close.
 	closeWriteTimeout = time.Second
+	// bulkBurst and bulkPause: when the bytes read between two waits on
+	// the network reach bulkBurst, the read loop pauses bulkPause before
+	// the next read. containerd sends mostly 4 KiB frames; reading each as
+	// it lands costs a wake-up per frame, which was most of crisp's client
+	// CPU (docs/performance.md). Interactive traffic (small bursts) is
+	// never delayed; bulk data is delayed at most bulkPause.
+	bulkBurst = 32 << 10
+	bulkPause = 500 * time.Microsecond
 	// maxDataLength is the largest DATA payload SPDY's 24-bit length holds.
 	maxDataLength = 1<<24 - 1
 	// smallWrite is the largest payload copied behind its frame header to
@@ -97,6 +105,9 @@ type Conn struct {
 	// filling are the streams whose last chunk the read loop is still
 	// filling (read loop only).
 	filling []*Stream
+	// burst counts the DATA bytes read since the read loop last waited on
+	// the network (read loop only).
+	burst int
 
 	idleTimeout  atomic.Int64 // nanoseconds; 0: none
 	lastActivity atomic.Int64 // unix nanoseconds of the last frame either way
@@ -392,6 +403,13 @@ func (c *Conn) readFrame() error {
 		// The next header needs the network: hand what was read so far
 		// to the streams' readers before waiting for more.
 		c.sealAll()
+		if c.burst >= bulkBurst {
+			// Bulk flow: the server sends faster than one frame at a
+			// time; a moment's pause lets one read bring in many frames
+			// instead of one wake-up per frame.
+			time.Sleep(bulkPause)
+		}
+		c.burst = 0
 	}
 	h, err := c.br.Peek(8)
 	if err != nil {
@@ -408,6 +426,7 @@ func (c *Conn) readFrame() error {
 	id := binary.BigEndian.Uint32(h[:4]) & 0x7fffffff
 	fin := h[4]&byte(spdy.DataFlagFin) != 0
 	n := int(h[5])<<16 | int(h[6])<<8 | int(h[7])
+	c.burst += n
 	_, _ = c.br.Discard(8) // Peek returned these 8
 	c.mu.Lock()
 	s := c.streams[id]
