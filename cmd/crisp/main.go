@@ -2,8 +2,13 @@
 // Attach, PortForward). main only wires the process to Main and exits.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/crisp-cri/crisp/internal/startup"
+)
 
 func main() {
+	startup.MarkMain() // -v's timing breakdown: package initialisation ends here
 	os.Exit(Main(os.Args[1:], systemStreams()))
 }

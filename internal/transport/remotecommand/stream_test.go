@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -243,6 +244,13 @@ func TestStreamFallsBackWithFreshURLs(t *testing.T) {
 				if a.Status != http.StatusForbidden || !httpstream.IsUpgradeFailure(a.Err) || a.URL == att.URL {
 					t.Errorf("refused attempt %+v: want a 403 upgrade failure on its own URL", a)
 				}
+			}
+			// -v's breakdown: start-up, then the lookup, every refused
+			// attempt, the accepted one's RPC, upgrade and session.
+			timing := regexp.MustCompile(`exec: timing: start-up [0-9.]+ms, gRPC dial and lookup [0-9.]+ms; (refused [^;]+; ){` + fmt.Sprint(len(res.Attempts)-1) + `}` +
+				tt.wantKind.Title() + ` RPC [0-9.]+ms, upgrade [0-9.]+ms, session and exit status [0-9.]+ms; total [0-9.]+ms`)
+			if !timing.MatchString(logs.String()) {
+				t.Errorf("-v log has no timing breakdown matching %s:\n%s", timing, logs.String())
 			}
 			if !strings.Contains(logs.String(), "negotiated "+tt.wantKind.Title()+" "+tt.wantProto) {
 				t.Errorf("-v log does not name the negotiated protocol:\n%s", logs.String())

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/startup"
 )
 
 // timing is where one Stream spent its time, for -v: what came before the
 // first Exec/Attach call (start-up, gRPC dial, finding the container), each
 // refused attempt, and the accepted one's RPC, upgrade and session (streams
-// until the exit status is read).
+// until the exit status is read). Start-up is package initialisation, from
+// internal/startup's mark to main.
 type timing struct {
 	begin    time.Time // Stream called
 	accepted time.Time // the upgrade that was accepted
@@ -29,7 +30,7 @@ func (s *session) logTiming(res *Result) {
 	s.mu.Unlock()
 	op := s.op
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: timing: start-up, gRPC dial and lookup %s", op, ms(t.begin.Sub(transport.Started)))
+	fmt.Fprintf(&b, "%s: timing: start-up %s, gRPC dial and lookup %s", op, ms(startup.Main().Sub(startup.Began)), ms(t.begin.Sub(startup.Main())))
 	for _, a := range res.Attempts {
 		if !a.Accepted() {
 			fmt.Fprintf(&b, "; refused %s: RPC %s, upgrade %s", a.Offer, ms(a.RPC), ms(a.Upgrade))
@@ -40,7 +41,7 @@ func (s *session) logTiming(res *Result) {
 			fmt.Fprintf(&b, ", session and exit status %s", ms(end.Sub(t.accepted)))
 		}
 	}
-	fmt.Fprintf(&b, "; total %s", ms(end.Sub(transport.Started)))
+	fmt.Fprintf(&b, "; total %s", ms(end.Sub(startup.Began)))
 	s.cfg.Log("%s", b.String())
 }
 
