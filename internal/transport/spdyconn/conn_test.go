@@ -359,7 +359,10 @@ func TestCloseUnderStalledWriter(t *testing.T) {
 		t.Fatalf("Close took %s", d)
 	}
 	select {
-	case <-done:
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the stalled writer returned no error from a closed connection")
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stalled writer still blocks after Close")
 	}
