@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -104,8 +103,7 @@ func WriteDocs(root *cobra.Command, version, manDir, completionDir string) error
 		if err := os.MkdirAll(manDir, 0o755); err != nil {
 			return err
 		}
-		header := &doc.GenManHeader{Title: "CRISP", Section: "1", Source: "crisp " + version, Date: &time.Time{}}
-		if err := doc.GenManTree(root, header, manDir); err != nil {
+		if err := writeManTree(root, version, manDir); err != nil {
 			return fmt.Errorf("man pages: %w", err)
 		}
 	}
