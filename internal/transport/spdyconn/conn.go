@@ -42,7 +42,7 @@ const (
 	// servers speak it has no flow control (spdystream ignores
 	// WINDOW_UPDATE), so past this the reader waits for the stream's reader
 	// and TCP slows the server down, instead of memory growing without end.
-	maxBacklog = 32 << 20
+	maxBacklog = 8 << 20
 	// createTimeout is how long a new stream waits for the server's reply,
 	// as k8s.io/streaming waits.
 	createTimeout = 30 * time.Second
