@@ -199,7 +199,7 @@ func (c *Conn) Close() error {
 	}
 	open := make([]*Stream, 0, len(c.streams))
 	for _, s := range c.streams {
-		if !s.removed.Load() {
+		if !s.removed.Load() && s.accepted() { // see Reset: no reset before a reply
 			open = append(open, s)
 		}
 	}

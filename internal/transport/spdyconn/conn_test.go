@@ -377,3 +377,58 @@ func newPinger(nc net.Conn) (*spdystream.Connection, error) {
 	go c.Serve(spdystream.NoOpStreamHandler)
 	return c, nil
 }
+
+// Closing with a stream the server has not replied to sends no reset for
+// it (spdystream servers, containerd's among them, block a goroutine for
+// good on such a reset) and fails the pending CreateStream at once.
+func TestNoResetBeforeReply(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	got := make(chan []byte, 1)
+	go func() {
+		pc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer func() { _ = pc.Close() }()
+		b, _ := io.ReadAll(pc) // a server that reads and never replies
+		got <- b
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(nc, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan error, 1)
+	go func() {
+		_, err := c.CreateStream(http.Header{})
+		created <- err
+	}()
+	testkit.Eventually(t, 5*time.Second, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.streams[1] != nil
+	}, "the stream is opened")
+	_ = c.Close()
+	select {
+	case err := <-created:
+		if err == nil {
+			t.Fatal("CreateStream succeeded on a closed connection")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("CreateStream still waits after Close")
+	}
+	b := <-got
+	if !bytes.Contains(b, []byte{0x80, 0x03, 0x00, 0x01}) {
+		t.Fatalf("no SYN_STREAM sent: % x", b)
+	}
+	if bytes.Contains(b, []byte{0x80, 0x03, 0x00, 0x03}) {
+		t.Fatalf("a RST_STREAM went out for a stream never replied to: % x", b)
+	}
+}

@@ -189,13 +189,18 @@ func (s *Stream) Reset() error {
 	}
 	s.cond.Broadcast()
 	s.mu.Unlock()
+	accepted := s.accepted()
 	s.reply(errLocalReset)
 	s.conn.forget(s)
 	c := s.conn
 	c.mu.Lock()
 	gone := c.err != nil
 	c.mu.Unlock()
-	if gone {
+	if gone || !accepted {
+		// Never reset a stream the server has not replied to: spdystream
+		// servers (containerd's, cri-streaming's) then block a goroutine
+		// for good delivering the reset to nobody. The connection's end
+		// tells them instead.
 		return nil
 	}
 	c.wmu.Lock()
@@ -209,6 +214,16 @@ func (s *Stream) dropLocked() {
 		s.queue[i] = nil
 	}
 	s.queue, s.head, s.backlog = s.queue[:0], 0, 0
+}
+
+// accepted reports whether the server replied to the stream.
+func (s *Stream) accepted() bool {
+	select {
+	case <-s.replied:
+		return s.replyErr == nil
+	default:
+		return false
+	}
 }
 
 func (s *Stream) reply(err error) {
