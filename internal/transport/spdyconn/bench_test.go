@@ -42,46 +42,15 @@ func sizeName(n int) string { return strconv.Itoa(n>>10) + "KiB" }
 
 func receiveOnce(b *testing.B, dial func(net.Conn) (httpstream.Connection, error), frame, total int) {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }() // one connection
-	served := make(chan httpstream.Connection, 1)
-	go func() {
-		sc, err := ln.Accept()
-		if err != nil {
-			close(served)
-			return
+	chunk := make([]byte, frame)
+	client, _ := serveWith(b, func(s httpstream.Stream) {
+		for sent := 0; sent < total; sent += frame {
+			if _, err := s.Write(chunk); err != nil {
+				return
+			}
 		}
-		chunk := make([]byte, frame)
-		conn, err := streamspdy.NewServerConnection(sc, func(s httpstream.Stream, replySent <-chan struct{}) error {
-			go func() {
-				<-replySent
-				for sent := 0; sent < total; sent += frame {
-					if _, err := s.Write(chunk); err != nil {
-						return
-					}
-				}
-				_ = s.Close()
-			}()
-			return nil
-		})
-		if err != nil {
-			close(served)
-			return
-		}
-		served <- conn
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	client, err := dial(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	server := <-served
+		_ = s.Close()
+	}, dial)
 	s, err := client.CreateStream(http.Header{})
 	if err != nil {
 		b.Fatal(err)
@@ -91,7 +60,4 @@ func receiveOnce(b *testing.B, dial func(net.Conn) (httpstream.Connection, error
 		b.Fatalf("received %d bytes, %v; want %d", n, err, total)
 	}
 	_ = client.Close()
-	if server != nil {
-		_ = server.Close()
-	}
 }

@@ -30,14 +30,13 @@ func TestMain(m *testing.M) {
 	}}.Run())
 }
 
-// serve is the peer: k8s.io/streaming's SPDY server connection (spdystream,
-// as the CRI streaming servers run it) on a loopback TCP connection, each
-// accepted stream handed to handle. It returns the client on the other end.
-func serve(t *testing.T, handle func(httpstream.Stream)) (*Conn, httpstream.Connection) {
-	t.Helper()
+// tcpPair is a loopback TCP connection: the client's end and the
+// server's, both closed when the test ends.
+func tcpPair(tb testing.TB) (client, server net.Conn) {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer func() { _ = ln.Close() }() // one connection is all it takes
 	accepted := make(chan net.Conn, 1)
@@ -49,14 +48,34 @@ func serve(t *testing.T, handle func(httpstream.Stream)) (*Conn, httpstream.Conn
 		}
 		accepted <- c
 	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
+	client, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	sc, ok := <-accepted
+	server, ok := <-accepted
 	if !ok {
-		t.Fatal("accept failed")
+		tb.Fatal("accept failed")
 	}
+	tb.Cleanup(func() {
+		_ = client.Close()
+		_ = server.Close()
+	})
+	return client, server
+}
+
+// serve is the peer: k8s.io/streaming's SPDY server connection (spdystream,
+// as the CRI streaming servers run it) on a loopback TCP connection, each
+// accepted stream handed to handle. It returns the client on the other end.
+func serve(t *testing.T, handle func(httpstream.Stream)) (*Conn, httpstream.Connection) {
+	t.Helper()
+	client, server := serveWith(t, handle, func(nc net.Conn) (httpstream.Connection, error) { return New(nc, nil, 0) })
+	return client.(*Conn), server
+}
+
+// serveWith is serve with the client made by dial.
+func serveWith(tb testing.TB, handle func(httpstream.Stream), dial func(net.Conn) (httpstream.Connection, error)) (client, server httpstream.Connection) {
+	tb.Helper()
+	nc, sc := tcpPair(tb)
 	server, err := streamspdy.NewServerConnection(sc, func(s httpstream.Stream, replySent <-chan struct{}) error {
 		if s.Headers().Get("refuse") != "" {
 			return errors.New("refused by the test")
@@ -68,13 +87,13 @@ func serve(t *testing.T, handle func(httpstream.Stream)) (*Conn, httpstream.Conn
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	client, err := New(nc, nil, 0)
+	client, err = dial(nc)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		_ = client.Close()
 		_ = server.Close()
 	})
@@ -284,28 +303,13 @@ func TestBacklogBoundedNothingLost(t *testing.T) {
 
 // The server's pings are answered.
 func TestAnswersPings(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	nc, sc := tcpPair(t)
+	c, err := New(nc, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = ln.Close() }() // one connection only
-	go func() {
-		nc, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			return
-		}
-		c, err := New(nc, nil, 0)
-		if err != nil {
-			return
-		}
-		<-c.CloseChan()
-	}()
-	sc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A raw spdystream server, for its Ping.
-	server, err := newPinger(sc)
+	defer func() { _ = c.Close() }()
+	server, err := newPinger(sc) // a raw spdystream server, for its Ping
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,24 +322,7 @@ func TestAnswersPings(t *testing.T) {
 // Close with a writer stuck on a peer that reads nothing returns within
 // its bound, and the stuck writer returns too.
 func TestCloseUnderStalledWriter(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
-	peer := make(chan net.Conn, 1)
-	go func() {
-		pc, err := ln.Accept()
-		if err == nil {
-			peer <- pc
-		}
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc := <-peer
-	defer func() { _ = pc.Close() }()
+	nc, _ := tcpPair(t) // the server's end never reads
 	c, err := New(nc, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -382,25 +369,12 @@ func newPinger(nc net.Conn) (*spdystream.Connection, error) {
 // it (spdystream servers, containerd's among them, block a goroutine for
 // good on such a reset) and fails the pending CreateStream at once.
 func TestNoResetBeforeReply(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
+	nc, sc := tcpPair(t)
 	got := make(chan []byte, 1)
 	go func() {
-		pc, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer func() { _ = pc.Close() }()
-		b, _ := io.ReadAll(pc) // a server that reads and never replies
+		b, _ := io.ReadAll(sc) // a server that reads and never replies
 		got <- b
 	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
 	c, err := New(nc, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -424,6 +398,7 @@ func TestNoResetBeforeReply(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("CreateStream still waits after Close")
 	}
+	_ = nc.Close() // Close closed it already: ends the server's read for sure
 	b := <-got
 	if !bytes.Contains(b, []byte{0x80, 0x03, 0x00, 0x01}) {
 		t.Fatalf("no SYN_STREAM sent: % x", b)
