@@ -146,14 +146,9 @@ func TestPortForwardFaults(t *testing.T) {
 				}
 			})
 			t.Run("kill-stream-server-after", func(t *testing.T) {
-				if tc.offer.Protocols[0] == transport.PortForwardSPDY || tc.offer.Protocols[0] == transport.PortForwardTunnel {
-					// Known hang, not fixed yet: a connection whose SPDY
-					// stream was being created when the server died waits
-					// out k8s.io/streaming's 30s createStreamResponseTimeout
-					// (spdystream does not wake a stream waiting for its
-					// reply when the connection closes). Seen 1 in 3 runs.
-					t.Skip("SPDY: a stream created as the server dies waits 30s for its reply (known, see the skip's comment)")
-				}
+				// SPDY and the tunnel too: a stream being opened as the
+				// server dies fails with the connection (spdyconn), where
+				// spdystream waited out a 30s reply timeout.
 				ff := faultForward(t, app, tc.offer, "kill-stream-server-after=300ms")
 				// Connections until one fails once the server is gone; none
 				// may hang.

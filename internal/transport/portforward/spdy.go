@@ -279,9 +279,16 @@ func (s *spdySession) shutdown() {
 	})
 }
 
+// lost reports whether the session's connection has ended (lost, or
+// closed here).
 func (s *spdySession) lost() bool {
 	select {
 	case <-s.done:
+		return true
+	case <-s.conn.CloseChan():
+		// The watcher above closes done a moment later; a stream that
+		// ended with the connection asks now (spdyconn closes CloseChan
+		// before it ends the streams).
 		return true
 	default:
 		return false
