@@ -6,10 +6,11 @@
 //
 // It replaces spdystream beneath crisp's SPDY sessions for the data path's
 // sake (docs/performance.md): one goroutine reads the connection through a
-// 64 KiB buffer, pausing a moment between reads while data flows in bulk; received DATA payloads are read straight into reusable
-// 64 KiB chunks of their stream, several small frames to a chunk, and a
-// reader takes whole chunks (WriteTo: one write per chunk, no copy). Nothing
-// is allocated per frame, and no frame crosses more than one goroutine.
+// 64 KiB buffer (read.go), pausing a moment between reads while data flows
+// in bulk; received DATA payloads are read straight into reusable 64 KiB
+// chunks of their stream, several small frames to a chunk, and a reader
+// takes whole chunks (WriteTo: one write per chunk, no copy). Nothing is
+// allocated per frame, and no frame crosses more than one goroutine.
 // spdystream's framer still encodes and decodes the control frames (their
 // headers are zlib-compressed with state kept across the connection).
 package spdyconn
@@ -292,10 +293,7 @@ func (c *Conn) ping(period time.Duration) {
 			return
 		case <-t.C:
 		}
-		c.wmu.Lock()
-		err := c.writeControlLocked(&spdy.PingFrame{Id: id})
-		c.wmu.Unlock()
-		if err != nil {
+		if err := c.writeControl(&spdy.PingFrame{Id: id}); err != nil {
 			return
 		}
 		id += 2
@@ -322,6 +320,13 @@ func (c *Conn) shut(err error) {
 		s.remoteEnd(errClosed, io.EOF)
 	}
 	_ = c.nc.Close() // the end of the connection: nothing to tell anyone
+}
+
+// writeControl encodes f and writes it.
+func (c *Conn) writeControl(f spdy.Frame) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeControlLocked(f)
 }
 
 // writeControlLocked encodes f and writes it (wmu held).
@@ -383,123 +388,4 @@ func (c *Conn) writeData(id uint32, p []byte, fin bool) error {
 		}
 		p = p[n:]
 	}
-}
-
-// readLoop reads frames until the connection ends.
-func (c *Conn) readLoop() {
-	var err error
-	for err == nil {
-		err = c.readFrame()
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-		err = errClosed
-	}
-	c.sealAll()
-	c.shut(err)
-}
-
-func (c *Conn) readFrame() error {
-	if c.br.Buffered() < 8 {
-		// The next header needs the network: hand what was read so far
-		// to the streams' readers before waiting for more.
-		c.sealAll()
-		if c.burst >= bulkBurst {
-			// Bulk flow: the server sends faster than one frame at a
-			// time; a moment's pause lets one read bring in many frames
-			// instead of one wake-up per frame.
-			time.Sleep(bulkPause)
-		}
-		c.burst = 0
-	}
-	h, err := c.br.Peek(8)
-	if err != nil {
-		return err
-	}
-	c.touch()
-	if h[0]&0x80 != 0 {
-		f, err := c.framer.ReadFrame()
-		if err != nil {
-			return fmt.Errorf("reading a SPDY control frame: %w", err)
-		}
-		return c.control(f)
-	}
-	id := binary.BigEndian.Uint32(h[:4]) & 0x7fffffff
-	fin := h[4]&byte(spdy.DataFlagFin) != 0
-	n := int(h[5])<<16 | int(h[6])<<8 | int(h[7])
-	c.burst += n
-	_, _ = c.br.Discard(8) // Peek returned these 8
-	c.mu.Lock()
-	s := c.streams[id]
-	c.mu.Unlock()
-	if s == nil {
-		// A stream reset or removed here; its late data goes nowhere.
-		_, err := c.br.Discard(n)
-		return err
-	}
-	if err := s.receive(c, n); err != nil {
-		return err
-	}
-	if fin {
-		s.publish()
-		s.remoteEnd(nil, io.EOF)
-	}
-	return nil
-}
-
-func (c *Conn) sealAll() {
-	for _, s := range c.filling {
-		s.listed = false
-		s.publish()
-	}
-	c.filling = c.filling[:0]
-}
-
-func (c *Conn) control(f spdy.Frame) error {
-	switch f := f.(type) {
-	case *spdy.SynReplyFrame:
-		if s := c.stream(uint32(f.StreamId)); s != nil {
-			s.reply(nil)
-			if f.CFHeader.Flags&spdy.ControlFlagFin != 0 {
-				s.remoteEnd(nil, io.EOF)
-			}
-		}
-	case *spdy.HeadersFrame:
-		if s := c.stream(uint32(f.StreamId)); s != nil && f.CFHeader.Flags&spdy.ControlFlagFin != 0 {
-			s.publish()
-			s.remoteEnd(nil, io.EOF)
-		}
-	case *spdy.RstStreamFrame:
-		if s := c.stream(uint32(f.StreamId)); s != nil {
-			s.publish()
-			c.forget(s)
-			s.reply(ErrReset)
-			s.remoteEnd(ErrReset, io.EOF)
-		}
-	case *spdy.PingFrame:
-		if f.Id&1 == 0 { // the server's: echo it
-			c.wmu.Lock()
-			err := c.writeControlLocked(f)
-			c.wmu.Unlock()
-			return err
-		}
-	case *spdy.GoAwayFrame:
-		c.mu.Lock()
-		c.goneAway = true
-		c.mu.Unlock()
-	case *spdy.SynStreamFrame:
-		// The CRI servers open no streams; refuse one rather than leave it
-		// waiting.
-		c.wmu.Lock()
-		err := c.writeControlLocked(&spdy.RstStreamFrame{StreamId: f.StreamId, Status: spdy.RefusedStream})
-		c.wmu.Unlock()
-		return err
-	}
-	// SETTINGS, WINDOW_UPDATE and NOOP change nothing here.
-	return nil
-}
-
-func (c *Conn) stream(id uint32) *Stream {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.streams[id]
 }

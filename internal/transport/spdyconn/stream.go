@@ -203,9 +203,7 @@ func (s *Stream) Reset() error {
 		// tells them instead.
 		return nil
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.writeControlLocked(&spdy.RstStreamFrame{StreamId: spdy.StreamId(s.id), Status: spdy.Cancel})
+	return c.writeControl(&spdy.RstStreamFrame{StreamId: spdy.StreamId(s.id), Status: spdy.Cancel})
 }
 
 func (s *Stream) dropLocked() {
@@ -254,7 +252,8 @@ func (s *Stream) remoteEnd(reset, end error) {
 
 // receive reads n bytes of a DATA frame's payload from the connection into
 // the stream's chunks (read loop only).
-func (s *Stream) receive(c *Conn, n int) error {
+func (s *Stream) receive(n int) error {
+	c := s.conn
 	for n > 0 {
 		if s.fill == nil {
 			s.fill = getChunk()
