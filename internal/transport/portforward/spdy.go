@@ -1,7 +1,6 @@
 package portforward
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -55,31 +54,17 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set(httpstream.HeaderConnection, httpstream.HeaderUpgrade)
-	req.Header.Set(httpstream.HeaderUpgrade, spdy.HeaderSpdy31)
 	for _, p := range att.Protocols {
 		req.Header.Add(httpstream.HeaderProtocolVersion, p)
 	}
 	start := time.Now()
-	// Dial (not RoundTrip) so that a refused upgrade's connection can be
-	// closed: the round tripper keeps it to itself.
-	conn, err := rt.Dial(req)
-	if err != nil {
-		att.Upgrade = time.Since(start)
-		return nil, err
-	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, req)
-	stop()
+	conn, br, resp, err := spdyconn.Upgrade(rt, req)
 	att.Upgrade = time.Since(start)
 	if err != nil {
-		_ = conn.Close()
-		return nil, fmt.Errorf("reading the SPDY upgrade answer: %w", err)
+		return nil, err
 	}
 	att.Status = resp.StatusCode
-	if resp.StatusCode != http.StatusSwitchingProtocols ||
-		!strings.Contains(strings.ToLower(resp.Header.Get(httpstream.HeaderUpgrade)), strings.ToLower(spdy.HeaderSpdy31)) {
+	if !spdyconn.Switched(resp) {
 		att.Reason = transport.RefusalReason(resp)
 		_ = conn.Close()
 		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}

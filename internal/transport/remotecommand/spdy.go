@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -163,18 +162,8 @@ type spdyUpgrader struct {
 
 func (u *spdyUpgrader) RoundTrip(req *http.Request) (*http.Response, error) {
 	u.rec.dialing()
-	req = req.Clone(req.Context())
-	req.Header = req.Header.Clone()
-	req.Header.Add(httpstream.HeaderConnection, httpstream.HeaderUpgrade)
-	req.Header.Add(httpstream.HeaderUpgrade, streamspdy.HeaderSpdy31)
-	conn, err := u.rt.Dial(req) // dials and writes the request
+	conn, br, resp, err := spdyconn.Upgrade(u.rt, req)
 	if err != nil {
-		return nil, err
-	}
-	br := bufio.NewReaderSize(conn, 4<<10)
-	resp, err := http.ReadResponse(br, req)
-	if err != nil {
-		_ = conn.Close() // the attempt failed: its error is what matters
 		return nil, err
 	}
 	u.conn, u.br = conn, br
@@ -188,9 +177,9 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 		_ = u.conn.Close() // refused: nothing more comes on it
 		return nil, u.rec.refuse(resp.StatusCode, reason)
 	}
-	if got := resp.Header.Get(httpstream.HeaderUpgrade); !strings.Contains(strings.ToLower(got), strings.ToLower(streamspdy.HeaderSpdy31)) {
+	if !spdyconn.Switched(resp) {
 		_ = u.conn.Close() // likewise
-		return nil, u.rec.refuse(resp.StatusCode, "upgrade answer not usable: it switched to "+strconv.Quote(got)+", not SPDY/3.1")
+		return nil, u.rec.refuse(resp.StatusCode, "upgrade answer not usable: it switched to "+strconv.Quote(resp.Header.Get(httpstream.HeaderUpgrade))+", not SPDY/3.1")
 	}
 	protocol := resp.Header.Get(headerProtocolVersion)
 	if protocol == "" {
