@@ -10,6 +10,20 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
+// IsFullID says whether ref has the form of a full container or pod ID as
+// containerd and CRI-O make them: 64 lowercase hex digits.
+func IsFullID(ref string) bool {
+	if len(ref) != 64 {
+		return false
+	}
+	for _, r := range ref {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // ResolveContainer finds the container a user means by a full ID, a unique ID
 // prefix or a unique name. Ambiguity is an error listing the candidates.
 func (c *Client) ResolveContainer(ctx context.Context, ref string) (*runtimeapi.Container, error) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -20,15 +22,54 @@ import (
 // op names the command in errors ("exec: Exec call for container ...");
 // empty for none.
 func (c *Client) ExecSource(op string, req *runtimeapi.ExecRequest) func(context.Context) (string, error) {
-	what := callName(op, "Exec call for container "+ShortID(req.GetContainerId()))
 	return func(ctx context.Context) (string, error) {
-		var resp *runtimeapi.ExecResponse
-		err := c.Call(ctx, what, func(ctx context.Context) (err error) {
-			resp, err = c.Runtime.Exec(ctx, req)
-			return err
-		})
-		return resp.GetUrl(), err
+		url, _, err := c.exec(ctx, op, req)
+		return url, err
 	}
+}
+
+// UnresolvedExecSource is ExecSource for a container the user named ref,
+// which has the form of a full ID (IsFullID) and goes to the runtime as it
+// is: resolving it would cost a ListContainers call on every exec, and
+// crictl passes IDs through the same way. Only when the runtime answers
+// that it knows no such container is ref resolved (ResolveContainer: a
+// name that looks like an ID is still found, and a ref that names nothing
+// gets the error that says what was tried) and the call made again for the
+// container found. It sets req's container ID.
+func (c *Client) UnresolvedExecSource(op, ref string, req *runtimeapi.ExecRequest) func(context.Context) (string, error) {
+	req.ContainerId = ref
+	resolved := false
+	return func(ctx context.Context) (string, error) {
+		url, code, err := c.exec(ctx, op, req)
+		if code != codes.NotFound || resolved {
+			return url, err
+		}
+		resolved = true
+		ctr, rerr := c.ResolveContainer(ctx, ref)
+		if rerr != nil {
+			return "", rerr
+		}
+		if ctr.Id == req.ContainerId {
+			return url, err // listed, yet unknown to Exec: the runtime's answer stands
+		}
+		req.ContainerId = ctr.Id
+		url, _, err = c.exec(ctx, op, req)
+		return url, err
+	}
+}
+
+// exec makes one Exec call and returns the URL, the call's gRPC status code
+// and the call's error as Call describes it.
+func (c *Client) exec(ctx context.Context, op string, req *runtimeapi.ExecRequest) (string, codes.Code, error) {
+	what := callName(op, "Exec call for container "+ShortID(req.GetContainerId()))
+	var resp *runtimeapi.ExecResponse
+	code := codes.OK
+	err := c.Call(ctx, what, func(ctx context.Context) (err error) {
+		resp, err = c.Runtime.Exec(ctx, req)
+		code = status.Code(err)
+		return err
+	})
+	return resp.GetUrl(), code, err
 }
 
 // AttachSource returns a source of attach URLs: one Attach call for req per

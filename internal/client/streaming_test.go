@@ -170,3 +170,77 @@ func TestExecSync(t *testing.T) {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }
+
+// idRuntime answers Exec for the IDs of its containers only, as containerd
+// does, and records the calls made.
+type idRuntime struct {
+	runtimeapi.RuntimeServiceClient // calls not faked panic
+	containers                      []*runtimeapi.Container
+	calls                           []string
+}
+
+func (r *idRuntime) Exec(_ context.Context, req *runtimeapi.ExecRequest, _ ...grpc.CallOption) (*runtimeapi.ExecResponse, error) {
+	r.calls = append(r.calls, "Exec "+req.ContainerId)
+	for _, c := range r.containers {
+		if c.Id == req.ContainerId {
+			return &runtimeapi.ExecResponse{Url: "http://stream/" + c.Id}, nil
+		}
+	}
+	return nil, status.Errorf(codes.NotFound, "container %q: not found", req.ContainerId)
+}
+
+func (r *idRuntime) ListContainers(context.Context, *runtimeapi.ListContainersRequest, ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error) {
+	r.calls = append(r.calls, "ListContainers")
+	return &runtimeapi.ListContainersResponse{Containers: r.containers}, nil
+}
+
+// A full ID goes to the runtime as it is; the containers are listed only
+// when the runtime does not know it: a name that looks like an ID is still
+// found, and a ref that names nothing gets the lookup's error.
+func TestUnresolvedExecSource(t *testing.T) {
+	id := strings.Repeat("a1", 32)
+	other := strings.Repeat("b2", 32)
+	idLikeName := strings.Repeat("c3", 32)
+	rt := &idRuntime{containers: []*runtimeapi.Container{
+		{Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: "web"}},
+		{Id: other, Metadata: &runtimeapi.ContainerMetadata{Name: idLikeName}},
+	}}
+	c := &Client{Endpoint: "unix:///r.sock", Runtime: rt}
+	for _, tc := range []struct {
+		ref, wantURL, wantErr string
+		wantCalls             []string
+	}{
+		{ref: id, wantURL: "http://stream/" + id, wantCalls: []string{"Exec " + id}},
+		{ref: idLikeName, wantURL: "http://stream/" + other, wantCalls: []string{"Exec " + idLikeName, "ListContainers", "Exec " + other}},
+		{ref: strings.Repeat("d4", 32), wantErr: `no container matches "` + strings.Repeat("d4", 32) + `"`,
+			wantCalls: []string{"Exec " + strings.Repeat("d4", 32), "ListContainers"}},
+	} {
+		rt.calls = nil
+		req := &runtimeapi.ExecRequest{Cmd: []string{"true"}}
+		url, err := c.UnresolvedExecSource("exec", tc.ref, req)(context.Background())
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ref %.8s: error %v, want one containing %q", tc.ref, err, tc.wantErr)
+			}
+		} else if err != nil || url != tc.wantURL {
+			t.Errorf("ref %.8s: %q, %v; want %q", tc.ref, url, err, tc.wantURL)
+		}
+		if diff := cmp.Diff(tc.wantCalls, rt.calls); diff != "" {
+			t.Errorf("ref %.8s: calls (-want +got):\n%s", tc.ref, diff)
+		}
+	}
+}
+
+func TestIsFullID(t *testing.T) {
+	for ref, want := range map[string]bool{
+		strings.Repeat("0f", 32): true,
+		strings.Repeat("0F", 32): false, // runtimes make lowercase IDs
+		strings.Repeat("0f", 31): false,
+		strings.Repeat("0g", 32): false,
+		"web":                    false,
+	} {
+		if got := IsFullID(ref); got != want {
+			t.Errorf("IsFullID(%q) = %v, want %v", ref, got, want)
+		}
+	}
+}

@@ -31,11 +31,20 @@ type Exec struct {
 
 // Exec runs e and returns the remote exit status as an error (nil for 0).
 func (d Deps) Exec(ctx context.Context, e Exec) error {
-	cli, settings, ctr, err := d.Connect(ctx, e.Container)
+	cli, settings, err := d.dial()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
+	// A full ID goes to the runtime unresolved (one RPC less); a recording
+	// is not started before the container is known to exist.
+	unresolved := client.IsFullID(e.Container) && !e.Sync && e.Record.File == ""
+	var ctr *runtimeapi.Container
+	if !unresolved {
+		if ctr, err = cli.ResolveContainer(ctx, e.Container); err != nil {
+			return err
+		}
+	}
 	if e.Sync {
 		return d.ExecSync(ctx, cli, ctr.Id, e.Command, e.Timeout)
 	}
@@ -48,14 +57,19 @@ func (d Deps) Exec(ctx context.Context, e Exec) error {
 	if err := e.Record.Start(&d, e.Command); err != nil {
 		return err
 	}
-	req := &runtimeapi.ExecRequest{
-		ContainerId: ctr.Id, Cmd: e.Command, Tty: withTTY, Stdin: e.Stdin, Stdout: true, Stderr: !withTTY,
+	req := &runtimeapi.ExecRequest{Cmd: e.Command, Tty: withTTY, Stdin: e.Stdin, Stdout: true, Stderr: !withTTY}
+	var src transport.URLSource
+	if unresolved {
+		src = cli.UnresolvedExecSource("exec", e.Container, req)
+	} else {
+		req.ContainerId = ctr.Id
+		src = cli.ExecSource("exec", req)
 	}
 	var stdin io.Reader
 	if e.Stdin {
 		stdin = d.Streams.In
 	}
-	_, err = d.Session(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, stdin, withTTY)
+	_, err = d.Session(ctx, "exec", src, e.Offers, cfg, stdin, withTTY)
 	return d.Outcome(ctx, err)
 }
 

@@ -118,11 +118,18 @@ func (c *ProtocolCache) store(m map[string]protocolCacheEntry) error {
 	return os.Rename(tmp.Name(), c.Path)
 }
 
+// Consulted says whether Order may ask the runtime who it is (the Version
+// call) before it orders offers: the caller can make its first URL call
+// meanwhile, since that call is the same whatever comes first.
+func (c *ProtocolCache) Consulted(offers []Offer) bool {
+	return c != nil && c.Path != "" && len(offers) >= 2
+}
+
 // Order returns offers with the remembered protocol's offer first, and
 // whether it moved one. Nothing moves with a single offer (an explicit
 // --transport or --protocol), without a cache, or without an entry.
 func (c *ProtocolCache) Order(ctx context.Context, op string, offers []Offer, cfg Config) ([]Offer, bool) {
-	if c == nil || c.Path == "" || len(offers) < 2 {
+	if !c.Consulted(offers) {
 		return offers, false
 	}
 	key := c.entryKey(ctx, op, offers)

@@ -75,15 +75,24 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 	defer sess.end()
 	defer sess.logTiming(&res) // timing.go: -v's breakdown
 	asked := offers
+	// The protocol cache may ask the runtime's Version before it orders the
+	// offers; the first URL call does not depend on the order, so it runs
+	// meanwhile (one RPC's latency off every exec and attach).
+	first := fetchURL
+	if cfg.Protocols.Consulted(asked) {
+		first = fetchURLAsync(ctx, src)
+	}
 	offers, reordered := cfg.Protocols.Order(ctx, op, asked, cfg) // protocache.go
 	defer func() { cfg.Protocols.Remember(ctx, op, asked, res.Attempts, reordered, cfg) }()
 	for i, offer := range offers {
-		rpcStart := time.Now()
-		rawURL, err := src(ctx)
+		fetch := fetchURL
+		if i == 0 {
+			fetch = first
+		}
+		rawURL, rpc, err := fetch(ctx, src)
 		if err != nil {
 			return res, err
 		}
-		rpc := time.Since(rpcStart)
 		sess.tr.fileTrace().SetRPC(rpc) // tracefile.go: the handshake event carries it
 		att, err := sess.run(ctx, rawURL, offer)
 		att.RPC = rpc
@@ -99,6 +108,33 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 		}
 	}
 	return res, &transport.NegotiationError{Op: op, Attempts: res.Attempts}
+}
+
+// fetchURL makes one URL call and times it.
+func fetchURL(ctx context.Context, src transport.URLSource) (string, time.Duration, error) {
+	start := time.Now()
+	rawURL, err := src(ctx)
+	return rawURL, time.Since(start), err
+}
+
+// fetchURLAsync starts fetchURL at once and returns what waits for its
+// answer; the caller must call it (the call's goroutine ends with the call).
+func fetchURLAsync(ctx context.Context, src transport.URLSource) func(context.Context, transport.URLSource) (string, time.Duration, error) {
+	type answer struct {
+		url string
+		rpc time.Duration
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		var a answer
+		a.url, a.rpc, a.err = fetchURL(ctx, src)
+		ch <- a
+	}()
+	return func(context.Context, transport.URLSource) (string, time.Duration, error) {
+		a := <-ch
+		return a.url, a.rpc, a.err
+	}
 }
 
 // Try offers exactly one offer on one URL and, if the server accepts,

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -417,5 +418,45 @@ func TestUpgradeTimeout(t *testing.T) {
 				t.Errorf("%d attempts, want 1", len(res.Attempts))
 			}
 		})
+	}
+}
+
+// With a protocol cache to consult, the first URL call does not wait for
+// the cache's Version call: the runtime gets both at once.
+func TestFirstURLCallBesideVersion(t *testing.T) {
+	f := newFakeServer(t, criSPDY, criWS)
+	var out bytes.Buffer
+	streams := Streams{Stdout: &out}
+	urlCalled := make(chan struct{})
+	var once sync.Once
+	inner := f.source(streams, "echo", "hi")
+	src := func(ctx context.Context) (string, error) {
+		once.Do(func() { close(urlCalled) })
+		return inner(ctx)
+	}
+	identifyErr := make(chan error, 1)
+	cfg := transport.Config{Protocols: &transport.ProtocolCache{
+		Path: filepath.Join(t.TempDir(), "protocols.json"), Endpoint: "unix:///r.sock",
+		Identify: func(context.Context) (string, error) {
+			select {
+			case <-urlCalled:
+				identifyErr <- nil
+				return "rt 1.0", nil
+			case <-time.After(10 * time.Second):
+				err := errors.New("the first URL call waited for the Version call")
+				identifyErr <- err
+				return "", err
+			}
+		},
+	}}
+	offers := []transport.Offer{{Transport: transport.WebSocket, Protocols: criWS}, {Transport: transport.SPDY, Protocols: criSPDY}}
+	if _, err := Stream(context.Background(), "exec", src, offers, cfg, streams); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-identifyErr; err != nil {
+		t.Error(err)
+	}
+	if out.String() != "hi\n" {
+		t.Errorf("stdout %q, want %q", out.String(), "hi\n")
 	}
 }
