@@ -10,13 +10,15 @@
 # Environment: CRISP (binary, default bin/crisp), COMPARE (default crictl on
 # PATH), ROUNDS (default 5), SIZE_MIB (default 1000), LATENCY_RUNS (per round,
 # default 5), PF_PORT (the container's port the download server listens on,
-# default 17000), ORDERS ("crisp-first other-first").
+# default 17000), PF_SERVER (the download server's command, PORT standing for
+# PF_PORT; default busybox's `nc -l -p PORT </dev/zero`), ORDERS
+# ("crisp-first other-first").
 #
 # Figures (MB is 10^6 bytes):
 #   exec stdout    MB/s of `exec CTR dd if=/dev/zero bs=1M count=SIZE_MIB` to /dev/null
 #   exec CPU       client CPU (user+sys) per GiB of that exec stdout
 #   port-forward   MB/s downloading SIZE_MIB through `port-forward POD LOCAL:PF_PORT`
-#                  from `nc -l` serving /dev/zero inside the container
+#                  from PF_SERVER (`nc -l`) serving /dev/zero inside the container
 #   pf CPU         the port-forward process's CPU per GiB of that download
 #   exec true      latency of `exec CTR true` (ms)
 #   version        latency of `version` (ms)
@@ -36,6 +38,8 @@ ROUNDS=${ROUNDS:-5}
 SIZE_MIB=${SIZE_MIB:-1000}
 LATENCY_RUNS=${LATENCY_RUNS:-5}
 PF_PORT=${PF_PORT:-17000}
+PF_SERVER=${PF_SERVER:-nc -l -p PORT </dev/zero}
+PF_SERVER=${PF_SERVER//PORT/$PF_PORT}
 ORDERS=${ORDERS:-crisp-first other-first}
 [[ -x $CRISP ]] || { echo "perf: no crisp binary at $CRISP (make build)" >&2; exit 2; }
 [[ -x $COMPARE ]] || { echo "perf: no client to compare with (set COMPARE)" >&2; exit 2; }
@@ -115,9 +119,9 @@ median() {
     if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# The download server: nc in the container, serving /dev/zero to each
+# The download server: PF_SERVER in the container, serving /dev/zero to each
 # connection in turn (the exec stays open for the whole run).
-"$CRISP" -r "$EP" exec "$CTR" sh -c "while true; do nc -l -p $PF_PORT </dev/zero >/dev/null 2>&1; done" >/dev/null 2>&1 &
+"$CRISP" -r "$EP" exec "$CTR" sh -c "while true; do $PF_SERVER >/dev/null 2>&1; done" >/dev/null 2>&1 &
 server_pid=$!
 sleep 1
 
