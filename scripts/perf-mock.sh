@@ -2,11 +2,7 @@
 # scripts/perf.sh against crisp's own mock runtime (cri-streaming profile,
 # what containerd serves): starts `crisp mock-runtime` on a private socket,
 # runs a pod and a container from the busybox image, compares, stops it.
-# Same environment as perf.sh (CRISP, COMPARE, ROUNDS, SIZE_MIB, ...). The
-# port-forward source is socat writing 256 KiB blocks (the mock's containers
-# are host processes): busybox's nc copies 1 KiB at a time and alone takes
-# ~1.4 s of CPU per GB, more than crisp and the mock together, which on 2
-# cores caps the download near 0.55 GB/s whatever the client.
+# Same environment as perf.sh (CRISP, COMPARE, ROUNDS, SIZE_MIB, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CRISP=${CRISP:-bin/crisp}
@@ -21,6 +17,4 @@ echo '{"metadata":{"name":"perf"},"image":{"image":"busybox"},"command":["sleep"
 "$CRISP" -r "$sock" pull busybox >/dev/null
 ctr=$("$CRISP" -r "$sock" run "$dir/ctr.json" "$dir/pod.json")
 pod=$("$CRISP" -r "$sock" pods -q --no-trunc | head -n 1)
-command -v socat >/dev/null || { echo "perf-mock: needs socat (make deps)" >&2; exit 2; }
-PF_SERVER=${PF_SERVER:-socat -u -b 262144 OPEN:/dev/zero TCP-LISTEN:PORT,reuseaddr} \
-  CRISP=$CRISP PF_PORT=${PF_PORT:-$((17000 + RANDOM % 1000))} bash scripts/perf.sh "$@" "$sock" "$ctr" "$pod"
+CRISP=$CRISP PF_PORT=${PF_PORT:-$((17000 + RANDOM % 1000))} bash scripts/perf.sh "$@" "$sock" "$ctr" "$pod"

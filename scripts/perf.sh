@@ -11,14 +11,18 @@
 # PATH), ROUNDS (default 5), SIZE_MIB (default 1000), LATENCY_RUNS (per round,
 # default 5), PF_PORT (the container's port the download server listens on,
 # default 17000), PF_SERVER (the download server's command, PORT standing for
-# PF_PORT; default busybox's `nc -l -p PORT </dev/zero`), ORDERS
+# PF_PORT; default `nc -l -p PORT -e dd if=/dev/zero bs=1M`), ORDERS
 # ("crisp-first other-first").
 #
 # Figures (MB is 10^6 bytes):
 #   exec stdout    MB/s of `exec CTR dd if=/dev/zero bs=1M count=SIZE_MIB` to /dev/null
 #   exec CPU       client CPU (user+sys) per GiB of that exec stdout
 #   port-forward   MB/s downloading SIZE_MIB through `port-forward POD LOCAL:PF_PORT`
-#                  from PF_SERVER (`nc -l`) serving /dev/zero inside the container
+#                  from PF_SERVER inside the container: busybox nc running dd on
+#                  each connection, dd writing 1 MiB blocks straight into the
+#                  socket (nc's own copy loop moves 1 KiB per system call and
+#                  takes ~1.4 s of CPU per GB: the source, not the clients,
+#                  would set the figure)
 #   pf CPU         the port-forward process's CPU per GiB of that download
 #   exec true      latency of `exec CTR true` (ms)
 #   version        latency of `version` (ms)
@@ -38,7 +42,7 @@ ROUNDS=${ROUNDS:-5}
 SIZE_MIB=${SIZE_MIB:-1000}
 LATENCY_RUNS=${LATENCY_RUNS:-5}
 PF_PORT=${PF_PORT:-17000}
-PF_SERVER=${PF_SERVER:-nc -l -p PORT </dev/zero}
+PF_SERVER=${PF_SERVER:-nc -l -p PORT -e dd if=/dev/zero bs=1M}
 PF_SERVER=${PF_SERVER//PORT/$PF_PORT}
 ORDERS=${ORDERS:-crisp-first other-first}
 [[ -x $CRISP ]] || { echo "perf: no crisp binary at $CRISP (make build)" >&2; exit 2; }
@@ -46,8 +50,20 @@ ORDERS=${ORDERS:-crisp-first other-first}
 export CONTAINER_RUNTIME_ENDPOINT=$EP IMAGE_SERVICE_ENDPOINT=$EP
 tmp=$(mktemp -d)
 server_pid=""
+# stop_server ends the download server in the container: ending the exec
+# that started it leaves its loop running there, and a second loop on the
+# same port would spin on nc's failed listen. The loop notes its own PID and
+# its server's in the container's /tmp; a PID is killed only while its
+# command line is still the loop's or the server's.
+pidfile=/tmp/crisp-perf-server-$PF_PORT
+stop_server() {
+  "$CRISP" -r "$EP" exec "$CTR" sh -c "for f in $pidfile.loop $pidfile.server; do
+      p=\$(cat \$f 2>/dev/null) && grep -q -e crisp-perf-server -e nc /proc/\$p/cmdline 2>/dev/null && kill \$p
+      rm -f \$f
+    done" >/dev/null 2>&1 || true
+}
 cleanup() {
-  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
+  [[ -n $server_pid ]] && { kill "$server_pid" 2>/dev/null; stop_server; } || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -121,7 +137,9 @@ median() {
 
 # The download server: PF_SERVER in the container, serving /dev/zero to each
 # connection in turn (the exec stays open for the whole run).
-"$CRISP" -r "$EP" exec "$CTR" sh -c "while true; do $PF_SERVER >/dev/null 2>&1; done" >/dev/null 2>&1 &
+stop_server # a run that was killed may have left one
+"$CRISP" -r "$EP" exec "$CTR" sh -c "echo \$\$ >$pidfile.loop
+  while true; do $PF_SERVER >/dev/null 2>&1 & echo \$! >$pidfile.server; wait; done # crisp-perf-server" >/dev/null 2>&1 &
 server_pid=$!
 sleep 1
 
