@@ -10,6 +10,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/reattach"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 	"github.com/crisp-cri/crisp/internal/tty"
@@ -122,8 +123,19 @@ func (d Deps) Attach(ctx context.Context, a Attach) error {
 		defer func() { _ = keys.Close() }() // it only stops watching stdin
 		stdin = keys
 	}
+	var input *reattach.Input
+	if stdin != nil && a.Reconnect.Enabled {
+		// A session that broke off must not take what is typed for the next.
+		input = reattach.NewInput(stdin)
+	}
 	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
-		return d.Session(ctx, "attach", src, a.Offers, cfg, stdin, withTTY)
+		in := stdin
+		if input != nil {
+			lease := input.Lease()
+			defer lease.End()
+			in = lease
+		}
+		return d.Session(ctx, "attach", src, a.Offers, cfg, in, withTTY)
 	}
 	err = a.Reconnect.Run(ctx, d, cli, ctr.Id, src, session, keys, a.ExitWait)
 	if keys != nil && keys.Detached() {
