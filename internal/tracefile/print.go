@@ -126,7 +126,11 @@ func describe(ev Event) string {
 		}
 		return b.String()
 	case KindClose:
-		return fmt.Sprintf("close     %s by %s", orDash(ev.Stream), orDash(ev.By))
+		line := fmt.Sprintf("close     %s by %s", orDash(ev.Stream), orDash(ev.By))
+		if ev.Port != 0 || ev.Request != 0 {
+			line += fmt.Sprintf(" port %d req %d", ev.Port, ev.Request)
+		}
+		return line
 	}
 	arrow := "<-"
 	if ev.Dir == DirSend {

@@ -128,6 +128,15 @@ func (f *FileTrace) ForwardFrame(dir string, p []byte, port uint16, req int64) {
 	f.record(tracefile.Event{Kind: tracefile.KindFrame, Dir: fileDir(dir), Stream: tracefile.StreamData, Size: len(p), Data: p, Port: int(port), Request: req})
 }
 
+// ForwardClose records that a side ("local" or "remote") ended its half of
+// port-forward connection req to the remote port.
+func (f *FileTrace) ForwardClose(by string, port uint16, req int64) {
+	if f == nil {
+		return
+	}
+	f.record(tracefile.Event{Kind: tracefile.KindClose, Stream: tracefile.StreamData, By: by, Port: int(port), Request: req})
+}
+
 // ForwardError records a port-forward connection's error-stream message.
 func (f *FileTrace) ForwardError(msg string, port uint16, req int64) {
 	if f == nil {

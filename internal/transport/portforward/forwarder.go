@@ -355,12 +355,15 @@ func (f *Forwarder) Close() error {
 	return nil
 }
 
-// pfTraceConn prints one line per read and write (-vv).
+// pfTraceConn prints one line per read and write (-vv), and one when each
+// side ends its half of the connection.
 type pfTraceConn struct {
 	ForwardConn
 	cfg transport.Config
 	id  int64
 	ft  *transport.FileTrace // and records them in the trace file
+
+	remoteEnd, localEnd sync.Once
 }
 
 func (c *pfTraceConn) forwardSession() ForwardSession {
@@ -376,7 +379,25 @@ func (c *pfTraceConn) Read(p []byte) (int, error) {
 		pfTracef(c.cfg, "<- conn%d data %d B (remote port %d)", c.id, n, c.RemotePort())
 		c.ft.ForwardFrame("<-", p[:n], c.RemotePort(), c.id)
 	}
+	if errors.Is(err, io.EOF) {
+		c.remoteEnd.Do(func() {
+			pfTracef(c.cfg, "<- conn%d end (remote port %d)", c.id, c.RemotePort())
+			c.ft.ForwardClose("remote", c.RemotePort(), c.id)
+		})
+	}
 	return n, err
+}
+
+// CloseWrite traces the local side's end once the remote side was told.
+func (c *pfTraceConn) CloseWrite() error {
+	err := c.ForwardConn.CloseWrite()
+	if err == nil {
+		c.localEnd.Do(func() {
+			pfTracef(c.cfg, "-> conn%d end (remote port %d)", c.id, c.RemotePort())
+			c.ft.ForwardClose("local", c.RemotePort(), c.id)
+		})
+	}
+	return err
 }
 
 func (c *pfTraceConn) Write(p []byte) (int, error) {
