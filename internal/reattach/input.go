@@ -1,6 +1,7 @@
 package reattach
 
 import (
+	"bytes"
 	"io"
 	"sync"
 )
@@ -41,11 +42,11 @@ func (in *Input) Lease() *Lease {
 
 // pump reads the input until it ends, each chunk handed to one lease.
 func (in *Input) pump() {
+	buf := make([]byte, 32<<10)
 	for {
-		buf := make([]byte, 32<<10)
 		n, err := in.r.Read(buf)
 		if n > 0 {
-			in.chunks <- buf[:n]
+			in.chunks <- bytes.Clone(buf[:n]) // keystrokes come a few bytes at a time
 		}
 		if err != nil {
 			in.err = err
