@@ -11,8 +11,9 @@
 // chunks of their stream, several small frames to a chunk, and a reader
 // takes whole chunks (WriteTo: one write per chunk, no copy). Nothing is
 // allocated per frame, and no frame crosses more than one goroutine.
-// spdystream's framer still encodes and decodes the control frames (their
-// headers are zlib-compressed with state kept across the connection).
+// spdystream's framer decodes the control frames and encodes those crisp
+// sends but SYN_STREAM, which crisp writes itself (synstream.go: its header
+// block as stored deflate blocks, no compressor to set up).
 package spdyconn
 
 import (
@@ -89,13 +90,16 @@ type Conn struct {
 	br *bufio.Reader
 
 	// framer decodes control frames from br (only the read loop reads) and
-	// encodes them into wbuf (under wmu).
+	// encodes those crisp sends, but SYN_STREAM, into wbuf (under wmu).
 	framer *spdy.Framer
 	wmu    sync.Mutex
 	wbuf   bytes.Buffer
 	hdr    [8]byte // a DATA frame header, under wmu
 	nextID uint32  // the next stream's id, under wmu: ids go out in order
 	werr   error   // the first failed write, under wmu
+	// headersStarted: the zlib stream of the header blocks crisp sends has
+	// begun (synstream.go; under wmu).
+	headersStarted bool
 
 	mu       sync.Mutex
 	streams  map[uint32]*Stream
@@ -159,7 +163,11 @@ func (c *Conn) CreateStream(headers http.Header) (httpstream.Stream, error) {
 	c.nextID += 2
 	c.streams[s.id] = s
 	c.mu.Unlock()
-	err := c.writeControlLocked(&spdy.SynStreamFrame{StreamId: spdy.StreamId(s.id), Headers: headers})
+	frame, err := appendSynStream(c.wbuf.AvailableBuffer(), s.id, headers, !c.headersStarted)
+	if err == nil {
+		c.headersStarted = true
+		err = c.writeLocked(frame)
+	}
 	c.wmu.Unlock()
 	if err != nil {
 		c.forget(s)
