@@ -12,7 +12,6 @@ doc=${1:-docs/performance.md}
 compare=${COMPARE:-${CRICTL:-crictl}}
 stops=()
 cleanup() { for s in "${stops[@]}"; do bash "$s" >/dev/null 2>&1 || true; done; }
-trap cleanup EXIT
 
 # harness ENV_FILE_OR_EMPTY UP_SCRIPT DOWN_SCRIPT: prints the env file of a
 # running harness, starting one when none is named.

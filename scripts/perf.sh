@@ -15,7 +15,7 @@
 # ("crisp-first other-first").
 #
 # Figures (MB is 10^6 bytes):
-#   exec stdout    MB/s of `exec CTR dd if=/dev/zero bs=1M count=SIZE_MIB` to /dev/null
+#   exec stdout    MB/s of `exec CTR dd if=/dev/zero bs=1M count=SIZE_MIB` into a file (its size is checked)
 #   exec CPU       client CPU (user+sys) per GiB of that exec stdout
 #   port-forward   MB/s downloading SIZE_MIB through `port-forward POD LOCAL:PF_PORT`
 #                  from PF_SERVER inside the container: busybox nc running dd on

@@ -78,18 +78,19 @@ func Stream(ctx context.Context, op string, src transport.URLSource, offers []tr
 	// The protocol cache may ask the runtime's Version before it orders the
 	// offers; the first URL call does not depend on the order, so it runs
 	// meanwhile (one RPC's latency off every exec and attach).
-	first := fetchURL
+	next := func() (string, time.Duration, error) { return fetchURL(ctx, src) }
+	first := next
 	if cfg.Protocols.Consulted(asked) {
 		first = fetchURLAsync(ctx, src)
 	}
 	offers, reordered := cfg.Protocols.Order(ctx, op, asked, cfg) // protocache.go
 	defer func() { cfg.Protocols.Remember(ctx, op, asked, res.Attempts, reordered, cfg) }()
 	for i, offer := range offers {
-		fetch := fetchURL
+		fetch := next
 		if i == 0 {
 			fetch = first
 		}
-		rawURL, rpc, err := fetch(ctx, src)
+		rawURL, rpc, err := fetch()
 		if err != nil {
 			return res, err
 		}
@@ -119,7 +120,7 @@ func fetchURL(ctx context.Context, src transport.URLSource) (string, time.Durati
 
 // fetchURLAsync starts fetchURL at once and returns what waits for its
 // answer; the caller must call it (the call's goroutine ends with the call).
-func fetchURLAsync(ctx context.Context, src transport.URLSource) func(context.Context, transport.URLSource) (string, time.Duration, error) {
+func fetchURLAsync(ctx context.Context, src transport.URLSource) func() (string, time.Duration, error) {
 	type answer struct {
 		url string
 		rpc time.Duration
@@ -131,7 +132,7 @@ func fetchURLAsync(ctx context.Context, src transport.URLSource) func(context.Co
 		a.url, a.rpc, a.err = fetchURL(ctx, src)
 		ch <- a
 	}()
-	return func(context.Context, transport.URLSource) (string, time.Duration, error) {
+	return func() (string, time.Duration, error) {
 		a := <-ch
 		return a.url, a.rpc, a.err
 	}
