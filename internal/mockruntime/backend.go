@@ -292,7 +292,7 @@ func (b *backend) PortForward(ctx context.Context, podSandboxID string, port int
 	if p.getState() != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return fmt.Errorf("pod %s is not ready; port-forward needs a running pod", p.id)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port)))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p.loopbackPort(port)))
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	conn, err := d.DialContext(dctx, "tcp", addr)

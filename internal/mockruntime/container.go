@@ -35,6 +35,41 @@ type pod struct {
 	state runtimeapi.PodSandboxState
 	// proxies map the pod's host ports while it is ready.
 	proxies []*portProxy
+	// movedPorts maps a container port of the pod to the loopback port its
+	// built-in web server took instead, when another program held the
+	// container port (pods of the mock share the host loopback; on a real
+	// runtime every pod has its own). Port-forward and port mappings follow it.
+	movedPorts map[int32]int
+}
+
+// hostNetwork reports whether the pod uses the node's network namespace.
+func (p *pod) hostNetwork() bool {
+	return p.config.GetLinux().GetSecurityContext().GetNamespaceOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE
+}
+
+// loopbackPort is the host loopback port that serves the pod's port.
+func (p *pod) loopbackPort(port int32) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if moved, ok := p.movedPorts[port]; ok {
+		return moved
+	}
+	return int(port)
+}
+
+// movePort records that the pod's port is served on loopback port moved; a
+// moved of 0 forgets it.
+func (p *pod) movePort(port int32, moved int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if moved == 0 {
+		delete(p.movedPorts, port)
+		return
+	}
+	if p.movedPorts == nil {
+		p.movedPorts = map[int32]int{}
+	}
+	p.movedPorts[port] = moved
 }
 
 func (p *pod) getState() runtimeapi.PodSandboxState {
@@ -142,7 +177,7 @@ func (c *container) getState() runtimeapi.ContainerState {
 
 // start runs the container's task. The caller holds r.mu and has checked
 // that the runtime is not closing, so Close sees every task it must end.
-func (c *container) start() error {
+func (c *container) start(pd *pod) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
@@ -168,21 +203,7 @@ func (c *container) start() error {
 		return nil
 	}
 	if c.kind == imageWebServer && c.spec.argv == nil {
-		ws, err := startWebServer(c.id, c.webPort, c.emit)
-		if err != nil {
-			return c.failStart(err)
-		}
-		c.task = ws
-		c.markRunning()
-		c.r.goTracked(func() {
-			if strings.Contains(c.imageName, "httpd") {
-				// httpd logs its start to stderr; nginx says nothing.
-				c.emit(streamStderr, fmt.Appendf(nil, "httpd: the mock runtime's built-in web server serves 127.0.0.1:%d\n", c.webPort))
-			}
-			ws.serve()
-			c.finish(0)
-		})
-		return nil
+		return c.startWebServer(pd)
 	}
 
 	p, err := startProc(c.spec)
@@ -214,6 +235,36 @@ func (c *container) start() error {
 		p.kill()
 		p.drain(&pumps)
 		c.finish(p.exitCode)
+	})
+	return nil
+}
+
+// startWebServer runs the built-in web server of a web-server image. In a
+// pod with its own network a port that another program holds moves to a
+// free loopback port (the pod's port-forward and port mappings follow it), so
+// a host's web server or a parallel test run cannot keep the container from
+// starting; a host-network pod has no such way out.
+func (c *container) startWebServer(p *pod) error {
+	movable := !p.hostNetwork()
+	ws, err := startWebServer(c.id, c.webPort, movable, c.emit)
+	if err != nil {
+		return c.failStart(err)
+	}
+	if ws.port != c.webPort {
+		p.movePort(int32(c.webPort), ws.port)
+	}
+	c.task = ws
+	c.markRunning()
+	c.r.goTracked(func() {
+		if strings.Contains(c.imageName, "httpd") {
+			// httpd logs its start to stderr; nginx says nothing.
+			c.emit(streamStderr, fmt.Appendf(nil, "httpd: the mock runtime's built-in web server serves the pod's port %d on 127.0.0.1:%d\n", c.webPort, ws.port))
+		}
+		ws.serve()
+		if ws.port != c.webPort {
+			p.movePort(int32(c.webPort), 0)
+		}
+		c.finish(0)
 	})
 	return nil
 }

@@ -158,7 +158,8 @@ func (s *runtimeService) StartContainer(_ context.Context, req *runtimeapi.Start
 	if err != nil {
 		return nil, err
 	}
-	if p, err := s.r.findPod(c.podID); err != nil || p.getState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+	p, err := s.r.findPod(c.podID)
+	if err != nil || p.getState() != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %s of container %s is not ready", c.podID, c.id)
 	}
 	err = func() error {
@@ -170,7 +171,7 @@ func (s *runtimeService) StartContainer(_ context.Context, req *runtimeapi.Start
 		if st := c.getState(); st != runtimeapi.ContainerState_CONTAINER_CREATED {
 			return status.Errorf(codes.FailedPrecondition, "container %s is %s; only a created container can be started", c.id, stateName(st))
 		}
-		if err := c.start(); err != nil {
+		if err := c.start(p); err != nil {
 			return status.Errorf(codes.Unknown, "start container %s: %v", c.id, err)
 		}
 		return nil

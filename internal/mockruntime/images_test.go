@@ -3,6 +3,8 @@ package mockruntime_test
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -142,4 +144,84 @@ func TestImageCatalog(t *testing.T) {
 	if _, err := env.Images.PullImage(tctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "busybox:timeout"}}); status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("pull with a 1ms deadline: %v, want DeadlineExceeded", err)
 	}
+}
+
+// TestWebServerPortTaken: a web-server container of a pod with its own
+// network starts although another program holds 127.0.0.1:80 (or the mock
+// may not bind it), and the pod's port 80 still answers through
+// port-forward and through a host-port mapping: a host's web server or a
+// parallel test run must not break the mock's pods.
+func TestWebServerPortTaken(t *testing.T) {
+	// Hold the port without SO_REUSEPORT, as a host's web server would; where
+	// it cannot be held (no root, or held already) the mock meets the same.
+	if lis, err := net.Listen("tcp", "127.0.0.1:80"); err == nil {
+		t.Cleanup(func() { _ = lis.Close() })
+	}
+	env := start(t)
+	ctx := ctxT(t)
+	hostPort := freePort(t)
+	podCfg := &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "web-uid"},
+		PortMappings: []*runtimeapi.PortMapping{{Protocol: runtimeapi.Protocol_TCP, ContainerPort: 80, HostPort: int32(hostPort)}},
+	}
+	resp, err := env.CRI.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: podCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	podID := resp.PodSandboxId
+	image := &runtimeapi.ImageSpec{Image: "registry.k8s.io/e2e-test-images/nginx:1.14-2"}
+	if _, err := env.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: image}); err != nil {
+		t.Fatal(err)
+	}
+	created, err := env.CRI.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: podID, SandboxConfig: podCfg,
+		Config: &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "nginx"}, Image: image}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.ContainerId
+	if _, err := env.CRI.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+		t.Fatalf("start the web server while 127.0.0.1:80 is taken: %v", err)
+	}
+	waitState(t, env, id, runtimeapi.ContainerState_CONTAINER_RUNNING)
+
+	pf, err := env.CRI.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: podID, Port: []int32{80}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, stop := spdyForward(t, pf.Url, 80)
+	defer stop()
+	for name, addr := range map[string]string{
+		"port-forward":      fmt.Sprintf("127.0.0.1:%d", local),
+		"host-port mapping": fmt.Sprintf("127.0.0.1:%d", hostPort),
+	} {
+		// Other mocks may share port 80 through SO_REUSEPORT when nothing
+		// else holds it: ask until this container's server answers.
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		answered := false
+		for range 20 {
+			r, err := client.Get("http://" + addr + "/")
+			if err != nil {
+				t.Fatalf("%s: GET http://%s/: %v", name, addr, err)
+			}
+			_ = r.Body.Close()
+			if r.StatusCode == 200 && r.Header.Get(mockruntime.WebContainerHeader) == id {
+				answered = true
+				break
+			}
+		}
+		if !answered {
+			t.Errorf("%s: container %s's web server never answered on the pod's port 80", name, id)
+		}
+	}
+}
+
+// freePort is a loopback port nothing listens on (a moment ago).
+func freePort(t *testing.T) int {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lis.Close() }()
+	return lis.Addr().(*net.TCPAddr).Port
 }

@@ -48,7 +48,7 @@ func (s *runtimeService) RunPodSandbox(_ context.Context, req *runtimeapi.RunPod
 				return status.Errorf(codes.AlreadyExists, "pod sandbox %s (name %q, namespace %q, uid %q, attempt %d) already exists; remove it or change the attempt", other.id, md.GetName(), md.GetNamespace(), md.GetUid(), md.GetAttempt())
 			}
 		}
-		proxies, err := s.r.startPortProxies(cfg.GetPortMappings())
+		proxies, err := s.r.startPortProxies(p, cfg.GetPortMappings())
 		if err != nil {
 			return status.Errorf(codes.Unknown, "set up the network of pod sandbox %q: %v", md.GetName(), err)
 		}

@@ -13,12 +13,13 @@ import (
 // portProxy does for one of a pod's port mappings what the CNI portmap
 // plugin does on a node: connections to the host port reach the container
 // port. Pods of the mock share the host loopback, so the container port is
-// 127.0.0.1:ContainerPort. It listens on the mapping's host IP, or on
+// 127.0.0.1:ContainerPort, or the port a web server moved to (pod.movedPorts). It listens on the mapping's host IP, or on
 // 127.0.0.1 when it names none (the mock serves nothing beyond loopback
 // unless asked).
 type portProxy struct {
-	lis    net.Listener
-	target string
+	lis           net.Listener
+	pod           *pod
+	containerPort int32
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -27,7 +28,7 @@ type portProxy struct {
 // startPortProxies listens for every TCP mapping with a host port other
 // than its container port (a host port equal to it is the container's own
 // listener already, since pods share the host network).
-func (r *Runtime) startPortProxies(mappings []*runtimeapi.PortMapping) ([]*portProxy, error) {
+func (r *Runtime) startPortProxies(pd *pod, mappings []*runtimeapi.PortMapping) ([]*portProxy, error) {
 	var out []*portProxy
 	for _, m := range mappings {
 		if m.GetHostPort() <= 0 || m.GetHostPort() == m.GetContainerPort() || m.GetProtocol() != runtimeapi.Protocol_TCP {
@@ -43,7 +44,7 @@ func (r *Runtime) startPortProxies(mappings []*runtimeapi.PortMapping) ([]*portP
 			closeProxies(out)
 			return nil, fmt.Errorf("map host port %s to container port %d: %w", addr, m.GetContainerPort(), err)
 		}
-		p := &portProxy{lis: lis, target: net.JoinHostPort("127.0.0.1", strconv.Itoa(int(m.GetContainerPort()))), conns: map[net.Conn]struct{}{}}
+		p := &portProxy{lis: lis, pod: pd, containerPort: m.GetContainerPort(), conns: map[net.Conn]struct{}{}}
 		r.goTracked(func() { p.serve(r) })
 		out = append(out, p)
 	}
@@ -92,7 +93,9 @@ func (p *portProxy) untrack(c net.Conn) {
 func (p *portProxy) relay(c net.Conn) {
 	defer p.untrack(c)
 	defer func() { _ = c.Close() }()
-	up, err := net.Dial("tcp", p.target)
+	// Looked up per connection: the container's web server may have moved
+	// the port when it started (pod.movedPorts).
+	up, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p.pod.loopbackPort(p.containerPort))))
 	if err != nil {
 		return
 	}

@@ -228,7 +228,16 @@ func (r *Runtime) close() error {
 	for p := range r.execs {
 		execs = append(execs, p)
 	}
+	var proxies []*portProxy
+	for _, p := range r.pods {
+		p.mu.Lock()
+		proxies = append(proxies, p.proxies...)
+		p.proxies = nil
+		p.mu.Unlock()
+	}
 	r.mu.Unlock()
+	// A ready pod's host-port listeners end with the runtime.
+	closeProxies(proxies)
 
 	// Processes first: a handler waiting in ExecSync or a stream waiting on
 	// a process returns once the process is gone. Attach sessions end on

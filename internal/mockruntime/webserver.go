@@ -2,6 +2,7 @@ package mockruntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,6 +25,7 @@ const webPage = `<!DOCTYPE html>
 type webServer struct {
 	srv  *http.Server
 	lis  net.Listener
+	port int // the loopback port it listens on
 	done chan struct{}
 }
 
@@ -31,9 +33,11 @@ type webServer struct {
 // with SO_REUSEPORT several may listen on one port.
 const WebContainerHeader = "X-Crisp-Mock-Container"
 
-// startWebServer listens on 127.0.0.1:port for container id; serve must then
+// startWebServer listens on 127.0.0.1:port for container id, or, when
+// movable and the port is held by a program that does not share it (or
+// needs privileges the mock lacks), on a free loopback port; serve must then
 // run (on a goroutine its caller owns) until stop.
-func startWebServer(id string, port int, emit func(stream string, p []byte)) (*webServer, error) {
+func startWebServer(id string, port int, movable bool, emit func(stream string, p []byte)) (*webServer, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	// On a real runtime every pod has its own port 80. Pods of the mock
 	// share the host loopback, so web servers of several pods (or of several
@@ -49,6 +53,9 @@ func startWebServer(id string, port int, emit func(stream string, p []byte)) (*w
 		return serr
 	}}
 	lis, err := lc.Listen(context.Background(), "tcp", addr)
+	if err != nil && movable && (errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EACCES)) {
+		lis, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the built-in web server cannot listen on %s (%w); another web-server container or a host process holds the port: stop it first", addr, err)
 	}
@@ -64,6 +71,7 @@ func startWebServer(id string, port int, emit func(stream string, p []byte)) (*w
 	return &webServer{
 		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
 		lis:  lis,
+		port: lis.Addr().(*net.TCPAddr).Port,
 		done: make(chan struct{}),
 	}, nil
 }
