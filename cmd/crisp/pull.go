@@ -52,23 +52,26 @@ func (o *pullOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []st
 	if o.pull.Annotations, err = client.ParseLabels(o.Annotations); err != nil {
 		return cmdutil.UsageErrorf("--annotation: %v", err)
 	}
-	return nil
-}
-
-// Validate checks the credentials before the runtime is dialed; the
-// password of --username is read here, from stdin.
-func (o *pullOptions) Validate() (err error) {
+	if o.Image == "" {
+		return cmdutil.UsageErrorf("pull needs an IMAGE, got an empty name")
+	}
+	// The credentials and --pod-config are read before the runtime is
+	// dialed: the password of --username from stdin, both bounded and ended
+	// by a signal.
 	creds := query.Credentials{Creds: o.Creds, Auth: o.Auth, Username: o.Username}
-	if o.pull.Auth, err = creds.AuthConfig(o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
+	if o.pull.Auth, err = creds.AuthConfig(cmd.Context(), o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	if o.PodConfig != "" {
-		if o.pull.PodConfig, err = query.LoadPodConfig(o.PodConfig); err != nil {
+		if o.pull.PodConfig, err = query.LoadPodConfig(cmd.Context(), o.PodConfig); err != nil {
 			return cmdutil.UsageErrorf("--pod-config: %v", err)
 		}
 	}
 	return nil
 }
+
+// Validate has nothing left to check: Complete read and checked the input.
+func (o *pullOptions) Validate() error { return nil }
 
 // Run pulls the image.
 func (o *pullOptions) Run(ctx context.Context) error {

@@ -214,7 +214,10 @@ func readConfigFile(path string, explicit bool) (FileConfig, error) {
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("config file %s: %w", path, err)
 	}
-	if t := cfg.Timeout; t != nil && (*t <= 0 || *t > maxTimeoutSeconds) {
+	if t := cfg.Timeout; t != nil && *t == 0 {
+		cfg.Timeout = nil // crictl's "no timeout set" (`crictl config --set timeout=0` writes it): the default
+	}
+	if t := cfg.Timeout; t != nil && (*t < 0 || *t > maxTimeoutSeconds) {
 		return cfg, fmt.Errorf("config file %s: timeout must be a positive number of seconds (at most %d), not %d",
 			path, maxTimeoutSeconds, *t)
 	}

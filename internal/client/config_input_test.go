@@ -103,7 +103,8 @@ func TestConfigFileSizeBound(t *testing.T) {
 
 // TestConfigFileTimeoutRange: a timeout must be a positive number of
 // seconds a time.Duration can hold; 9227000000 s used to overflow to a
-// negative duration and 0 or less silently became the default.
+// negative duration and a negative one silently became the default. 0 is
+// crictl's "not set" (`crictl config --set timeout=0` writes it): the default.
 func TestConfigFileTimeoutRange(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -112,7 +113,7 @@ func TestConfigFileTimeoutRange(t *testing.T) {
 	}{
 		{"1", time.Second},
 		{"9223372036", 9223372036 * time.Second},
-		{"0", 0},
+		{"0", DefaultRequestTimeout},
 		{"-5", 0},
 		{"9227000000", 0},
 		{"9223372037", 0},

@@ -29,7 +29,7 @@ type Smoke struct {
 
 // Complete takes the factory and the optional CONTAINER, and reads
 // --pod-config.
-func (o *Smoke) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
+func (o *Smoke) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.F = f
 	switch {
 	case len(args) == 1:
@@ -39,7 +39,7 @@ func (o *Smoke) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) er
 	}
 	if o.PodConfig != "" {
 		var err error
-		if o.podCfg, err = probe.LoadPodConfig(o.PodConfig); err != nil {
+		if o.podCfg, err = probe.LoadPodConfig(cmd.Context(), o.PodConfig); err != nil {
 			return cmdutil.UsageError{Err: err}
 		}
 	}

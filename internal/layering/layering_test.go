@@ -78,6 +78,8 @@ var rules = []struct {
 		"diag runs probe, smoke and bench for cmd/crisp on internal/probe's checks; it knows nothing of the mock or of exec's sessions"},
 	{"internal/helptext", []string{module + "/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
 		"helptext is the commands' help as text files: it imports nothing, so any package (the docs' generator included) may read it"},
+	{"internal/input", []string{module + "/internal/", module + "/cmd/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
+		"input bounds and interrupts what crisp reads from paths and stdin, whatever it is: it knows nothing of crisp"},
 	{"internal/testkit", []string{module + "/internal/", module + "/cmd/", "k8s.io/", "google.golang.org/grpc", "github.com/spf13/cobra"},
 		"the tests of every package share the kit, the mock's included: it must import nothing of crisp's, or the mock's tests would share client code"},
 }

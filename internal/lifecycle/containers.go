@@ -22,7 +22,7 @@ const cleanupTimeout = 30 * time.Second
 // Create creates a container from the config at ctrPath in the pod podRef
 // (pod config at podPath, which CRI asks for again) and prints its ID.
 func Create(ctx context.Context, c *client.Client, podRef, ctrPath, podPath string, pull Pull, out, errOut io.Writer) error {
-	cfg, podCfg, err := loadConfigs(ctrPath, podPath)
+	cfg, podCfg, err := loadConfigs(ctx, ctrPath, podPath)
 	if err != nil {
 		return err
 	}
@@ -45,12 +45,12 @@ func Create(ctx context.Context, c *client.Client, podRef, ctrPath, podPath stri
 
 // loadConfigs reads the container config at ctrPath and the pod config at
 // podPath, which CRI asks for with the container's.
-func loadConfigs(ctrPath, podPath string) (*runtimeapi.ContainerConfig, *runtimeapi.PodSandboxConfig, error) {
-	cfg, err := podspec.LoadContainer(ctrPath)
+func loadConfigs(ctx context.Context, ctrPath, podPath string) (*runtimeapi.ContainerConfig, *runtimeapi.PodSandboxConfig, error) {
+	cfg, err := podspec.LoadContainer(ctx, ctrPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	podCfg, err := podspec.LoadPod(podPath)
+	podCfg, err := podspec.LoadPod(ctx, podPath)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,7 +71,7 @@ func Start(ctx context.Context, c *client.Client, refs []string, out io.Writer) 
 // created, and whatever was created is removed again when a later step
 // fails (or is interrupted).
 func Run(ctx context.Context, c *client.Client, ctrPath, podPath, handler string, pull Pull, out, errOut io.Writer) (err error) {
-	cfg, podCfg, err := loadConfigs(ctrPath, podPath)
+	cfg, podCfg, err := loadConfigs(ctx, ctrPath, podPath)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 // RunPod creates and starts the pod sandbox of the config file at path
 // and prints its ID.
 func RunPod(ctx context.Context, c *client.Client, path, handler string, out io.Writer) error {
-	cfg, err := podspec.LoadPod(path)
+	cfg, err := podspec.LoadPod(ctx, path)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func ensureImage(ctx context.Context, c *client.Client, cfg *runtimeapi.Containe
 			images = append(images, img)
 		}
 	}
-	auth, err := p.AuthConfig(p.Password, p.Prompt)
+	auth, err := p.AuthConfig(ctx, p.Password, p.Prompt)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ package podspec
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/crisp-cri/crisp/internal/input"
 )
 
 // Error is a configuration file that cannot be used: File and, where the
@@ -38,8 +41,8 @@ func (e *Error) Error() string {
 
 // LoadPod reads a pod sandbox config. As crictl does, metadata.name and
 // metadata.namespace are required and a missing metadata.uid is made up.
-func LoadPod(path string) (*runtimeapi.PodSandboxConfig, error) {
-	data, err := readFile(path)
+func LoadPod(ctx context.Context, path string) (*runtimeapi.PodSandboxConfig, error) {
+	data, err := readFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +60,8 @@ func LoadPod(path string) (*runtimeapi.PodSandboxConfig, error) {
 }
 
 // LoadContainer reads a container config; metadata.name is required.
-func LoadContainer(path string) (*runtimeapi.ContainerConfig, error) {
-	data, err := readFile(path)
+func LoadContainer(ctx context.Context, path string) (*runtimeapi.ContainerConfig, error) {
+	data, err := readFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +107,10 @@ func ValidateContainer(path string, data []byte, cfg *runtimeapi.ContainerConfig
 	return nil
 }
 
-func readFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+// readFile reads a config file, bounded (input.MaxConfig) and interruptible:
+// /dev/zero or a FIFO nobody writes to must not hold crisp.
+func readFile(ctx context.Context, path string) ([]byte, error) {
+	data, err := input.ReadFile(ctx, path, input.MaxConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, &Error{File: path, Msg: "config file not found"}
 	}

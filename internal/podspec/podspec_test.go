@@ -1,6 +1,7 @@
 package podspec
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func TestLoadPodJSONAndYAML(t *testing.T) {
 		"pod.yaml": "metadata:\n  name: web\n  namespace: default\n  uid: u1\nlog_directory: /tmp/logs\nlabels:\n  app: web\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := LoadPod(write(t, name, content))
+			cfg, err := LoadPod(context.Background(), write(t, name, content))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +38,7 @@ func TestLoadPodJSONAndYAML(t *testing.T) {
 }
 
 func TestLoadPodMakesUpUID(t *testing.T) {
-	cfg, err := LoadPod(write(t, "pod.yaml", "metadata: {name: web, namespace: default}\n"))
+	cfg, err := LoadPod(context.Background(), write(t, "pod.yaml", "metadata: {name: web, namespace: default}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestLoadPodMakesUpUID(t *testing.T) {
 }
 
 func TestLoadContainer(t *testing.T) {
-	cfg, err := LoadContainer(write(t, "ctr.json", `{"metadata": {"name": "c"}, "image": {"image": "busybox"}, "command": ["sh", "-c", "echo hi"], "log_path": "c.log", "envs": [{"key": "A", "value": "1"}]}`))
+	cfg, err := LoadContainer(context.Background(), write(t, "ctr.json", `{"metadata": {"name": "c"}, "image": {"image": "busybox"}, "command": ["sh", "-c", "echo hi"], "log_path": "c.log", "envs": [{"key": "A", "value": "1"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,9 +83,9 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 			path := write(t, tc.file, tc.content)
 			var err error
 			if tc.pod {
-				_, err = LoadPod(path)
+				_, err = LoadPod(context.Background(), path)
 			} else {
-				_, err = LoadContainer(path)
+				_, err = LoadContainer(context.Background(), path)
 			}
 			var pe *Error
 			if !errors.As(err, &pe) {
@@ -101,7 +102,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 }
 
 func TestMissingFile(t *testing.T) {
-	_, err := LoadPod(filepath.Join(t.TempDir(), "nope.yaml"))
+	_, err := LoadPod(context.Background(), filepath.Join(t.TempDir(), "nope.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "nope.yaml: config file not found") {
 		t.Errorf("got %v", err)
 	}

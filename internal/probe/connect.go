@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/input"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -64,8 +64,8 @@ func (e *Env) Resolve(ctx context.Context, container, pod string, port int32) (T
 
 // LoadPodConfig reads a crictl-style PodSandboxConfig (JSON or YAML) for
 // smoke --image; its errors name the --pod-config flag.
-func LoadPodConfig(path string) (*runtimeapi.PodSandboxConfig, error) {
-	data, err := os.ReadFile(path)
+func LoadPodConfig(ctx context.Context, path string) (*runtimeapi.PodSandboxConfig, error) {
+	data, err := input.ReadFile(ctx, path, input.MaxConfig)
 	if err != nil {
 		return nil, fmt.Errorf("--pod-config: %w", err)
 	}

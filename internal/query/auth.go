@@ -1,16 +1,15 @@
 package query
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/input"
 	"github.com/crisp-cri/crisp/internal/podspec"
 )
 
@@ -28,7 +27,8 @@ var ErrCredsAndAuth = errors.New("--creds and --auth cannot both be given")
 // AuthConfig builds a pull's credentials; none gives nil, an anonymous pull.
 // The password of --username is the first line of in (a "Password: " prompt
 // on prompt, when it is not nil).
-func (c Credentials) AuthConfig(in io.Reader, prompt io.Writer) (*runtimeapi.AuthConfig, error) {
+// The read is bounded (input.MaxLine) and ends when ctx does.
+func (c Credentials) AuthConfig(ctx context.Context, in io.Reader, prompt io.Writer) (*runtimeapi.AuthConfig, error) {
 	if c.Creds != "" && c.Auth != "" {
 		return nil, ErrCredsAndAuth
 	}
@@ -42,12 +42,11 @@ func (c Credentials) AuthConfig(in io.Reader, prompt io.Writer) (*runtimeapi.Aut
 		var line string
 		if in != nil {
 			var err error
-			line, err = bufio.NewReader(in).ReadString('\n')
-			if err != nil && !errors.Is(err, io.EOF) {
+			if line, err = input.ReadLine(ctx, in, "the password of --username (stdin)", input.MaxLine); err != nil {
 				return nil, fmt.Errorf("reading the password of --username: %w", err)
 			}
 		}
-		return &runtimeapi.AuthConfig{Username: c.Username, Password: strings.TrimRight(line, "\r\n")}, nil
+		return &runtimeapi.AuthConfig{Username: c.Username, Password: line}, nil
 	case c.Creds != "":
 		user, pass, err := client.ParseCreds(c.Creds)
 		if err != nil {
@@ -63,8 +62,8 @@ func (c Credentials) AuthConfig(in io.Reader, prompt io.Writer) (*runtimeapi.Aut
 // LoadPodConfig reads the PodSandboxConfig of pull --pod-config from a JSON
 // or YAML file (crictl's snake_case field names, or camelCase); a malformed
 // one is named with its line.
-func LoadPodConfig(path string) (*runtimeapi.PodSandboxConfig, error) {
-	data, err := os.ReadFile(path)
+func LoadPodConfig(ctx context.Context, path string) (*runtimeapi.PodSandboxConfig, error) {
+	data, err := input.ReadFile(ctx, path, input.MaxConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func TestCredentials(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var prompt bytes.Buffer
-			got, err := tt.c.AuthConfig(strings.NewReader(tt.stdin), &prompt)
+			got, err := tt.c.AuthConfig(context.Background(), strings.NewReader(tt.stdin), &prompt)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("want an error with %q; got %v, %v", tt.err, got, err)
@@ -46,10 +47,10 @@ func TestCredentials(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (Credentials{Creds: "a", Auth: "b"}).AuthConfig(nil, nil); !errors.Is(err, ErrCredsAndAuth) {
+	if _, err := (Credentials{Creds: "a", Auth: "b"}).AuthConfig(context.Background(), nil, nil); !errors.Is(err, ErrCredsAndAuth) {
 		t.Errorf("want ErrCredsAndAuth; got %v", err)
 	}
-	if got, err := (Credentials{Username: "u"}).AuthConfig(nil, nil); err != nil || got.GetUsername() != "u" || got.GetPassword() != "" {
+	if got, err := (Credentials{Username: "u"}).AuthConfig(context.Background(), nil, nil); err != nil || got.GetUsername() != "u" || got.GetPassword() != "" {
 		t.Errorf("username without stdin: %v, %v", got, err)
 	}
 }
@@ -59,14 +60,14 @@ func TestLoadPodConfigNamesTheLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte("metadata:\n  name: p\n  attempt: many\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadPodConfig(path)
+	_, err := LoadPodConfig(context.Background(), path)
 	if err == nil || !strings.Contains(err.Error(), path+":3") {
 		t.Errorf("want an error naming %s:3; got %v", path, err)
 	}
 	if err := os.WriteFile(path, []byte("metadata: {name: p, namespace: default}\nlabels: {a: b}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadPodConfig(path)
+	cfg, err := LoadPodConfig(context.Background(), path)
 	if err != nil || cfg.GetMetadata().GetName() != "p" || cfg.GetLabels()["a"] != "b" {
 		t.Errorf("got %v, %v", cfg, err)
 	}
