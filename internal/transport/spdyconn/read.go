@@ -3,7 +3,6 @@ package spdyconn
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"time"
@@ -47,7 +46,7 @@ func (c *Conn) readFrame() error {
 	if h[0]&0x80 != 0 {
 		f, err := c.framer.ReadFrame()
 		if err != nil {
-			return fmt.Errorf("reading a SPDY control frame: %w", err)
+			return controlFrameError(err)
 		}
 		return c.control(f)
 	}

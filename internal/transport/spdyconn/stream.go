@@ -2,10 +2,12 @@ package spdyconn
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/moby/spdystream/spdy"
 	"k8s.io/streaming/pkg/httpstream"
@@ -13,6 +15,10 @@ import (
 
 // errLocalReset is what writing to a stream this side reset returns.
 var errLocalReset = errors.New("stream reset")
+
+// ErrOverrun is what reading or writing a stream returns once it was
+// dropped because its reader fell behind (Conn.SetOverrunWait).
+var ErrOverrun = errors.New("stream dropped: its reader fell behind")
 
 // errWriteClosed is what writing after Close returns.
 var errWriteClosed = errors.New("write on a closed stream")
@@ -44,6 +50,7 @@ type Stream struct {
 	end         error      // io.EOF once no more data will come
 	resetErr    error      // set once either side reset the stream
 	localClosed bool       // this side sent its FIN
+	lastRead    time.Time  // when a reader last took data
 }
 
 var (
@@ -87,6 +94,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 	}
 	s.backlog -= n
+	s.lastRead = time.Now()
 	s.cond.Broadcast() // the read loop may wait for room
 	return n, nil
 }
@@ -111,6 +119,7 @@ func (s *Stream) WriteTo(w io.Writer) (int64, error) {
 		}
 		batch, head := s.queue, s.head
 		s.queue, s.spare, s.head, s.backlog = s.spare[:0], nil, 0, 0
+		s.lastRead = time.Now()
 		s.cond.Broadcast()
 		s.mu.Unlock()
 
@@ -277,7 +286,9 @@ func (s *Stream) receive(n int) error {
 }
 
 // publish hands the chunk the read loop filled to the stream's readers
-// (read loop only), then waits while the stream holds maxBacklog unread.
+// (read loop only), then waits while the stream holds maxBacklog unread:
+// for good, or (SetOverrunWait) until its reader has read nothing for the
+// overrun wait, when the stream is dropped instead.
 func (s *Stream) publish() {
 	if len(s.fill) == 0 {
 		return
@@ -285,15 +296,52 @@ func (s *Stream) publish() {
 	fill := s.fill
 	s.fill = nil
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.resetErr != nil || s.end != nil {
+		s.mu.Unlock()
 		putChunk(fill) // nobody will read it
 		return
 	}
 	s.queue = append(s.queue, fill)
 	s.backlog += len(fill)
 	s.cond.Broadcast()
+	wait := time.Duration(s.conn.overrunWait.Load())
+	since := time.Now()
+	overrun := false
 	for s.backlog > maxBacklog && s.resetErr == nil && s.end == nil {
+		if wait <= 0 {
+			s.cond.Wait()
+			continue
+		}
+		idle := time.Since(since)
+		if s.lastRead.After(since) {
+			idle = time.Since(s.lastRead)
+		}
+		if idle >= wait {
+			overrun = true
+			s.overrunLocked(wait)
+			break
+		}
+		t := time.AfterFunc(wait-idle, func() {
+			s.mu.Lock() // under the lock: a wake-up before Wait is not lost
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		})
 		s.cond.Wait()
+		t.Stop()
 	}
+	s.mu.Unlock()
+	if overrun {
+		s.conn.forget(s)
+		// The server stops sending it; the other streams flow on.
+		_ = s.conn.writeControl(&spdy.RstStreamFrame{StreamId: spdy.StreamId(s.id), Status: spdy.Cancel})
+	}
+}
+
+// overrunLocked drops the stream whose reader stopped (s.mu held): what it
+// holds is discarded, and reads and writes fail with ErrOverrun.
+func (s *Stream) overrunLocked(wait time.Duration) {
+	err := fmt.Errorf("%w: %d MiB from the server waited unread for %s", ErrOverrun, maxBacklog>>20, wait)
+	s.dropLocked()
+	s.resetErr, s.end = err, err
+	s.cond.Broadcast()
 }
