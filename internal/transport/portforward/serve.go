@@ -212,6 +212,18 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	defer stop()
 
 	upDone, downDone := make(chan struct{}), make(chan struct{})
+	if d, ok := fc.(droppable); ok && d.dropped() != nil {
+		// The local client stopped reading while blocked on its socket:
+		// only closing it here ends that write.
+		go func() {
+			select {
+			case <-d.dropped():
+				pfResetLocal(local) // the client must not take the cut for an end
+				closeBoth()
+			case <-downDone:
+			}
+		}()
+	}
 	var lastRemote atomic.Int64 // when the remote side last sent (UnixNano)
 	lastRemote.Store(time.Now().UnixNano())
 	var idleClosed atomic.Bool
@@ -254,6 +266,10 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote}, *bp)
 	f.bufs.Put(bp)
 	close(downDone)
+	dropped := pfDropErr(fc)
+	if dropped != nil {
+		pfResetLocal(local)
+	}
 	if err == nil {
 		// The local client gets its EOF now; the runtime's verdict (an
 		// error message trailing the data) is waited for after.
@@ -264,10 +280,42 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	}
 	closeBoth()
 	<-upDone
+	if dropped != nil {
+		return dropped
+	}
 	if err != nil && (idleClosed.Load() || pfLocalClosed(err, lw.err != nil)) {
 		return nil
 	}
 	return err
+}
+
+// droppable is a forwarded connection that can be dropped under the pipe:
+// spdyForwardConn, whose local client stopped reading.
+type droppable interface {
+	dropped() <-chan struct{}
+	dropErr() error
+}
+
+// pfDropErr is why fc was dropped under the pipe, nil if it was not.
+func pfDropErr(fc ForwardConn) error {
+	d, ok := fc.(droppable)
+	if !ok {
+		return nil
+	}
+	select {
+	case <-d.dropped(): // a nil channel never is
+		return d.dropErr()
+	default:
+		return nil
+	}
+}
+
+// pfResetLocal makes closing the local connection send a reset instead of
+// an end: a client whose data was cut must see an error, never a clean end.
+func pfResetLocal(local net.Conn) {
+	if tc, ok := local.(interface{ SetLinger(int) error }); ok {
+		_ = tc.SetLinger(0) // best effort: a plain close still ends the connection
+	}
 }
 
 // pfCloseWhenIdle waits until the remote side has sent nothing for idle

@@ -30,6 +30,7 @@ type Stream struct {
 	headers http.Header
 
 	replied   chan struct{} // closed by the server's reply or reset
+	dropped   chan struct{} // closed when the stream overran (ErrOverrun)
 	replyOnce sync.Once
 	replyErr  error // set before replied closes
 
@@ -59,7 +60,7 @@ var (
 )
 
 func newStream(c *Conn, headers http.Header) *Stream {
-	s := &Stream{conn: c, headers: headers, replied: make(chan struct{})}
+	s := &Stream{conn: c, headers: headers, replied: make(chan struct{}), dropped: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -344,4 +345,16 @@ func (s *Stream) overrunLocked(wait time.Duration) {
 	s.dropLocked()
 	s.resetErr, s.end = err, err
 	s.cond.Broadcast()
+	close(s.dropped)
+}
+
+// Dropped is closed when the stream was dropped because its reader fell
+// behind (SetOverrunWait); Err then says so.
+func (s *Stream) Dropped() <-chan struct{} { return s.dropped }
+
+// Err is why the stream was dropped or reset, nil while it is not.
+func (s *Stream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resetErr
 }
