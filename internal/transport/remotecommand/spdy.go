@@ -155,6 +155,9 @@ func (r *recorder) accepted() bool {
 type spdyUpgrader struct {
 	rt  *streamspdy.SpdyRoundTripper
 	rec *recorder
+	// createTimeout bounds the wait for the server to accept each stream
+	// (--request-timeout, as the upgrade).
+	createTimeout time.Duration
 
 	conn net.Conn      // the upgraded connection, once answered
 	br   *bufio.Reader // what the answer was read through
@@ -194,6 +197,7 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 		_ = u.conn.Close() // likewise
 		return nil, err
 	}
+	conn.SetCreateTimeout(u.createTimeout)
 	return u.rec.final.wrap(conn, protocol), nil
 }
 
@@ -219,6 +223,6 @@ func newSPDYExecutor(cfg transport.Config, u *url.URL, protocols []string, rec *
 	if err != nil {
 		return nil, err
 	}
-	up := &spdyUpgrader{rt: rt, rec: rec}
+	up := &spdyUpgrader{rt: rt, rec: rec, createTimeout: cfg.UpgradeTimeout}
 	return clientremotecommand.NewSPDYExecutorForProtocols(up, clientspdy.NewUpgraderForStreaming(up), http.MethodPost, u, protocols...)
 }
