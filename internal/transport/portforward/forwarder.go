@@ -391,6 +391,16 @@ func (c *pfTraceConn) dropErr() error {
 	return nil
 }
 
+// flushed passes the wrapped connection's on (pfFlusher).
+func (c *pfTraceConn) flushed() (<-chan struct{}, error) {
+	if fl, ok := c.ForwardConn.(pfFlusher); ok {
+		return fl.flushed()
+	}
+	ch := make(chan struct{})
+	close(ch) // nothing to ask: as before
+	return ch, nil
+}
+
 func (c *pfTraceConn) Read(p []byte) (int, error) {
 	n, err := c.ForwardConn.Read(p)
 	if n > 0 {

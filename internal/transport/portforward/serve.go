@@ -227,6 +227,8 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	var lastRemote atomic.Int64 // when the remote side last sent (UnixNano)
 	lastRemote.Store(time.Now().UnixNano())
 	var idleClosed atomic.Bool
+	var lost atomic.Pointer[error] // the connection was closed with data possibly lost
+	remoteBytes := &atomic.Int64{}
 	go func() {
 		defer close(upDone)
 		bp := f.bufs.Get().(*[]byte)
@@ -252,10 +254,12 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 			// done: once it has nothing more to say, close the connection
 			// (else each finished connection holds its sockets, and the
 			// remote end, for good).
-			f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection closes once the remote side has sent nothing for %s", local.RemoteAddr(), f.opts.FinishedIdle)
-			if pfCloseWhenIdle(&lastRemote, f.opts.FinishedIdle, downDone) {
+			if lerr := f.finishWithoutHalfClose(local, fc, &lastRemote, remoteBytes, downDone); lerr != nil {
+				lost.Store(&lerr)
+				pfResetLocal(local) // the client must not take the cut for an end
+				closeBoth()
+			} else if !pfClosed(downDone) {
 				idleClosed.Store(true)
-				f.opts.Config.Log("port-forward: closing the connection of %s: its local side has finished and the remote side sent nothing for %s", local.RemoteAddr(), f.opts.FinishedIdle)
 				closeBoth()
 			}
 		}
@@ -263,7 +267,7 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 
 	bp := f.bufs.Get().(*[]byte)
 	lw := &pfWriteErr{w: local}
-	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote}, *bp)
+	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote, n: remoteBytes}, *bp)
 	f.bufs.Put(bp)
 	close(downDone)
 	dropped := pfDropErr(fc)
@@ -282,6 +286,9 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	<-upDone
 	if dropped != nil {
 		return dropped
+	}
+	if lerr := lost.Load(); lerr != nil {
+		return *lerr
 	}
 	if err != nil && (idleClosed.Load() || pfLocalClosed(err, lw.err != nil)) {
 		return nil
@@ -337,18 +344,29 @@ func pfCloseWhenIdle(last *atomic.Int64, idle time.Duration, done <-chan struct{
 	}
 }
 
-// pfReadClock notes when its reader last returned data.
+// pfReadClock notes when its reader last returned data, and how much.
 type pfReadClock struct {
 	r    io.Reader
 	last *atomic.Int64
+	n    *atomic.Int64
 }
 
 func (c *pfReadClock) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if n > 0 {
 		c.last.Store(time.Now().UnixNano())
+		c.n.Add(int64(n))
 	}
 	return n, err
+}
+
+func pfClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // pfLocalClosed recognises errors that only say the local socket went away
