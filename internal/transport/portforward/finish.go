@@ -44,6 +44,15 @@ func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last,
 	if fl, ok := fc.(pfFlusher); ok {
 		confirmed, err := fl.flushed()
 		if err != nil {
+			// Most often the remote side has just ended and the
+			// WebSocket is closing: then done follows at once.
+			t := time.NewTimer(pfErrorGrace)
+			defer t.Stop()
+			select {
+			case <-done:
+				return nil
+			case <-t.C:
+			}
 			return fmt.Errorf("remote port %d: the local side of %s finished, and asking the streaming server whether it had all the data failed: %w; closed with a reset, as the remote side's answer may be cut", fc.RemotePort(), who, err)
 		}
 		t := time.NewTimer(pfFlushWait)

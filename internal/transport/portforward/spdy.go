@@ -84,12 +84,11 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 	}
 	att.Protocol = protocol
 	var nc net.Conn = &pfOnceCloseConn{Conn: conn}
-	sc, err := spdyconn.New(nc, br, pfPingPeriod)
+	sc, err := spdyconn.Open(nc, br, pfConnOptions(cfg, pfPingPeriod))
 	if err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("starting SPDY: %w", err)
 	}
-	pfTune(sc, cfg)
 	return newSPDYSession(sc, nc, protocol, cfg), nil
 }
 
@@ -100,21 +99,19 @@ func connectTunnel(ctx context.Context, att *transport.Attempt, cfg transport.Co
 		return nil, err
 	}
 	tc := &pfOnceCloseConn{Conn: clientportforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)}
-	sc, err := spdyconn.New(tc, nil, clientportforward.PingPeriod)
+	sc, err := spdyconn.Open(tc, nil, pfConnOptions(cfg, clientportforward.PingPeriod))
 	if err != nil {
 		_ = tc.Close()
 		return nil, fmt.Errorf("starting SPDY in the WebSocket tunnel: %w", err)
 	}
-	pfTune(sc, cfg)
 	return newSPDYSession(sc, tc, att.Protocol, cfg), nil
 }
 
-// pfTune sets a session's SPDY connection up for port-forward: a stream
-// the runtime leaves unanswered fails after the request timeout, and a
-// connection whose local client stopped reading is dropped alone.
-func pfTune(sc *spdyconn.Conn, cfg transport.Config) {
-	sc.SetCreateTimeout(cfg.UpgradeTimeout)
-	sc.SetOverrunWait(pfOverrunWait)
+// pfConnOptions set a session's SPDY connection up for port-forward: a
+// stream the runtime leaves unanswered fails after the request timeout, and
+// a connection whose local client stopped reading is dropped alone.
+func pfConnOptions(cfg transport.Config, ping time.Duration) spdyconn.Options {
+	return spdyconn.Options{Kind: cfg.SPDYConnection, PingPeriod: ping, CreateTimeout: cfg.UpgradeTimeout, OverrunWait: pfOverrunWait}
 }
 
 // pfDialWebSocket makes one WebSocket handshake offering att.Protocols and

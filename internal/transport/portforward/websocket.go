@@ -86,9 +86,9 @@ type wsSession struct {
 
 	writeMu sync.Mutex
 	// pings waiting for their pong, by payload (flushed).
-	pingMu   sync.Mutex
-	pings    map[string]chan struct{}
-	pingSeq  int
+	pingMu  sync.Mutex
+	pings   map[string]chan struct{}
+	pingSeq int
 	// readErr is why the read loop ended, set before done is closed.
 	readErr   error
 	done      chan struct{}

@@ -158,6 +158,8 @@ type spdyUpgrader struct {
 	// createTimeout bounds the wait for the server to accept each stream
 	// (--request-timeout, as the upgrade).
 	createTimeout time.Duration
+	// kind is the SPDY connection to run on (spdyconn.Open).
+	kind string
 
 	conn net.Conn      // the upgraded connection, once answered
 	br   *bufio.Reader // what the answer was read through
@@ -192,12 +194,11 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 		_ = u.conn.Close() // an error closing or writing here has nowhere better to go
 		return nil, err
 	}
-	conn, err := spdyconn.New(u.conn, u.br, spdyPingPeriod)
+	conn, err := spdyconn.Open(u.conn, u.br, spdyconn.Options{Kind: u.kind, PingPeriod: spdyPingPeriod, CreateTimeout: u.createTimeout})
 	if err != nil {
 		_ = u.conn.Close() // likewise
 		return nil, err
 	}
-	conn.SetCreateTimeout(u.createTimeout)
 	return u.rec.final.wrap(conn, protocol), nil
 }
 
@@ -223,6 +224,6 @@ func newSPDYExecutor(cfg transport.Config, u *url.URL, protocols []string, rec *
 	if err != nil {
 		return nil, err
 	}
-	up := &spdyUpgrader{rt: rt, rec: rec, createTimeout: cfg.UpgradeTimeout}
+	up := &spdyUpgrader{rt: rt, rec: rec, createTimeout: cfg.UpgradeTimeout, kind: cfg.SPDYConnection}
 	return clientremotecommand.NewSPDYExecutorForProtocols(up, clientspdy.NewUpgraderForStreaming(up), http.MethodPost, u, protocols...)
 }
