@@ -1,6 +1,7 @@
 package portforward
 
 import (
+	"os"
 	"testing"
 
 	"github.com/crisp-cri/crisp/internal/transport/spdyconn"
@@ -31,5 +32,15 @@ func TestOnBothSPDYConnections(t *testing.T) {
 				t.Run(tc.name, tc.test)
 			}
 		})
+	}
+}
+
+// skipWithoutSPDY skips a direct WebSocket case while the differential
+// table runs the suite on spdystream's connection: no SPDY connection
+// carries it, and the crisp run covers it.
+func skipWithoutSPDY(t *testing.T, tc pfCase) {
+	t.Helper()
+	if kind, _ := pfKindOf(tc.offer); kind == pfKindWebSocket && os.Getenv(spdyconn.EnvKind) == spdyconn.KindSpdystream {
+		t.Skip("the direct WebSocket protocol runs on no SPDY connection")
 	}
 }
