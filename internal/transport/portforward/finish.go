@@ -19,11 +19,16 @@ import (
 //     seconds; closing a fixed 2s after the local side finished lost whole
 //     answers, with clean ends).
 //  2. Then the connection closes once the remote side has sent nothing for
-//     FinishedIdle (a clean end: the answer came, then silence).
+//     FinishedIdle. crisp cannot know that the remote side had finished (it
+//     never learnt that the local one had: under load an answer paused for
+//     seconds mid-way), so this close is a reset on the local side, never a
+//     clean end: a client that has what it wanted ignores it, one whose
+//     answer was cut sees an error (-v says why).
 //  3. A connection closed before any answer came (nothing from the remote
 //     side at all), or whose server never confirmed it had the data within
-//     pfFlushWait, may have lost data: it is reset on the local side (the
-//     client sees an error, not an end) and reported.
+//     pfFlushWait, has likely lost data: it is also reported.
+//
+// A remote side that closes first ends the connection cleanly, as ever.
 
 // pfFlushWait bounds the wait for the server to confirm it has what crisp
 // sent (rule 1).
@@ -37,9 +42,10 @@ type pfFlusher interface {
 
 // finishWithoutHalfClose applies the rule above once the local side of
 // local finished sending over a protocol without half-close. It returns
-// when the connection should close: nil for a clean end, an error when data
-// may be lost; done closed (the remote side ended first) returns nil.
-func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last, remoteBytes *atomic.Int64, done <-chan struct{}) error {
+// when done is closed (the remote side ended first: reset false) or the
+// connection should close with a reset (reset true; err says why when data
+// was likely lost, for the report).
+func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last, remoteBytes *atomic.Int64, done <-chan struct{}) (reset bool, err error) {
 	who := local.RemoteAddr()
 	if fl, ok := fc.(pfFlusher); ok {
 		confirmed, err := fl.flushed()
@@ -50,10 +56,10 @@ func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last,
 			defer t.Stop()
 			select {
 			case <-done:
-				return nil
+				return false, nil
 			case <-t.C:
 			}
-			return fmt.Errorf("remote port %d: the local side of %s finished, and asking the streaming server whether it had all the data failed: %w; closed with a reset, as the remote side's answer may be cut", fc.RemotePort(), who, err)
+			return true, fmt.Errorf("remote port %d: the local side of %s finished, and asking the streaming server whether it had all the data failed: %w; closed with a reset, as the remote side's answer may be cut", fc.RemotePort(), who, err)
 		}
 		t := time.NewTimer(pfFlushWait)
 		select {
@@ -61,20 +67,21 @@ func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last,
 			t.Stop()
 		case <-done:
 			t.Stop()
-			return nil
+			return false, nil
 		case <-t.C:
-			return fmt.Errorf("remote port %d: the local side of %s finished, but the streaming server did not confirm within %s that it had all the data; closed with a reset, as data may be lost", fc.RemotePort(), who, pfFlushWait)
+			return true, fmt.Errorf("remote port %d: the local side of %s finished, but the streaming server did not confirm within %s that it had all the data; closed with a reset, as data may be lost", fc.RemotePort(), who, pfFlushWait)
 		}
 		// The idle clock starts now.
 		last.Store(max(last.Load(), time.Now().UnixNano()))
 	}
-	f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection closes once the remote side has sent nothing for %s", who, f.opts.FinishedIdle)
-	if !pfCloseWhenIdle(last, f.opts.FinishedIdle, done) {
-		return nil
+	idle := f.opts.FinishedIdle
+	f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection closes once the remote side has sent nothing for %s", who, idle)
+	if !pfCloseWhenIdle(last, idle, done) {
+		return false, nil
 	}
 	if remoteBytes.Load() == 0 {
-		return fmt.Errorf("remote port %d: the local side of %s finished and the remote side sent nothing for %s after it had all the data; WebSocket v4 cannot pass the end on, so crisp closed the connection with a reset: an answer still coming would be lost (a protocol that half-closes, --transport spdy, passes the end on)", fc.RemotePort(), who, f.opts.FinishedIdle)
+		return true, fmt.Errorf("remote port %d: the local side of %s finished and the remote side sent nothing for %s after it had all the data; WebSocket v4 cannot pass the end on, so crisp closed the connection with a reset: an answer still coming would be lost (a protocol that half-closes, --transport spdy, passes the end on)", fc.RemotePort(), who, idle)
 	}
-	f.opts.Config.Log("port-forward: closing the connection of %s: its local side has finished and the remote side sent nothing for %s", who, f.opts.FinishedIdle)
-	return nil
+	f.opts.Config.Log("port-forward: closing the connection of %s with a reset: its local side has finished and the remote side sent nothing for %s (WebSocket v4 cannot tell whether it had finished)", who, idle)
+	return true, nil
 }

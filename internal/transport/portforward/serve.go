@@ -254,12 +254,13 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 			// done: once it has nothing more to say, close the connection
 			// (else each finished connection holds its sockets, and the
 			// remote end, for good).
-			if lerr := f.finishWithoutHalfClose(local, fc, &lastRemote, remoteBytes, downDone); lerr != nil {
+			reset, lerr := f.finishWithoutHalfClose(local, fc, &lastRemote, remoteBytes, downDone)
+			if lerr != nil {
 				lost.Store(&lerr)
-				pfResetLocal(local) // the client must not take the cut for an end
-				closeBoth()
-			} else if !pfClosed(downDone) {
+			}
+			if reset {
 				idleClosed.Store(true)
+				pfResetLocal(local) // the client must not take a cut for an end
 				closeBoth()
 			}
 		}
