@@ -28,6 +28,7 @@ func TestOnBothSPDYConnections(t *testing.T) {
 		{name: "HostileNeverAccepts", test: TestHostileNeverAccepts, crispOnly: true},
 		{name: "HostileNoStatus", test: TestHostileNoStatus},
 		{name: "HostileErrorFlood", test: TestHostileErrorFlood},
+		{name: "MockWithholdStatus", test: TestMockWithholdStatus},
 	}
 	for _, kind := range []string{spdyconn.KindCrisp, spdyconn.KindSpdystream} {
 		t.Run(kind, func(t *testing.T) {

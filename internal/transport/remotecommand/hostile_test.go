@@ -15,9 +15,12 @@ import (
 	"testing"
 	"time"
 
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
 
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -183,4 +186,66 @@ func TestHostileErrorFlood(t *testing.T) {
 		t.Errorf("the session allocated %d MiB reading a flooded error stream", grew>>20)
 	}
 	t.Log(fmt.Sprint(err))
+}
+
+// echoBackend is the mock streaming server's backend for one command: it
+// writes its arguments to stdout and returns.
+type echoBackend struct{}
+
+func (echoBackend) Exec(_ context.Context, _ string, cmd []string, _ io.Reader, out, _ io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
+	_, err := fmt.Fprintln(out, strings.Join(cmd, " "))
+	return err
+}
+
+func (echoBackend) Attach(context.Context, string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
+	return errors.New("no attach here")
+}
+
+func (echoBackend) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
+	return errors.New("no port-forward here")
+}
+
+// The mock's withhold-status fault (its output ends, its status never
+// comes): crisp ends the session with ErrNoStatus after the bound, on
+// SPDY v4, as against the hostile server above.
+func TestMockWithholdStatus(t *testing.T) {
+	old := statusAfterOutput
+	statusAfterOutput = 300 * time.Millisecond
+	t.Cleanup(func() { statusAfterOutput = old })
+	fault, err := streamserver.ParseFault(streamserver.FaultWithholdStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := streamserver.New(streamserver.Config{Addr: "127.0.0.1:0", Profile: streamserver.ProfileFull, Faults: []streamserver.Fault{fault}}, echoBackend{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	src := func(context.Context) (string, error) {
+		resp, err := srv.GetExec(&runtimeapi.ExecRequest{ContainerId: "ctr", Cmd: []string{"hi"}, Stdout: true, Stderr: true})
+		if err != nil {
+			return "", err
+		}
+		return resp.Url, nil
+	}
+	offers, err := transport.ExecOffers(transport.SPDY, transport.ExecProtocolV4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out strings.Builder
+	_, err = Stream(ctx, "exec", src, offers, transport.Config{UpgradeTimeout: 5 * time.Second}, Streams{Stdout: &out, Stderr: io.Discard})
+	if ctx.Err() != nil {
+		t.Fatal("the session hung until the test's deadline")
+	}
+	if !errors.Is(err, ErrNoStatus) {
+		t.Fatalf("err = %v, want ErrNoStatus", err)
+	}
+	if out.String() != "hi\n" {
+		t.Errorf("stdout %q, want the command's output before the missing status", out.String())
+	}
 }
