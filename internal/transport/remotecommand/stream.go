@@ -370,6 +370,8 @@ func (s *session) outcome(ctx context.Context, att transport.Attempt, err error)
 	}
 	s.tr.fileTrace().Close("remote", tracefile.StreamClose)
 	switch {
+	case errors.Is(err, spdyconn.ErrUnknownKind):
+		return fmt.Errorf("%s: %w", s.op, err)
 	case errors.Is(err, spdyconn.ErrCreateTimeout):
 		return fmt.Errorf("%s: the streaming server at %s upgraded to SPDY %s but did not accept the session's streams in time (%w); is it overloaded or stuck? raise --request-timeout to wait longer",
 			s.op, transport.Shorten(att.URL), att.Protocol, err)

@@ -2,6 +2,7 @@ package spdyconn
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -71,8 +72,11 @@ func Open(nc net.Conn, br *bufio.Reader, o Options) (httpstream.Connection, erro
 		}
 		return &boundedCreate{Connection: c, timeout: o.CreateTimeout}, nil
 	}
-	return nil, fmt.Errorf("unknown SPDY connection %q (%s): want %s (the default) or %s", kind, EnvKind, KindCrisp, KindSpdystream)
+	return nil, fmt.Errorf("%w %q (%s): want %s (the default) or %s", ErrUnknownKind, kind, EnvKind, KindCrisp, KindSpdystream)
 }
+
+// ErrUnknownKind is Open's answer to a kind it does not know.
+var ErrUnknownKind = errors.New("unknown SPDY connection")
 
 // readThrough reads nc through the reader the upgrade answer was read with.
 type readThrough struct {
