@@ -25,6 +25,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,8 @@ const (
 	// it lands costs a wake-up per frame, which was most of crisp's client
 	// CPU (docs/performance.md). Interactive traffic (small bursts) is
 	// never delayed; bulk data is delayed at most bulkPause.
+	// $CRISP_SPDY_BULK_PAUSE overrides bulkPause (a duration; 0 turns it
+	// off): a measuring knob for scripts/perf-pause.sh, not a setting.
 	bulkBurst = 32 << 10
 	bulkPause = 500 * time.Microsecond
 	// maxDataLength is the largest DATA payload SPDY's 24-bit length holds.
@@ -118,6 +121,8 @@ type Conn struct {
 	// burst counts the DATA bytes read since the read loop last waited on
 	// the network (read loop only).
 	burst int
+	// pause is bulkPause, or $CRISP_SPDY_BULK_PAUSE's.
+	pause time.Duration
 
 	idleTimeout   atomic.Int64 // nanoseconds; 0: none
 	createTimeout atomic.Int64 // nanoseconds
@@ -144,6 +149,7 @@ func New(nc net.Conn, br *bufio.Reader, pingPeriod time.Duration) (*Conn, error)
 		streams: map[uint32]*Stream{},
 		closed:  make(chan bool),
 		wmu:     newWriteLock(),
+		pause:   bulkPauseFromEnv(),
 	}
 	c.createTimeout.Store(int64(defaultCreateTimeout))
 	framer, err := spdy.NewFramerWithOptions(&c.wbuf, c.br, framerLimits...)
@@ -160,6 +166,15 @@ func New(nc net.Conn, br *bufio.Reader, pingPeriod time.Duration) (*Conn, error)
 }
 
 var _ httpstream.Connection = (*Conn)(nil)
+
+// bulkPauseFromEnv is bulkPause unless $CRISP_SPDY_BULK_PAUSE names a
+// valid duration.
+func bulkPauseFromEnv() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("CRISP_SPDY_BULK_PAUSE")); err == nil && d >= 0 {
+		return d
+	}
+	return bulkPause
+}
 
 // CreateStream opens a stream with headers and waits for the server's reply.
 func (c *Conn) CreateStream(headers http.Header) (httpstream.Stream, error) {
