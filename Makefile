@@ -107,6 +107,12 @@ perf: deps build
 perf-mock: build
 	bash scripts/perf-mock.sh
 
+## perf-pause: the SPDY bulk pause on and off, the client on one CPU and on
+## all, against the mock (docs/performance.md, "The bulk pause on other CPU counts").
+.PHONY: perf-pause
+perf-pause: build
+	bash scripts/perf-pause.sh
+
 containerd2-up: deps
 	bash scripts/containerd/v2-up.sh
 

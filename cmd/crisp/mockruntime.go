@@ -35,7 +35,7 @@ func newMockRuntimeCommand(f *cmdutil.Factory) *cobra.Command {
 	fl.StringVar(&o.Listen, "listen", "", "CRI endpoint to serve, unix:///PATH (required)")
 	fl.StringVar(&o.Profile, "profile", string(streamserver.ProfileFull), "streaming protocol profile: "+strings.Join(profiles, ", "))
 	fl.StringVar(&o.StreamAddr, "stream-addr", "127.0.0.1:0", "streaming server address (loopback only; port 0 picks a free one)")
-	fl.StringArrayVar(&o.Faults, "fault", nil, "inject a streaming fault (repeatable): drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, restart-stream-server-after=DURATION, reset-forward-conn=N")
+	fl.StringArrayVar(&o.Faults, "fault", nil, "inject a streaming fault (repeatable): drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, restart-stream-server-after=DURATION, reset-forward-conn=N, withhold-status")
 	fl.StringVar(&o.TLSDir, "tls-dir", "", "serve streaming over https with a CA, server and client certificate generated into DIR")
 	fl.BoolVar(&o.TLSClientAuth, "tls-client-auth", false, "with --tls-dir: require the client certificate (mTLS)")
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))

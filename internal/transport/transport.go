@@ -67,6 +67,11 @@ type Config struct {
 	// UpgradeTimeout bounds each attempt's dial and upgrade handshake (not
 	// the session that follows); zero means no bound but the context's.
 	UpgradeTimeout time.Duration
+	// SPDYConnection picks the client SPDY connection sessions run on:
+	// "crisp" for crisp's own, "spdystream" for k8s.io/streaming's (the way
+	// back when a runtime misbehaves with crisp's); "" is $CRISP_SPDY, else
+	// crisp's own (spdyconn.Open).
+	SPDYConnection string
 }
 
 // DefaultUpgradeTimeout bounds an upgrade handshake when the caller names

@@ -127,9 +127,12 @@ type Server interface {
 //     life (counting from 1, over every port-forward session and transport)
 //     is reset before anything is dialled: its error stream carries the
 //     reason and its data stream is closed (reset on SPDY).
+//   - withhold-status: every exec runs, its stdout and stderr end, and its
+//     exit status never comes (nor the session's end) until the client
+//     leaves or the server stops: what a runtime that lost the process does.
 type Fault struct {
-	// Kind is drop-after, delay, refuse-upgrade, kill-stream-server-after or
-	// reset-forward-conn.
+	// Kind is drop-after, delay, refuse-upgrade, kill-stream-server-after,
+	// restart-stream-server-after, reset-forward-conn or withhold-status.
 	Kind     string
 	Bytes    int64         // drop-after
 	Duration time.Duration // delay, kill-stream-server-after

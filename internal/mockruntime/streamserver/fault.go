@@ -14,10 +14,11 @@ const (
 	FaultRefuseUpgrade         = "refuse-upgrade"
 	FaultKillStreamServerAfter = "kill-stream-server-after"
 	FaultResetForwardConn      = "reset-forward-conn"
+	FaultWithholdStatus        = "withhold-status"
 )
 
 // faultForms is what an error message shows a user who typed a bad fault.
-const faultForms = "drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, restart-stream-server-after=DURATION, reset-forward-conn=N"
+const faultForms = "drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, restart-stream-server-after=DURATION, reset-forward-conn=N, withhold-status"
 
 // String formats f as ParseFault reads it.
 func (f Fault) String() string {
@@ -66,7 +67,7 @@ func parseFault(s string) (Fault, error) {
 			return bad("DURATION must not be negative, got %q", value)
 		}
 		return Fault{Kind: kind, Duration: d}, nil
-	case FaultRefuseUpgrade:
+	case FaultRefuseUpgrade, FaultWithholdStatus:
 		if hasValue {
 			return bad("%s takes no value", kind)
 		}
@@ -116,7 +117,7 @@ func (f Fault) validate() error {
 		if f.N < 1 {
 			return fmt.Errorf("fault %s: N must be 1 or more", f.Kind)
 		}
-	case FaultRefuseUpgrade:
+	case FaultRefuseUpgrade, FaultWithholdStatus:
 	default:
 		return fmt.Errorf("unknown fault kind %q (faults: %s)", f.Kind, faultForms)
 	}
@@ -131,6 +132,8 @@ type faultSet struct {
 	killAfter     time.Duration // -1: none
 	restartAfter  time.Duration // -1: none (restart.go)
 	resetForward  int           // 0: none
+	// withholdStatus: an exec's output ends, its status never comes.
+	withholdStatus bool
 }
 
 func newFaultSet(faults []Fault) (faultSet, error) {
@@ -157,6 +160,8 @@ func newFaultSet(faults []Fault) (faultSet, error) {
 			fs.restartAfter = f.Duration
 		case FaultResetForwardConn:
 			fs.resetForward = f.N
+		case FaultWithholdStatus:
+			fs.withholdStatus = true
 		}
 	}
 	return fs, nil

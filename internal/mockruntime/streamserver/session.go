@@ -133,7 +133,21 @@ func (s *server) exec(ctx context.Context, sess *session, containerID string, cm
 		return errors.New("streaming server closed")
 	}
 	defer s.wg.Done()
-	return s.backend.Exec(ctx, containerID, cmd, in, sess.wrapOut(out), sess.wrapOut(errOut), tty, resize)
+	if !s.faults.withholdStatus {
+		return s.backend.Exec(ctx, containerID, cmd, in, sess.wrapOut(out), sess.wrapOut(errOut), tty, resize)
+	}
+	err := s.backend.Exec(ctx, containerID, cmd, in, sess.wrapOut(out), sess.wrapOut(errOut), tty, resize)
+	for _, w := range []io.WriteCloser{out, errOut} { // the output ends; the status (err) is held back
+		if w != nil {
+			_ = w.Close()
+		}
+	}
+	life := s.lifeContext()
+	select {
+	case <-ctx.Done():
+	case <-life.Done():
+	}
+	return err
 }
 
 func (s *server) attach(ctx context.Context, sess *session, containerID string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommandserver.TerminalSize) error {

@@ -95,6 +95,7 @@ func TestPortForwardFaults(t *testing.T) {
 	app := startPFApp(t, hashApp)
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipWithoutSPDY(t, tc)
 			t.Run("refuse-upgrade", func(t *testing.T) {
 				err := faultForward(t, app, tc.offer, "refuse-upgrade").wait(t)
 				var neg *transport.NegotiationError

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/spdyconn"
 )
 
 // pfCopyBuffer is the size of each direction's copy buffer: memory stays
@@ -294,7 +295,9 @@ func (f *Forwarder) Dial(ctx context.Context, port uint16) (ForwardConn, error) 
 			continue
 		}
 		var re *RemoteError
-		if errors.As(err, &re) {
+		if errors.As(err, &re) || errors.Is(err, spdyconn.ErrCreateTimeout) {
+			// A stream left unanswered: the runtime may have stalled the
+			// whole connection, so later connections get a fresh one.
 			f.retire(sess)
 		}
 		return fc, err
@@ -371,6 +374,31 @@ func (c *pfTraceConn) forwardSession() ForwardSession {
 		return so.forwardSession()
 	}
 	return nil
+}
+
+// dropped and dropErr pass the wrapped connection's on (droppable).
+func (c *pfTraceConn) dropped() <-chan struct{} {
+	if d, ok := c.ForwardConn.(droppable); ok {
+		return d.dropped()
+	}
+	return nil
+}
+
+func (c *pfTraceConn) dropErr() error {
+	if d, ok := c.ForwardConn.(droppable); ok {
+		return d.dropErr()
+	}
+	return nil
+}
+
+// flushed passes the wrapped connection's on (pfFlusher).
+func (c *pfTraceConn) flushed() (<-chan struct{}, error) {
+	if fl, ok := c.ForwardConn.(pfFlusher); ok {
+		return fl.flushed()
+	}
+	ch := make(chan struct{})
+	close(ch) // nothing to ask: as before
+	return ch, nil
 }
 
 func (c *pfTraceConn) Read(p []byte) (int, error) {

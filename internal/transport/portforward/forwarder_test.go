@@ -87,6 +87,7 @@ func TestPortForwardConcurrent(t *testing.T) {
 	const conns, size = 100, 1 << 20
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipWithoutSPDY(t, tc)
 			forwardConcurrently(t, src, app, tc, conns, size, time.Minute)
 		})
 	}
@@ -98,6 +99,7 @@ func TestPortForwardResetFault(t *testing.T) {
 	app := startPFApp(t, hashApp)
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipWithoutSPDY(t, tc)
 			_, src := startStreamServer(t, streamserver.ProfileFull, "reset-forward-conn=3")
 			var urls atomic.Int64
 			counted := func(ctx context.Context, ports []uint16) (string, error) { urls.Add(1); return src(ctx, ports) }
@@ -163,6 +165,7 @@ func TestPortForwardNothingListening(t *testing.T) {
 	_, src := startStreamServer(t, streamserver.ProfileFull)
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipWithoutSPDY(t, tc)
 			f := newTestForwarder(t, src, tc.offer, nil)
 			ctx := context.Background()
 			// The failure shows in Dial or in the first Read, depending on
@@ -196,6 +199,7 @@ func TestPortForwardStreamServerRestart(t *testing.T) {
 	app := startPFApp(t, hashApp)
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipWithoutSPDY(t, tc)
 			srv, src := startStreamServer(t, streamserver.ProfileFull)
 			f := newTestForwarder(t, src, tc.offer, nil)
 			ctx := context.Background()

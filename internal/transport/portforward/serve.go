@@ -212,9 +212,23 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	defer stop()
 
 	upDone, downDone := make(chan struct{}), make(chan struct{})
+	if d, ok := fc.(droppable); ok && d.dropped() != nil {
+		// The local client stopped reading while blocked on its socket:
+		// only closing it here ends that write.
+		go func() {
+			select {
+			case <-d.dropped():
+				pfResetLocal(local) // the client must not take the cut for an end
+				closeBoth()
+			case <-downDone:
+			}
+		}()
+	}
 	var lastRemote atomic.Int64 // when the remote side last sent (UnixNano)
 	lastRemote.Store(time.Now().UnixNano())
 	var idleClosed atomic.Bool
+	var lost atomic.Pointer[error] // the connection was closed with data possibly lost
+	remoteBytes := &atomic.Int64{}
 	go func() {
 		defer close(upDone)
 		bp := f.bufs.Get().(*[]byte)
@@ -240,10 +254,13 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 			// done: once it has nothing more to say, close the connection
 			// (else each finished connection holds its sockets, and the
 			// remote end, for good).
-			f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection closes once the remote side has sent nothing for %s", local.RemoteAddr(), f.opts.FinishedIdle)
-			if pfCloseWhenIdle(&lastRemote, f.opts.FinishedIdle, downDone) {
+			reset, lerr := f.finishWithoutHalfClose(local, fc, &lastRemote, remoteBytes, downDone)
+			if lerr != nil {
+				lost.Store(&lerr)
+			}
+			if reset {
 				idleClosed.Store(true)
-				f.opts.Config.Log("port-forward: closing the connection of %s: its local side has finished and the remote side sent nothing for %s", local.RemoteAddr(), f.opts.FinishedIdle)
+				pfResetLocal(local) // the client must not take a cut for an end
 				closeBoth()
 			}
 		}
@@ -251,9 +268,13 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 
 	bp := f.bufs.Get().(*[]byte)
 	lw := &pfWriteErr{w: local}
-	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote}, *bp)
+	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote, n: remoteBytes}, *bp)
 	f.bufs.Put(bp)
 	close(downDone)
+	dropped := pfDropErr(fc)
+	if dropped != nil {
+		pfResetLocal(local)
+	}
 	if err == nil {
 		// The local client gets its EOF now; the runtime's verdict (an
 		// error message trailing the data) is waited for after.
@@ -264,10 +285,45 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 	}
 	closeBoth()
 	<-upDone
+	if dropped != nil {
+		return dropped
+	}
+	if lerr := lost.Load(); lerr != nil {
+		return *lerr
+	}
 	if err != nil && (idleClosed.Load() || pfLocalClosed(err, lw.err != nil)) {
 		return nil
 	}
 	return err
+}
+
+// droppable is a forwarded connection that can be dropped under the pipe:
+// spdyForwardConn, whose local client stopped reading.
+type droppable interface {
+	dropped() <-chan struct{}
+	dropErr() error
+}
+
+// pfDropErr is why fc was dropped under the pipe, nil if it was not.
+func pfDropErr(fc ForwardConn) error {
+	d, ok := fc.(droppable)
+	if !ok {
+		return nil
+	}
+	select {
+	case <-d.dropped(): // a nil channel never is
+		return d.dropErr()
+	default:
+		return nil
+	}
+}
+
+// pfResetLocal makes closing the local connection send a reset instead of
+// an end: a client whose data was cut must see an error, never a clean end.
+func pfResetLocal(local net.Conn) {
+	if tc, ok := local.(interface{ SetLinger(int) error }); ok {
+		_ = tc.SetLinger(0) // best effort: a plain close still ends the connection
+	}
 }
 
 // pfCloseWhenIdle waits until the remote side has sent nothing for idle
@@ -289,18 +345,29 @@ func pfCloseWhenIdle(last *atomic.Int64, idle time.Duration, done <-chan struct{
 	}
 }
 
-// pfReadClock notes when its reader last returned data.
+// pfReadClock notes when its reader last returned data, and how much.
 type pfReadClock struct {
 	r    io.Reader
 	last *atomic.Int64
+	n    *atomic.Int64
 }
 
 func (c *pfReadClock) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if n > 0 {
 		c.last.Store(time.Now().UnixNano())
+		c.n.Add(int64(n))
 	}
 	return n, err
+}
+
+func pfClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // pfLocalClosed recognises errors that only say the local socket went away

@@ -88,6 +88,7 @@ func TestPortForwardServeListener(t *testing.T) {
 	_, src := startStreamServer(t, streamserver.ProfileFull)
 	for _, tc := range pfCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipWithoutSPDY(t, tc)
 			f := newTestForwarder(t, src, tc.offer, nil)
 			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Local: 0, Remote: app.port}})
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/spdyconn"
 )
 
 // pfKind is how an offer reaches the server.
@@ -147,6 +148,8 @@ func Connect(ctx context.Context, rawURL string, offer transport.Offer, ports []
 		var refused *transport.RefusedError
 		switch {
 		case errors.As(err, &refused):
+		case errors.Is(err, spdyconn.ErrUnknownKind):
+			err = fmt.Errorf("port-forward: %w", err)
 		case parent.Err() != nil:
 			err = parent.Err()
 		case bound.expired():

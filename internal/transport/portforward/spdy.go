@@ -41,6 +41,13 @@ const pfPingPeriod = 5 * time.Second
 // stream to end (they travel independently on the SPDY connection).
 const pfErrorGrace = 2 * time.Second
 
+// pfOverrunWait is how long a forwarded connection whose local client reads
+// nothing may hold up the SPDY connection it shares once it has 8 MiB
+// unread (spdyconn's bound): then that connection alone is dropped, and the
+// others flow on. SPDY as the runtimes speak it has no flow control per
+// stream, so until then every connection of the session waits with it.
+const pfOverrunWait = 2 * time.Second
+
 // pfMaxErrorMessage bounds what is kept of an error stream.
 const pfMaxErrorMessage = 64 << 10
 
@@ -77,7 +84,7 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 	}
 	att.Protocol = protocol
 	var nc net.Conn = &pfOnceCloseConn{Conn: conn}
-	sc, err := spdyconn.New(nc, br, pfPingPeriod)
+	sc, err := spdyconn.Open(nc, br, pfConnOptions(cfg, pfPingPeriod))
 	if err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("starting SPDY: %w", err)
@@ -92,12 +99,19 @@ func connectTunnel(ctx context.Context, att *transport.Attempt, cfg transport.Co
 		return nil, err
 	}
 	tc := &pfOnceCloseConn{Conn: clientportforward.NewTunnelingConnectionWithLogger(klog.Background(), ws)}
-	sc, err := spdyconn.New(tc, nil, clientportforward.PingPeriod)
+	sc, err := spdyconn.Open(tc, nil, pfConnOptions(cfg, clientportforward.PingPeriod))
 	if err != nil {
 		_ = tc.Close()
 		return nil, fmt.Errorf("starting SPDY in the WebSocket tunnel: %w", err)
 	}
 	return newSPDYSession(sc, tc, att.Protocol, cfg), nil
+}
+
+// pfConnOptions set a session's SPDY connection up for port-forward: a
+// stream the runtime leaves unanswered fails after the request timeout, and
+// a connection whose local client stopped reading is dropped alone.
+func pfConnOptions(cfg transport.Config, ping time.Duration) spdyconn.Options {
+	return spdyconn.Options{Kind: cfg.SPDYConnection, PingPeriod: ping, CreateTimeout: cfg.UpgradeTimeout, OverrunWait: pfOverrunWait}
 }
 
 // pfDialWebSocket makes one WebSocket handshake offering att.Protocols and
@@ -335,6 +349,9 @@ func (s *spdySession) streamErr(kind string, port uint16, err error) error {
 	if s.lost() {
 		return fmt.Errorf("%w: %w", errSessionLost, err)
 	}
+	if errors.Is(err, spdyconn.ErrCreateTimeout) {
+		return fmt.Errorf("port-forward: creating the %s stream for remote port %d: %w (raise --request-timeout to wait longer)", kind, port, err)
+	}
 	return fmt.Errorf("port-forward: creating the %s stream for remote port %d: %w", kind, port, err)
 }
 
@@ -442,3 +459,23 @@ func (c *spdyForwardConn) Close() error {
 }
 
 func (c *spdyForwardConn) forwardSession() ForwardSession { return c.session }
+
+// dropped is closed when spdyconn dropped the data stream because the
+// local client stopped reading (pfOverrunWait); nil on connections that
+// cannot tell.
+func (c *spdyForwardConn) dropped() <-chan struct{} {
+	if s, ok := c.data.(*spdyconn.Stream); ok {
+		return s.Dropped()
+	}
+	return nil
+}
+
+// dropErr says why the connection was dropped.
+func (c *spdyForwardConn) dropErr() error {
+	if s, ok := c.data.(*spdyconn.Stream); ok {
+		if err := s.Err(); err != nil {
+			return fmt.Errorf("remote port %d: the local client stopped reading (%w); dropped this connection alone (reset) so the others on the same SPDY connection keep flowing", c.port, err)
+		}
+	}
+	return nil
+}

@@ -60,6 +60,7 @@ func connectWebSocket(ctx context.Context, att *transport.Attempt, u *url.URL, p
 		// Base64 messages are decoded whole: bound them.
 		ws.SetReadLimit(pfMaxBase64Message)
 	}
+	ws.SetPongHandler(s.pong)
 	for i, p := range ports {
 		pr, pw := io.Pipe()
 		s.ports = append(s.ports, &wsPort{session: s, index: i, port: p, pr: pr, pw: pw, dataPrefix: 2, errPrefix: 2})
@@ -84,6 +85,10 @@ type wsSession struct {
 	b64reader     bytes.Reader
 
 	writeMu sync.Mutex
+	// pings waiting for their pong, by payload (flushed).
+	pingMu  sync.Mutex
+	pings   map[string]chan struct{}
+	pingSeq int
 	// readErr is why the read loop ended, set before done is closed.
 	readErr   error
 	done      chan struct{}
@@ -367,6 +372,38 @@ func (s *wsSession) writeFrame(ch byte, data []byte) error {
 		s.traceFrame("->", int(ch), len(data))
 	}
 	return err
+}
+
+// flushed pings the server and returns a channel closed by its pong. The
+// server reads its connection in order and answers a ping when it reads it,
+// having handed every earlier message to the remote port: so once the pong
+// is back, everything written before has left the server.
+func (p *wsPort) flushed() (<-chan struct{}, error) {
+	s := p.session
+	s.pingMu.Lock()
+	if s.pings == nil {
+		s.pings = map[string]chan struct{}{}
+	}
+	s.pingSeq++
+	payload := "crisp-" + strconv.Itoa(s.pingSeq)
+	ch := make(chan struct{})
+	s.pings[payload] = ch
+	s.pingMu.Unlock()
+	if err := s.ws.WriteControl(websocket.PingMessage, []byte(payload), pfDeadlineSoon()); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// pong is the WebSocket's pong handler (the read loop calls it).
+func (s *wsSession) pong(payload string) error {
+	s.pingMu.Lock()
+	if ch, ok := s.pings[payload]; ok {
+		delete(s.pings, payload)
+		close(ch)
+	}
+	s.pingMu.Unlock()
+	return nil
 }
 
 // CloseWrite cannot be carried by this protocol: see ErrHalfCloseUnsupported.

@@ -58,3 +58,28 @@ func TestLocalWriteErrorIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// Piped stdin on SPDY channel.k8s.io, whose stdin stream is never
+// half-closed: fails at once with the hint, as WebSocket v4 does, instead of
+// hanging on `cat`.
+func TestPipedStdinOnSPDYV1FailsFast(t *testing.T) {
+	f := newFakeServer(t, []string{transport.ExecProtocolV1}, nil)
+	offers, err := transport.ExecOffers(transport.SPDY, transport.ExecProtocolV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	streams := Streams{Stdin: strings.NewReader("a\n"), Stdout: io.Discard}
+	_, err = Stream(ctx, "exec", f.source(streams, "cat"), offers, transport.Config{}, streams)
+	if ctx.Err() != nil {
+		t.Fatal("the session hung until the test's deadline")
+	}
+	if err == nil || !strings.Contains(err.Error(), "cannot pass the end of stdin") || !strings.Contains(err.Error(), "--protocol") {
+		t.Fatalf("err = %v, want the stdin-EOF refusal naming --protocol", err)
+	}
+	var coded interface{ ExitStatus() int }
+	if errors.As(err, &coded) {
+		t.Errorf("the refusal carries exit status %d: it would pass for the remote command's", coded.ExitStatus())
+	}
+}

@@ -155,6 +155,11 @@ func (r *recorder) accepted() bool {
 type spdyUpgrader struct {
 	rt  *streamspdy.SpdyRoundTripper
 	rec *recorder
+	// createTimeout bounds the wait for the server to accept each stream
+	// (--request-timeout, as the upgrade).
+	createTimeout time.Duration
+	// kind is the SPDY connection to run on (spdyconn.Open).
+	kind string
 
 	conn net.Conn      // the upgraded connection, once answered
 	br   *bufio.Reader // what the answer was read through
@@ -189,7 +194,7 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 		_ = u.conn.Close() // an error closing or writing here has nowhere better to go
 		return nil, err
 	}
-	conn, err := spdyconn.New(u.conn, u.br, spdyPingPeriod)
+	conn, err := spdyconn.Open(u.conn, u.br, spdyconn.Options{Kind: u.kind, PingPeriod: spdyPingPeriod, CreateTimeout: u.createTimeout})
 	if err != nil {
 		_ = u.conn.Close() // likewise
 		return nil, err
@@ -219,6 +224,6 @@ func newSPDYExecutor(cfg transport.Config, u *url.URL, protocols []string, rec *
 	if err != nil {
 		return nil, err
 	}
-	up := &spdyUpgrader{rt: rt, rec: rec}
+	up := &spdyUpgrader{rt: rt, rec: rec, createTimeout: cfg.UpgradeTimeout, kind: cfg.SPDYConnection}
 	return clientremotecommand.NewSPDYExecutorForProtocols(up, clientspdy.NewUpgraderForStreaming(up), http.MethodPost, u, protocols...)
 }

@@ -42,6 +42,8 @@ import (
 type statusWatch struct {
 	seen atomic.Bool
 
+	bound statusBound // statusbound.go: v2-v5's error stream
+
 	hold    bool          // v1: set before client-go sees the connection
 	ended   chan struct{} // held: closed when the error stream ended
 	endOnce sync.Once
@@ -155,11 +157,25 @@ type watchedConn struct {
 
 func (c *watchedConn) CreateStream(headers http.Header) (httpstream.Stream, error) {
 	stream, err := c.Connection.CreateStream(headers)
-	if err != nil || headers.Get("streamType") != "error" {
+	if err != nil {
 		return stream, err
+	}
+	switch headers.Get("streamType") {
+	case "error":
+	case "stdout", "stderr":
+		if !c.watch.hold {
+			return c.watch.bound.output(stream), nil
+		}
+		return stream, nil
+	default:
+		return stream, nil
 	}
 	if c.watch.hold {
 		c.watch.deferClose(stream.Reset)
+	} else {
+		c.watch.bound.mu.Lock()
+		c.watch.bound.errStr = stream
+		c.watch.bound.mu.Unlock()
 	}
 	return &watchedStream{Stream: stream, watch: c.watch}, nil
 }
@@ -175,12 +191,13 @@ func (c *watchedConn) Close() error {
 type watchedStream struct {
 	httpstream.Stream
 	watch *statusWatch
+	read  int // bytes read, not held
 }
 
 func (s *watchedStream) Read(p []byte) (int, error) {
 	w := s.watch
 	if !w.hold {
-		n, err := s.Stream.Read(p)
+		n, err := w.bound.readBounded(s.Stream, &s.read, p)
 		if n > 0 {
 			w.seen.Store(true)
 		}

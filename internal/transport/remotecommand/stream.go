@@ -15,6 +15,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/tracefile"
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/spdyconn"
 )
 
 // TerminalSizeQueue yields terminal sizes: the first call returns the size at
@@ -368,6 +369,15 @@ func (s *session) outcome(ctx context.Context, att transport.Attempt, err error)
 		return ctx.Err()
 	}
 	s.tr.fileTrace().Close("remote", tracefile.StreamClose)
+	switch {
+	case errors.Is(err, spdyconn.ErrUnknownKind):
+		return fmt.Errorf("%s: %w", s.op, err)
+	case errors.Is(err, spdyconn.ErrCreateTimeout):
+		return fmt.Errorf("%s: the streaming server at %s upgraded to SPDY %s but did not accept the session's streams in time (%w); is it overloaded or stuck? raise --request-timeout to wait longer",
+			s.op, transport.Shorten(att.URL), att.Protocol, err)
+	case errors.Is(err, ErrNoStatus), errors.Is(err, errStatusTooLong):
+		return fmt.Errorf("%s over %s %s: %w", s.op, att.Transport.Title(), att.Protocol, err)
+	}
 	return fmt.Errorf("%s: the session over %s %s (%s) broke off: %w; did the runtime or its streaming server stop?",
 		s.op, att.Transport.Title(), att.Protocol, transport.Shorten(att.URL), err)
 }

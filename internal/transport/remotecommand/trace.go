@@ -97,6 +97,12 @@ func (s *traceSizes) Next() *TerminalSize {
 	return size
 }
 
+// stdinEOFCapable reports whether the attempt's protocol passes stdin's end.
+func stdinEOFCapable(att transport.Attempt) bool {
+	spec, ok := transport.Lookup(transport.CallExec, transport.Protocol{Transport: att.Transport, Name: att.Protocol})
+	return !ok || spec.Caps.StdinEOF
+}
+
 // stdinReader is the session's stdin as the executors see it. It traces
 // frames, holds stdin open in TTY sessions until the session ends (a runtime
 // treats the end of a TTY's stdin as a detach and closes stdout: containerd
@@ -129,10 +135,14 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 		}
 		r.sess.tr.note("->", "stdin", 0, "end of input")
 		r.sess.tr.fileTrace().Close("local", "stdin")
-		if att := r.sess.negotiated(); att.Transport == transport.WebSocket && att.Protocol != transport.ExecProtocolV5 {
+		if att := r.sess.negotiated(); att.Accepted() && !stdinEOFCapable(att) {
 			r.warnOnce.Do(func() {
-				r.sess.cfg.Warn("stdin ended, but WebSocket %s cannot pass end-of-input to the remote process: "+
-					"it runs until it exits by itself (Ctrl-C stops crisp); --transport spdy carries it", att.Protocol)
+				hint := "--transport spdy carries it"
+				if att.Transport == transport.SPDY {
+					hint = "SPDY " + transport.ExecProtocolV2 + " and later carry it"
+				}
+				r.sess.cfg.Warn("stdin ended, but %s %s cannot pass end-of-input to the remote process: "+
+					"it runs until it exits by itself (Ctrl-C stops crisp); %s", att.Transport.Title(), att.Protocol, hint)
 			})
 		}
 	}

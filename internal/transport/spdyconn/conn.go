@@ -25,6 +25,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,9 +46,10 @@ const (
 	// WINDOW_UPDATE), so past this the reader waits for the stream's reader
 	// and TCP slows the server down, instead of memory growing without end.
 	maxBacklog = 8 << 20
-	// createTimeout is how long a new stream waits for the server's reply,
-	// as k8s.io/streaming waits.
-	createTimeout = 30 * time.Second
+	// defaultCreateTimeout is how long a new stream waits for the server's
+	// reply unless SetCreateTimeout says otherwise, as k8s.io/streaming
+	// waits.
+	defaultCreateTimeout = 30 * time.Second
 	// closeWriteTimeout bounds the farewell frames written on Close: a
 	// stalled peer must not hold Close.
 	closeWriteTimeout = time.Second
@@ -57,6 +59,8 @@ const (
 	// it lands costs a wake-up per frame, which was most of crisp's client
 	// CPU (docs/performance.md). Interactive traffic (small bursts) is
 	// never delayed; bulk data is delayed at most bulkPause.
+	// $CRISP_SPDY_BULK_PAUSE overrides bulkPause (a duration; 0 turns it
+	// off): a measuring knob for scripts/perf-pause.sh, not a setting.
 	bulkBurst = 32 << 10
 	bulkPause = 500 * time.Microsecond
 	// maxDataLength is the largest DATA payload SPDY's 24-bit length holds.
@@ -65,6 +69,10 @@ const (
 	// leave in one write; larger ones go out with writev.
 	smallWrite = 16 << 10
 )
+
+// ErrCreateTimeout marks a stream the server neither accepted nor refused
+// within the create timeout.
+var ErrCreateTimeout = errors.New("the streaming server did not accept a stream in time")
 
 // ErrReset is what waiting for a stream's reply returns when the server
 // resets it instead.
@@ -92,7 +100,7 @@ type Conn struct {
 	// framer decodes control frames from br (only the read loop reads) and
 	// encodes those crisp sends, but SYN_STREAM, into wbuf (under wmu).
 	framer *spdy.Framer
-	wmu    sync.Mutex
+	wmu    writeLock
 	wbuf   bytes.Buffer
 	hdr    [8]byte // a DATA frame header, under wmu
 	nextID uint32  // the next stream's id, under wmu: ids go out in order
@@ -113,8 +121,15 @@ type Conn struct {
 	// burst counts the DATA bytes read since the read loop last waited on
 	// the network (read loop only).
 	burst int
+	// pause is bulkPause, or $CRISP_SPDY_BULK_PAUSE's.
+	pause time.Duration
 
-	idleTimeout  atomic.Int64 // nanoseconds; 0: none
+	idleTimeout   atomic.Int64 // nanoseconds; 0: none
+	createTimeout atomic.Int64 // nanoseconds
+	// overrunWait: how long the read loop waits for a stream whose reader
+	// fell maxBacklog behind to read again before it drops that stream
+	// (nanoseconds; 0: it waits for good). See SetOverrunWait.
+	overrunWait  atomic.Int64
 	lastActivity atomic.Int64 // unix nanoseconds of the last frame either way
 }
 
@@ -133,8 +148,11 @@ func New(nc net.Conn, br *bufio.Reader, pingPeriod time.Duration) (*Conn, error)
 		nextID:  1,
 		streams: map[uint32]*Stream{},
 		closed:  make(chan bool),
+		wmu:     newWriteLock(),
+		pause:   bulkPauseFromEnv(),
 	}
-	framer, err := spdy.NewFramer(&c.wbuf, c.br)
+	c.createTimeout.Store(int64(defaultCreateTimeout))
+	framer, err := spdy.NewFramerWithOptions(&c.wbuf, c.br, framerLimits...)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +166,15 @@ func New(nc net.Conn, br *bufio.Reader, pingPeriod time.Duration) (*Conn, error)
 }
 
 var _ httpstream.Connection = (*Conn)(nil)
+
+// bulkPauseFromEnv is bulkPause unless $CRISP_SPDY_BULK_PAUSE names a
+// valid duration.
+func bulkPauseFromEnv() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("CRISP_SPDY_BULK_PAUSE")); err == nil && d >= 0 {
+		return d
+	}
+	return bulkPause
+}
 
 // CreateStream opens a stream with headers and waits for the server's reply.
 func (c *Conn) CreateStream(headers http.Header) (httpstream.Stream, error) {
@@ -173,13 +200,14 @@ func (c *Conn) CreateStream(headers http.Header) (httpstream.Stream, error) {
 		c.forget(s)
 		return nil, err
 	}
-	t := time.NewTimer(createTimeout)
+	wait := time.Duration(c.createTimeout.Load())
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-s.replied:
 	case <-t.C:
 		_ = s.Reset() // the server may still answer: tell it not to bother
-		return nil, fmt.Errorf("timed out after %s waiting for the server to accept a stream", createTimeout)
+		return nil, fmt.Errorf("%w: no reply within %s", ErrCreateTimeout, wait)
 	}
 	if s.replyErr != nil {
 		c.forget(s)
@@ -213,8 +241,10 @@ func (c *Conn) Close() error {
 		}
 	}
 	c.mu.Unlock()
-	if c.lockWrite(closeWriteTimeout) {
-		_ = c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
+	// The deadline first: it also ends a write blocked on a peer that
+	// stopped reading, which then gives up the write lock.
+	_ = c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
+	if c.wmu.lockWithin(closeWriteTimeout) {
 		for _, s := range open {
 			_ = c.writeControlLocked(&spdy.RstStreamFrame{StreamId: spdy.StreamId(s.id), Status: spdy.Cancel}) // best effort: the connection closes next
 		}
@@ -225,18 +255,22 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// lockWrite takes wmu unless a writer blocked on a stalled peer holds it
-// past wait; then the caller closes the connection under that writer.
-func (c *Conn) lockWrite(wait time.Duration) bool {
-	deadline := time.Now().Add(wait)
-	for !c.wmu.TryLock() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond) // a stalled writer: rare, and bounded by wait
+// SetCreateTimeout bounds the wait for the server's reply to a new stream
+// (default 30s); past it CreateStream fails with ErrCreateTimeout.
+func (c *Conn) SetCreateTimeout(timeout time.Duration) {
+	if timeout > 0 {
+		c.createTimeout.Store(int64(timeout))
 	}
-	return true
 }
+
+// SetOverrunWait makes a stream whose reader is maxBacklog behind and has
+// read nothing for wait fail with ErrOverrun (the server is told with a
+// reset), so the read loop carries on for the other streams. SPDY as the
+// CRI servers speak it has no flow control per stream: without this (wait
+// 0, the default, right for exec and attach, whose streams are one
+// session) the read loop waits for that reader however long it takes, and
+// every stream of the connection waits with it.
+func (c *Conn) SetOverrunWait(wait time.Duration) { c.overrunWait.Store(int64(wait)) }
 
 // CloseChan is closed when the connection ends, from either side.
 func (c *Conn) CloseChan() <-chan bool { return c.closed }
@@ -322,6 +356,9 @@ func (c *Conn) shut(err error) {
 	close(c.closed)
 	c.mu.Unlock()
 	for _, s := range streams {
+		// A stream still waiting for its reply learns why the
+		// connection ended (a refused frame, say).
+		s.reply(err)
 		// Like spdystream, a lost connection reads as the end of each
 		// stream's data (client-go logs any other error as unhandled);
 		// writes fail.

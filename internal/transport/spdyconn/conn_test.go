@@ -101,7 +101,7 @@ func serveWith(tb testing.TB, handle func(httpstream.Stream), dial func(net.Conn
 }
 
 // noHang runs f and returns its error; f still running after 10 s (a third
-// of createTimeout, ten closeWriteTimeouts) fails the test as hung.
+// of defaultCreateTimeout, ten closeWriteTimeouts) fails the test as hung.
 func noHang(t *testing.T, what string, f func() error) error {
 	t.Helper()
 	done := make(chan error, 1)

@@ -81,6 +81,9 @@ func serverSeeds(tb testing.TB) [][]byte {
 			&spdy.DataFrame{StreamId: 3, Data: []byte("not ours")},
 			&spdy.SynStreamFrame{StreamId: 2, Headers: http.Header{}}),
 	)
+	// Past crisp's bounds (limits.go): a header block inflating to one
+	// header of 1 MiB, and one of 200 headers.
+	out = append(out, headerBomb(tb, 1, 1<<20), headerBomb(tb, 200, 16))
 	return out
 }
 

@@ -3,7 +3,6 @@ package spdyconn
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"time"
@@ -31,11 +30,11 @@ func (c *Conn) readFrame() error {
 		// The next header needs the network: hand what was read so far
 		// to the streams' readers before waiting for more.
 		c.sealAll()
-		if c.burst >= bulkBurst {
+		if c.burst >= bulkBurst && c.pause > 0 {
 			// Bulk flow: the server sends faster than one frame at a
 			// time; a moment's pause lets one read bring in many frames
 			// instead of one wake-up per frame.
-			time.Sleep(bulkPause)
+			time.Sleep(c.pause)
 		}
 		c.burst = 0
 	}
@@ -47,7 +46,7 @@ func (c *Conn) readFrame() error {
 	if h[0]&0x80 != 0 {
 		f, err := c.framer.ReadFrame()
 		if err != nil {
-			return fmt.Errorf("reading a SPDY control frame: %w", err)
+			return controlFrameError(err)
 		}
 		return c.control(f)
 	}

@@ -2,10 +2,12 @@ package spdyconn
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/moby/spdystream/spdy"
 	"k8s.io/streaming/pkg/httpstream"
@@ -13,6 +15,10 @@ import (
 
 // errLocalReset is what writing to a stream this side reset returns.
 var errLocalReset = errors.New("stream reset")
+
+// ErrOverrun is what reading or writing a stream returns once it was
+// dropped because its reader fell behind (Conn.SetOverrunWait).
+var ErrOverrun = errors.New("stream dropped: its reader fell behind")
 
 // errWriteClosed is what writing after Close returns.
 var errWriteClosed = errors.New("write on a closed stream")
@@ -24,6 +30,7 @@ type Stream struct {
 	headers http.Header
 
 	replied   chan struct{} // closed by the server's reply or reset
+	dropped   chan struct{} // closed when the stream overran (ErrOverrun)
 	replyOnce sync.Once
 	replyErr  error // set before replied closes
 
@@ -44,6 +51,7 @@ type Stream struct {
 	end         error      // io.EOF once no more data will come
 	resetErr    error      // set once either side reset the stream
 	localClosed bool       // this side sent its FIN
+	lastRead    time.Time  // when a reader last took data
 }
 
 var (
@@ -52,7 +60,7 @@ var (
 )
 
 func newStream(c *Conn, headers http.Header) *Stream {
-	s := &Stream{conn: c, headers: headers, replied: make(chan struct{})}
+	s := &Stream{conn: c, headers: headers, replied: make(chan struct{}), dropped: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -87,6 +95,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 	}
 	s.backlog -= n
+	s.lastRead = time.Now()
 	s.cond.Broadcast() // the read loop may wait for room
 	return n, nil
 }
@@ -111,6 +120,7 @@ func (s *Stream) WriteTo(w io.Writer) (int64, error) {
 		}
 		batch, head := s.queue, s.head
 		s.queue, s.spare, s.head, s.backlog = s.spare[:0], nil, 0, 0
+		s.lastRead = time.Now()
 		s.cond.Broadcast()
 		s.mu.Unlock()
 
@@ -277,7 +287,9 @@ func (s *Stream) receive(n int) error {
 }
 
 // publish hands the chunk the read loop filled to the stream's readers
-// (read loop only), then waits while the stream holds maxBacklog unread.
+// (read loop only), then waits while the stream holds maxBacklog unread:
+// for good, or (SetOverrunWait) until its reader has read nothing for the
+// overrun wait, when the stream is dropped instead.
 func (s *Stream) publish() {
 	if len(s.fill) == 0 {
 		return
@@ -285,15 +297,64 @@ func (s *Stream) publish() {
 	fill := s.fill
 	s.fill = nil
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.resetErr != nil || s.end != nil {
+		s.mu.Unlock()
 		putChunk(fill) // nobody will read it
 		return
 	}
 	s.queue = append(s.queue, fill)
 	s.backlog += len(fill)
 	s.cond.Broadcast()
+	wait := time.Duration(s.conn.overrunWait.Load())
+	since := time.Now()
+	overrun := false
 	for s.backlog > maxBacklog && s.resetErr == nil && s.end == nil {
+		if wait <= 0 {
+			s.cond.Wait()
+			continue
+		}
+		idle := time.Since(since)
+		if s.lastRead.After(since) {
+			idle = time.Since(s.lastRead)
+		}
+		if idle >= wait {
+			overrun = true
+			s.overrunLocked(wait)
+			break
+		}
+		t := time.AfterFunc(wait-idle, func() {
+			s.mu.Lock() // under the lock: a wake-up before Wait is not lost
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		})
 		s.cond.Wait()
+		t.Stop()
 	}
+	s.mu.Unlock()
+	if overrun {
+		s.conn.forget(s)
+		// The server stops sending it; the other streams flow on.
+		_ = s.conn.writeControl(&spdy.RstStreamFrame{StreamId: spdy.StreamId(s.id), Status: spdy.Cancel})
+	}
+}
+
+// overrunLocked drops the stream whose reader stopped (s.mu held): what it
+// holds is discarded, and reads and writes fail with ErrOverrun.
+func (s *Stream) overrunLocked(wait time.Duration) {
+	err := fmt.Errorf("%w: %d MiB from the server waited unread for %s", ErrOverrun, maxBacklog>>20, wait)
+	s.dropLocked()
+	s.resetErr, s.end = err, err
+	s.cond.Broadcast()
+	close(s.dropped)
+}
+
+// Dropped is closed when the stream was dropped because its reader fell
+// behind (SetOverrunWait); Err then says so.
+func (s *Stream) Dropped() <-chan struct{} { return s.dropped }
+
+// Err is why the stream was dropped or reset, nil while it is not.
+func (s *Stream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resetErr
 }

@@ -1,0 +1,87 @@
+package portforward
+
+import (
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// The direct WebSocket protocol cannot tell the remote side that the local
+// one has finished sending, so a connection whose local side finished is
+// closed by crisp once the remote side seems done. Closing too early cuts
+// the remote side's answer, and the local client must never take such a cut
+// for the answer's end. The rule:
+//
+//  1. The idle clock starts only once the server has everything crisp sent:
+//     a ping written after the last data comes back as a pong once the
+//     server has handed all of it to the remote port (under load that took
+//     seconds; closing a fixed 2s after the local side finished lost whole
+//     answers, with clean ends).
+//  2. Then the connection closes once the remote side has sent nothing for
+//     FinishedIdle. crisp cannot know that the remote side had finished (it
+//     never learnt that the local one had: under load an answer paused for
+//     seconds mid-way), so this close is a reset on the local side, never a
+//     clean end: a client that has what it wanted ignores it, one whose
+//     answer was cut sees an error (-v says why).
+//  3. A connection closed before any answer came (nothing from the remote
+//     side at all), or whose server never confirmed it had the data within
+//     pfFlushWait, has likely lost data: it is also reported.
+//
+// A remote side that closes first ends the connection cleanly, as ever.
+
+// pfFlushWait bounds the wait for the server to confirm it has what crisp
+// sent (rule 1).
+const pfFlushWait = 30 * time.Second
+
+// pfFlusher is a forwarded connection whose server can confirm it has what
+// was written (wsPort).
+type pfFlusher interface {
+	flushed() (<-chan struct{}, error)
+}
+
+// finishWithoutHalfClose applies the rule above once the local side of
+// local finished sending over a protocol without half-close. It returns
+// when done is closed (the remote side ended first: reset false) or the
+// connection should close with a reset (reset true; err says why when data
+// was likely lost, for the report).
+func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last, remoteBytes *atomic.Int64, done <-chan struct{}) (reset bool, err error) {
+	who := local.RemoteAddr()
+	if fl, ok := fc.(pfFlusher); ok {
+		confirmed, err := fl.flushed()
+		if err != nil {
+			// Most often the remote side has just ended and the
+			// WebSocket is closing: then done follows at once.
+			t := time.NewTimer(pfErrorGrace)
+			defer t.Stop()
+			select {
+			case <-done:
+				return false, nil
+			case <-t.C:
+			}
+			return true, fmt.Errorf("remote port %d: the local side of %s finished, and asking the streaming server whether it had all the data failed: %w; closed with a reset, as the remote side's answer may be cut", fc.RemotePort(), who, err)
+		}
+		t := time.NewTimer(pfFlushWait)
+		select {
+		case <-confirmed:
+			t.Stop()
+		case <-done:
+			t.Stop()
+			return false, nil
+		case <-t.C:
+			return true, fmt.Errorf("remote port %d: the local side of %s finished, but the streaming server did not confirm within %s that it had all the data; closed with a reset, as data may be lost", fc.RemotePort(), who, pfFlushWait)
+		}
+		// The idle clock starts now.
+		last.Store(max(last.Load(), time.Now().UnixNano()))
+	}
+	idle := f.opts.FinishedIdle
+	f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection closes once the remote side has sent nothing for %s", who, idle)
+	if !pfCloseWhenIdle(last, idle, done) {
+		return false, nil
+	}
+	if remoteBytes.Load() == 0 {
+		return true, fmt.Errorf("remote port %d: the local side of %s finished and the remote side sent nothing for %s after it had all the data; WebSocket v4 cannot pass the end on, so crisp closed the connection with a reset: an answer still coming would be lost (a protocol that half-closes, --transport spdy, passes the end on)", fc.RemotePort(), who, idle)
+	}
+	f.opts.Config.Log("port-forward: closing the connection of %s with a reset: its local side has finished and the remote side sent nothing for %s (WebSocket v4 cannot tell whether it had finished)", who, idle)
+	return true, nil
+}
