@@ -26,8 +26,8 @@ type fakeAPI struct {
 	pods     map[string]*corev1.Pod
 	polls    map[string]int
 	script   map[string]func(poll int, st *corev1.PodStatus) // by node
-	logs     map[string]string                              // by node
-	events   map[string][]corev1.Event                      // by node
+	logs     map[string]string                               // by node
+	events   map[string][]corev1.Event                       // by node
 	deleted  []string
 	created  []*corev1.Pod
 	listErrs int
