@@ -274,7 +274,11 @@ func parseReport(b []byte) (run Run, isReport bool, err error) {
 		run, err = parseProbe(b)
 	}
 	if err != nil {
-		return Run{}, true, fmt.Errorf("%s report of node %q: %w", kind, h.Node, jsonError(err))
+		err = jsonError(err)
+		if h.Error != "" {
+			err = fmt.Errorf("%w; the run says: %s", err, h.Error)
+		}
+		return Run{}, true, fmt.Errorf("%s report of node %q: %w", kind, h.Node, err)
 	}
 	run.Kind, run.Node = kind, h.Node
 	if h.Time != "" {
@@ -300,7 +304,11 @@ func jsonError(err error) error {
 		}
 		return fmt.Errorf("field %s is a JSON %s where a report has %s", field, te.Value, jsonType(te.Type.Kind().String()))
 	}
-	return fmt.Errorf("not valid JSON: %w", err)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	return err
 }
 
 func jsonType(goKind string) string {
