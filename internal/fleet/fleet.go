@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -273,7 +274,7 @@ func (r *Runner) createPods(ctx context.Context, nodes []*node) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			n.started = time.Now()
-			err := r.API.CreatePod(ctx, r.PodFor(n.name, n.i, timeout))
+			err := r.createPod(ctx, r.PodFor(n.name, n.i, timeout))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -286,6 +287,23 @@ func (r *Runner) createPods(ctx context.Context, nodes []*node) {
 		}()
 	}
 	wg.Wait()
+}
+
+// createPod creates pod, waiting a little for a namespace's default
+// service account, which the controller manager creates a moment after the
+// namespace (the API server refuses pods until it exists).
+func (r *Runner) createPod(ctx context.Context, pod *corev1.Pod) error {
+	for try := 0; ; try++ {
+		err := r.API.CreatePod(ctx, pod)
+		if err == nil || try == 10 || !strings.Contains(err.Error(), "service account") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // cleanup deletes every pod of the run, with a context of its own: it

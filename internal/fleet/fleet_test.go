@@ -31,6 +31,7 @@ type fakeAPI struct {
 	deleted  []string
 	created  []*corev1.Pod
 	listErrs int
+	noSA     int // CreatePod calls refused before the default service account exists
 }
 
 func newFake(nodes ...string) *fakeAPI {
@@ -76,6 +77,10 @@ func (f *fakeAPI) CreatePod(_ context.Context, pod *corev1.Pod) error {
 	defer f.mu.Unlock()
 	if pod.Spec.NodeName == "refuses" {
 		return fmt.Errorf("pods is forbidden: violates PodSecurity")
+	}
+	if f.noSA > 0 {
+		f.noSA--
+		return fmt.Errorf(`pods %q is forbidden: error looking up service account ns/default: serviceaccount "default" not found`, pod.Name)
 	}
 	p := pod.DeepCopy()
 	p.Status.Phase = corev1.PodPending
@@ -180,6 +185,7 @@ func TestTwoNodesPass(t *testing.T) {
 		api.logs[n] = smokeJSON(n, "pass")
 	}
 	api.listErrs = 1 // a blip of the API server is no failure
+	api.noSA = 1     // nor a namespace a moment old
 	r, progress := runner(api, time.Minute)
 	fl, err := r.Run(context.Background())
 	if err != nil {
