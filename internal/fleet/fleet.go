@@ -76,6 +76,11 @@ type Runner struct {
 // maxLog bounds the log read from each node: a report is tens of kB.
 const maxLog = 16 << 20
 
+// maxExplained bounds the nodes whose events and log are read when the run
+// ends before they do (each is two requests); the others are described
+// from their pod's status alone.
+const maxExplained = 20
+
 // cleanupTimeout bounds the deletion on the way out, even after Ctrl-C.
 const cleanupTimeout = 30 * time.Second
 
@@ -145,9 +150,14 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 		case <-tick.C:
 		}
 	}
+	asked := 0
 	for _, n := range nodes {
 		if !n.done {
-			r.unfinished(ctx, runCtx, n)
+			// Events and logs for a few nodes say enough; after Ctrl-C,
+			// none: the user is waiting for the clean-up.
+			ask := ctx.Err() == nil && asked < maxExplained
+			asked++
+			r.unfinished(ctx, runCtx, n, ask)
 		}
 	}
 	docs := early

@@ -23,7 +23,7 @@ func (r *Runner) follow(ctx context.Context, n *node) {
 	}
 	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
 		// Ended without crisp's container ending (evicted, deleted).
-		r.finishWithout(n, fmt.Sprintf("pod %s/%s ended (%s) before crisp did: %s", r.Namespace, n.pod, pod.Status.Phase, r.explain(ctx, n)))
+		r.finishWithout(n, fmt.Sprintf("pod %s/%s ended (%s) before crisp did: %s", r.Namespace, n.pod, pod.Status.Phase, r.explain(ctx, n, true)))
 		return
 	}
 	state := string(pod.Status.Phase)
@@ -80,20 +80,22 @@ func (r *Runner) finishWithout(n *node, why string) {
 }
 
 // unfinished fails a node still going when the run ended: out of time or
-// interrupted, with what its pod was doing.
-func (r *Runner) unfinished(ctx, runCtx context.Context, n *node) {
+// interrupted, with what its pod was doing (its events and log too when
+// ask is set).
+func (r *Runner) unfinished(ctx, runCtx context.Context, n *node, ask bool) {
 	why := "interrupted"
 	if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
 		why = fmt.Sprintf("did not finish within --timeout %s", r.Timeout)
 	}
-	// The run's context is over: a short one of its own to say why.
+	// The run's context is over: a short one of its own to ask.
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	r.finishWithout(n, why+": "+r.explain(ectx, n))
+	r.finishWithout(n, why+": "+r.explain(ectx, n, ask))
 }
 
-// explain says what a pod is doing, from its status and its warning events.
-func (r *Runner) explain(ctx context.Context, n *node) string {
+// explain says what a pod is doing, from its status, and when ask is set
+// from its warning events and crisp's log.
+func (r *Runner) explain(ctx context.Context, n *node, ask bool) string {
 	if n.last == nil {
 		return fmt.Sprintf("pod %s/%s never showed up in the API server", r.Namespace, n.pod)
 	}
@@ -111,6 +113,9 @@ func (r *Runner) explain(ctx context.Context, n *node) string {
 		if t := st.State.Terminated; t != nil && st.Name != CrispContainer {
 			parts = append(parts, fmt.Sprintf("%s exited %d (%s) %s", st.Name, t.ExitCode, t.Reason, t.Message))
 		}
+	}
+	if !ask {
+		return strings.Join(parts, "; ")
 	}
 	if evs, err := r.API.PodEvents(ctx, r.Namespace, n.pod); err == nil {
 		var warn []string
