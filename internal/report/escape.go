@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -26,7 +25,7 @@ func Printable(s string) string {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			writeEscape(&b, `\x`, rune(s[i]), 2)
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\r':
@@ -35,9 +34,9 @@ func Printable(s string) string {
 			b.WriteString(`\t`)
 		case mustEscape(r):
 			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
+				writeEscape(&b, `\x`, r, 2)
 			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
+				writeEscape(&b, `\u`, r, 4)
 			}
 		default:
 			b.WriteString(s[i : i+size])
@@ -45,6 +44,15 @@ func Printable(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// writeEscape writes prefix and r as digits hex digits.
+func writeEscape(b *strings.Builder, prefix string, r rune, digits int) {
+	const hex = "0123456789abcdef"
+	b.WriteString(prefix)
+	for shift := (digits - 1) * 4; shift >= 0; shift -= 4 {
+		b.WriteByte(hex[(r>>shift)&0xf])
+	}
 }
 
 func isPrintable(s string) bool {
