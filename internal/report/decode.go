@@ -65,7 +65,7 @@ func Decode(name string, r io.Reader) ([]Doc, []Problem, error) {
 	}
 	for _, c := range d.order {
 		c.abandon("the input ends inside it")
-		if c.prefix != "" && c.found == 0 {
+		if c.prefix != "" && c.found == 0 && c.crispSpoke {
 			d.problems = append(d.problems, Problem{Source: fmt.Sprintf("%s:%d %s", name, c.firstLine, c.prefix),
 				Err: fmt.Sprintf("%s printed %d lines but no smoke or probe report", c.prefix, c.lines)})
 		}
@@ -99,6 +99,9 @@ type collector struct {
 	firstLine int
 	lines     int // lines seen
 	found     int // reports and problems found
+	// crispSpoke: a line of crisp's own (an error, a panic): the stream is
+	// crisp's, not a sidecar's that kubectl logs --all-containers shows.
+	crispSpoke bool
 
 	buf      []byte // the document being collected
 	start    int    // its first line
@@ -110,6 +113,9 @@ type collector struct {
 
 func (c *collector) line(line []byte, stamp time.Time) {
 	c.lines++
+	if bytes.HasPrefix(line, []byte("crisp:")) || bytes.HasPrefix(line, []byte("panic:")) || bytes.HasPrefix(line, []byte("fatal error:")) {
+		c.crispSpoke = true
+	}
 	trimmed := bytes.TrimLeft(line, " \t")
 	if c.buf != nil && !continues(line) {
 		if len(line) == 0 || line[0] != '{' {

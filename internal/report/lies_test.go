@@ -118,6 +118,7 @@ func TestPrefixedStreamsApart(t *testing.T) {
 		}
 		if i == 3 {
 			log.WriteString("[pod/crisp-c/smoke] crisp: cannot connect to the runtime\n")
+			log.WriteString("[pod/crisp-a/target] crisp-smoke-target\n") // kubectl logs --all-containers
 		}
 	}
 	f := decodeString(t, log.String())
