@@ -46,6 +46,9 @@ func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && r.URL.Path == "/api/v1/namespaces/ns/pods":
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &s.pod)
+		if !strings.Contains(string(body), `"kind":"Pod","apiVersion":"v1"`) {
+			s.reqs = append(s.reqs, "a pod without its kind and apiVersion: "+string(body[:min(len(body), 80)]))
+		}
 		w.WriteHeader(http.StatusCreated)
 		write(s.pod)
 	case r.Method == "GET" && r.URL.Path == "/api/v1/namespaces/ns/pods":
