@@ -192,7 +192,12 @@ func newRunID() string {
 func (r *Runner) pickNodes(ctx context.Context) (names []string, failed []report.Doc, err error) {
 	var nodes []corev1.Node
 	if len(r.Nodes) > 0 {
+		seen := map[string]bool{}
 		for _, name := range r.Nodes {
+			if seen[name] {
+				continue // one pod per node: they would share the target's port
+			}
+			seen[name] = true
 			n, err := r.API.GetNode(ctx, name)
 			switch {
 			case errors.Is(err, ErrNotFound):

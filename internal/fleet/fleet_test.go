@@ -280,7 +280,7 @@ func TestNamedNodes(t *testing.T) {
 	api.script["node-a"] = finishes(0)
 	api.logs["node-a"] = smokeJSON("node-a", "pass")
 	r, _ := runner(api, time.Minute)
-	r.Nodes = []string{"node-a", "ghost", "refuses"}
+	r.Nodes = []string{"node-a", "ghost", "refuses", "node-a"}
 	fl, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
