@@ -106,9 +106,6 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	if r.RunID == "" {
 		r.RunID = newRunID()
 	}
-	if r.Poll <= 0 {
-		r.Poll = time.Second
-	}
 	start := time.Now()
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if r.Timeout > 0 {
@@ -119,6 +116,12 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	names, early, err := r.pickNodes(runCtx)
 	if err != nil {
 		return nil, err
+	}
+	if r.Poll <= 0 {
+		// One list of the run's pods per poll: a second apart, and a
+		// second more per hundred nodes, so that a thousand nodes do not
+		// have the API server encode megabytes every second.
+		r.Poll = time.Second * time.Duration(1+len(names)/100)
 	}
 	r.warnLeftovers(runCtx)
 	nodes := make([]*node, len(names))
