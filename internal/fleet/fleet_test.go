@@ -150,10 +150,10 @@ func (f *fakeAPI) PodEvents(_ context.Context, _, pod string) ([]corev1.Event, e
 // finishes: the crisp container runs, then exits with code.
 func finishes(code int32) func(int, *corev1.PodStatus) {
 	return func(poll int, st *corev1.PodStatus) {
-		switch {
-		case poll == 0:
+		switch poll {
+		case 0:
 			st.ContainerStatuses = []corev1.ContainerStatus{{Name: CrispContainer, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
-		case poll == 1:
+		case 1:
 			st.Phase = corev1.PodRunning
 			st.ContainerStatuses = []corev1.ContainerStatus{{Name: CrispContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 		default:
