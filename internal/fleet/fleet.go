@@ -258,11 +258,19 @@ func (r *Runner) failedRun(node, source, why string) report.Doc {
 // cannot clean up), so that the user can remove them.
 func (r *Runner) warnLeftovers(ctx context.Context) {
 	pods, err := r.API.ListPods(ctx, r.Namespace, ManagedByLabel+"="+ManagedBy)
-	if err != nil || len(pods) == 0 {
+	if err != nil {
 		return
 	}
-	r.progress("", "%d pods of earlier crisp fleet runs are still in namespace %s (kubectl delete pods -n %s -l %s=%s removes them)",
-		len(pods), r.Namespace, r.Namespace, ManagedByLabel, ManagedBy)
+	left := 0
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil { // a pod being deleted is on its way out
+			left++
+		}
+	}
+	if left > 0 {
+		r.progress("", "pods of earlier crisp fleet runs are still in namespace %s: %d (kubectl delete pods -n %s -l %s=%s removes them)",
+			r.Namespace, left, r.Namespace, ManagedByLabel, ManagedBy)
+	}
 }
 
 // smokeTimeout is the --timeout given to smoke on the nodes: shorter than

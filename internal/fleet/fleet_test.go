@@ -301,7 +301,18 @@ func TestNamedNodes(t *testing.T) {
 
 func TestNoMatchingNode(t *testing.T) {
 	api := newFake("node-a")
-	r, _ := runner(api, time.Minute)
+	api.pods["old"] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "kube-system", Labels: map[string]string{ManagedByLabel: ManagedBy}}}
+	gone := metav1.Now()
+	api.pods["going"] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "going", Namespace: "kube-system", DeletionTimestamp: &gone, Labels: map[string]string{ManagedByLabel: ManagedBy}}}
+	r, progress := runner(api, time.Minute)
+	r.Nodes = []string{"ghost"}
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "pods of earlier crisp fleet runs are still in namespace kube-system: 1 ") {
+		t.Errorf("leftovers not named (or the one being deleted counted):\n%s", progress)
+	}
+	r, _ = runner(api, time.Minute)
 	r.Selector = "pool=none"
 	if _, err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), `no node matches the selector "pool=none"`) {
 		t.Errorf("err = %v", err)
