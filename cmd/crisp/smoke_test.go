@@ -20,6 +20,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/report"
 	"github.com/crisp-cri/crisp/internal/testkit"
 )
 
@@ -227,5 +228,45 @@ func skipInShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: a whole probe or smoke run; make test runs it")
+	}
+}
+
+// smoke -o json on a failure, its stdout and stderr in one stream as a
+// container log keeps them: the report is the last thing written (the
+// tally and the error come before it), so no stderr line can land inside
+// it, and crisp report reads it whole.
+func TestSmokeJSONIsLastInOneStream(t *testing.T) {
+	skipInShort(t)
+	fault, err := streamserver.ParseFault("refuse-upgrade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusing, refusingCtr := tickerContainer(t, mockruntime.Config{Profile: streamserver.ProfileFull, Faults: []streamserver.Fault{fault}})
+	slow, err := streamserver.ParseFault("delay=300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Slow upgrades and a short --timeout: the run is cut short, and its
+	// report carries the error.
+	slowEnv, slowCtr := tickerContainer(t, mockruntime.Config{Profile: streamserver.ProfileFull, Faults: []streamserver.Fault{slow}})
+	for _, run := range []struct {
+		endpoint string
+		args     []string
+	}{{refusing.Endpoint, []string{"smoke", refusingCtr, "-o", "json"}}, {slowEnv.Endpoint, []string{"smoke", slowCtr, "-o", "json", "--timeout", "3s"}}} {
+		extra := run.args
+		cmd := crispCmd(t, run.endpoint, run.args...)
+		var both bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &both, &both
+		if err := cmd.Run(); err == nil {
+			t.Fatalf("smoke %v passed against a server refusing every upgrade:\n%s", extra, both.String())
+		}
+		if last := lastLine(t, both.String()); last != "}" {
+			t.Errorf("smoke %v: the last line is %q, not the report's end:\n%s", extra, last, both.String())
+		}
+		docs, probs, err := report.Decode("log", &both)
+		cutShort := len(docs) == 0 && len(probs) == 1 && strings.Contains(probs[0].Err, "did not finish within --timeout")
+		if err != nil || !cutShort && (len(docs) != 1 || len(probs) != 0 || !docs[0].Run.Failed()) {
+			t.Errorf("smoke %v: crisp report read %d reports, problems %v, err %v", extra, len(docs), probs, err)
+		}
 	}
 }

@@ -98,21 +98,31 @@ func (o *Smoke) Run(ctx context.Context) error {
 			err = errors.Join(err, jerr)
 		}
 	}
-	if !table {
-		if perr := cmdutil.PrintData(out, o.F.Global.Output, rep, nil); perr != nil {
+	if table {
+		if perr := rep.WriteSummary(out); perr != nil {
 			return perr
 		}
-	} else if perr := rep.WriteSummary(out); perr != nil {
-		return perr
-	}
-	if err != nil {
-		return err
-	}
-	if !rep.OK() {
-		if !table {
-			_, _ = fmt.Fprintln(o.F.Streams.ErrOut, rep.Tally()) // the error stream is the last resort: a failed write there has nowhere to go
+		if err != nil {
+			return err
 		}
-		return cmdutil.ErrReported
+		if !rep.OK() {
+			return cmdutil.ErrReported
+		}
+		return nil
 	}
-	return nil
+	// JSON or YAML: the report is the last thing written. A container log
+	// interleaves stdout and stderr in no fixed order, so a line on stderr
+	// after the report could land inside it; the verdict goes first, and
+	// the report carries it too.
+	if err != nil {
+		_, _ = fmt.Fprintln(o.F.Streams.ErrOut, "crisp:", err) // the error stream is the last resort: a failed write there has nowhere to go
+		err = fmt.Errorf("%w (%w)", cmdutil.ErrReported, err)
+	} else if !rep.OK() {
+		_, _ = fmt.Fprintln(o.F.Streams.ErrOut, rep.Tally()) // as above
+		err = cmdutil.ErrReported
+	}
+	if perr := cmdutil.PrintData(out, o.F.Global.Output, rep, nil); perr != nil {
+		return errors.Join(perr, err)
+	}
+	return err
 }

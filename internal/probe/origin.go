@@ -3,6 +3,7 @@ package probe
 import (
 	"os"
 	"strings"
+	"time"
 )
 
 // SchemaVersion is the version of the JSON shape of smoke and probe reports.
@@ -26,11 +27,15 @@ type Origin struct {
 	// Node is the name of the machine the report was made on (--node-name,
 	// $NODE_NAME, or the hostname).
 	Node string `json:"node"`
+	// Time is when the report was made (the run's end), so that of two
+	// reports of a node the later one can be told, whatever order a log
+	// stream puts them in.
+	Time time.Time `json:"time,omitzero"`
 }
 
-// NewOrigin stamps a report of kind made on node with this SchemaVersion.
+// NewOrigin stamps a report of kind made on node now with this SchemaVersion.
 func NewOrigin(kind, node string) Origin {
-	return Origin{Schema: SchemaVersion, Kind: kind, Node: node}
+	return Origin{Schema: SchemaVersion, Kind: kind, Node: node, Time: time.Now().UTC()}
 }
 
 // NodeName picks the node's name: flag when given, else the NODE_NAME

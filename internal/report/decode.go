@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/probe"
 )
@@ -30,15 +31,31 @@ var linePrefix = regexp.MustCompile(`^(\[[^\]\s]+\] )?(\d{4}-\d\d-\d\dT[0-9:.]+(
 // skipped; a document that looks like a report but cannot be read (cut
 // short, an unknown schemaVersion) is a Problem. The error is for the
 // reader's own failures.
+//
+// A container log interleaves a program's stdout and stderr line by line
+// in no fixed order, so a line that cannot continue an indented document
+// (an error message, a tally) is set aside and the document goes on; only
+// a new document or the end of the input cuts one short. With kubectl logs
+// --prefix each pod's lines are collected apart, and a pod whose lines
+// hold no report at all is a Problem: a node with no report has not shown
+// that it works.
 func Decode(name string, r io.Reader) ([]Doc, []Problem, error) {
-	d := &decoder{name: name}
+	d := &decoder{name: name, streams: map[string]*collector{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxDoc)
 	for sc.Scan() {
 		d.lineNo++
 		line := bytes.TrimRight(sc.Bytes(), "\r")
-		line = line[len(linePrefix.Find(line)):]
-		d.line(line)
+		m := linePrefix.FindSubmatchIndex(line)
+		prefix := ""
+		if m[2] >= 0 {
+			prefix = string(line[m[2] : m[3]-1])
+		}
+		var stamp time.Time
+		if m[4] >= 0 {
+			stamp, _ = time.Parse(time.RFC3339Nano, string(line[m[4]:m[5]-1])) // a bad time is no time
+		}
+		d.collector(prefix).line(line[m[1]:], stamp)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -46,7 +63,13 @@ func Decode(name string, r io.Reader) ([]Doc, []Problem, error) {
 		}
 		return d.docs, d.problems, fmt.Errorf("%s: %w", name, err)
 	}
-	d.abandon("the input ends inside it")
+	for _, c := range d.order {
+		c.abandon("the input ends inside it")
+		if c.prefix != "" && c.found == 0 && c.crispSpoke {
+			d.problems = append(d.problems, Problem{Source: fmt.Sprintf("%s:%d %s", name, c.firstLine, c.prefix),
+				Err: fmt.Sprintf("%s printed %d lines but no smoke or probe report", c.prefix, c.lines)})
+		}
+	}
 	return d.docs, d.problems, nil
 }
 
@@ -55,102 +78,148 @@ type decoder struct {
 	lineNo   int
 	docs     []Doc
 	problems []Problem
+	streams  map[string]*collector // by kubectl logs --prefix, "" without
+	order    []*collector
+}
+
+func (d *decoder) collector(prefix string) *collector {
+	c, ok := d.streams[prefix]
+	if !ok {
+		c = &collector{d: d, prefix: prefix, firstLine: d.lineNo}
+		d.streams[prefix] = c
+		d.order = append(d.order, c)
+	}
+	return c
+}
+
+// collector gathers the documents of one stream (one pod's lines).
+type collector struct {
+	d         *decoder
+	prefix    string
+	firstLine int
+	lines     int // lines seen
+	found     int // reports and problems found
+	// crispSpoke: a line of crisp's own (an error, a panic): the stream is
+	// crisp's, not a sidecar's that kubectl logs --all-containers shows.
+	crispSpoke bool
 
 	buf      []byte // the document being collected
 	start    int    // its first line
+	stamp    time.Time
 	depth    int
 	inString bool
 	escaped  bool
 }
 
-func (d *decoder) line(line []byte) {
-	trimmed := bytes.TrimLeft(line, " \t")
-	if d.buf != nil && !continues(line) {
-		// Not how an indented JSON document goes on: the one being
-		// collected was cut short (or was no JSON); look at this line afresh.
-		d.abandon(fmt.Sprintf("line %d interrupts it", d.lineNo))
+func (c *collector) line(line []byte, stamp time.Time) {
+	c.lines++
+	if bytes.HasPrefix(line, []byte("crisp:")) || bytes.HasPrefix(line, []byte("panic:")) || bytes.HasPrefix(line, []byte("fatal error:")) {
+		c.crispSpoke = true
 	}
-	if d.buf == nil {
+	trimmed := bytes.TrimLeft(line, " \t")
+	if c.buf != nil && !continues(line) {
+		if len(line) == 0 || line[0] != '{' {
+			return // another stream's line in the middle of the document
+		}
+		// A new document: the one being collected was cut short.
+		c.abandon(fmt.Sprintf("line %d starts another document", c.d.lineNo))
+	}
+	if c.buf == nil {
 		if len(trimmed) == 0 || trimmed[0] != '{' {
 			return
 		}
-		d.start, d.depth, d.inString, d.escaped = d.lineNo, 0, false, false
-		d.buf = make([]byte, 0, 4096)
+		c.start, c.stamp, c.depth, c.inString, c.escaped = c.d.lineNo, stamp, 0, false, false
+		c.buf = make([]byte, 0, 4096)
 		line = trimmed
 	}
-	for i, c := range line {
-		d.buf = append(d.buf, c)
-		if d.scan(c) {
-			d.finish()
+	for i, b := range line {
+		c.buf = append(c.buf, b)
+		if c.scan(b) {
+			c.finish()
 			if rest := bytes.TrimSpace(line[i+1:]); len(rest) > 0 && rest[0] == '{' {
-				d.line(rest) // another document on the same line
+				c.line(rest, stamp) // another document on the same line
+				c.lines--
 			}
 			return
 		}
 	}
-	d.buf = append(d.buf, '\n')
-	if len(d.buf) > maxDoc {
-		d.abandon(fmt.Sprintf("it is over %d bytes", maxDoc))
+	c.buf = append(c.buf, '\n')
+	if len(c.buf) > maxDoc {
+		c.abandon(fmt.Sprintf("it is over %d bytes", maxDoc))
 	}
 }
 
 // continues reports whether line can be the next line of an indented JSON
-// document: indented, or closing a brace or bracket.
+// document: empty, indented, or closing a brace or bracket.
 func continues(line []byte) bool {
 	return len(line) == 0 || line[0] == ' ' || line[0] == '\t' || line[0] == '}' || line[0] == ']'
 }
 
 // scan tracks the nesting outside strings; it reports true when the
 // document's outermost brace closes.
-func (d *decoder) scan(c byte) bool {
+func (c *collector) scan(b byte) bool {
 	switch {
-	case d.escaped:
-		d.escaped = false
-	case d.inString:
-		switch c {
+	case c.escaped:
+		c.escaped = false
+	case c.inString:
+		switch b {
 		case '\\':
-			d.escaped = true
+			c.escaped = true
 		case '"':
-			d.inString = false
+			c.inString = false
 		}
-	case c == '"':
-		d.inString = true
-	case c == '{' || c == '[':
-		d.depth++
-	case c == '}' || c == ']':
-		d.depth--
-		return d.depth == 0
+	case b == '"':
+		c.inString = true
+	case b == '{' || b == '[':
+		c.depth++
+	case b == '}' || b == ']':
+		c.depth--
+		return c.depth == 0
 	}
 	return false
 }
 
-func (d *decoder) where() string { return fmt.Sprintf("%s:%d", d.name, d.start) }
+func (c *collector) where() string {
+	if c.prefix != "" {
+		return fmt.Sprintf("%s:%d %s", c.d.name, c.start, c.prefix)
+	}
+	return fmt.Sprintf("%s:%d", c.d.name, c.start)
+}
+
+func (c *collector) problem(err string) {
+	c.found++
+	c.d.problems = append(c.d.problems, Problem{Source: c.where(), Err: err})
+}
 
 // abandon drops the document being collected; if it looked like a report,
 // that is a problem.
-func (d *decoder) abandon(why string) {
-	if d.buf == nil {
+func (c *collector) abandon(why string) {
+	if c.buf == nil {
 		return
 	}
-	if looksLikeReport(d.buf) {
-		d.problems = append(d.problems, Problem{Source: d.where(), Err: "a report that is cut short: " + why})
+	if looksLikeReport(c.buf) {
+		c.problem("a report that is cut short: " + why)
 	}
-	d.buf = nil
+	c.buf = nil
 }
 
-func (d *decoder) finish() {
-	buf := d.buf
-	d.buf = nil
+func (c *collector) finish() {
+	buf := c.buf
+	c.buf = nil
 	run, isReport, err := parseReport(buf)
 	switch {
 	case err != nil && (isReport || looksLikeReport(buf)):
-		d.problems = append(d.problems, Problem{Source: d.where(), Err: err.Error()})
+		c.problem(err.Error())
 	case err == nil && isReport:
-		run.Source = d.where()
+		c.found++
+		run.Source = c.where()
 		if run.Node == "" {
-			run.Node = "(unnamed " + d.where() + ")"
+			run.Node = "(unnamed " + c.where() + ")"
 		}
-		d.docs = append(d.docs, Doc{Run: run})
+		if run.Time.IsZero() {
+			run.Time = c.stamp
+		}
+		c.d.docs = append(c.d.docs, Doc{Run: run})
 	}
 }
 
@@ -162,11 +231,13 @@ func looksLikeReport(b []byte) bool {
 		(bytes.Contains(b, []byte(`"results"`)) && bytes.Contains(b, []byte(`"summary"`)))
 }
 
-// head is what tells a report's kind.
+// head is what tells a report's kind, and what both kinds share.
 type head struct {
 	Schema  *int            `json:"schemaVersion"`
 	Kind    string          `json:"kind"`
 	Node    string          `json:"node"`
+	Time    string          `json:"time"`
+	Error   string          `json:"error"`
 	Checks  json.RawMessage `json:"checks"`
 	Passed  *int            `json:"passed"`
 	Results json.RawMessage `json:"results"`
@@ -178,10 +249,10 @@ type head struct {
 func parseReport(b []byte) (run Run, isReport bool, err error) {
 	var h head
 	if err := json.Unmarshal(b, &h); err != nil {
-		return Run{}, false, fmt.Errorf("not valid JSON: %w", err)
+		return Run{}, false, jsonError(err)
 	}
 	kind := h.Kind
-	if kind == "" { // reports from before the schema was versioned
+	if kind == "" && h.Schema == nil { // reports from before the schema was versioned
 		switch {
 		case h.Checks != nil && h.Passed != nil:
 			kind = probe.KindSmoke
@@ -192,10 +263,16 @@ func parseReport(b []byte) (run Run, isReport bool, err error) {
 		}
 	}
 	if kind != probe.KindSmoke && kind != probe.KindProbe {
-		return Run{}, false, nil
+		if h.Schema == nil {
+			return Run{}, false, nil // JSON of some other program
+		}
+		return Run{}, true, fmt.Errorf("report of node %q has kind %q; crisp report reads smoke and probe reports", h.Node, kind)
 	}
 	if h.Schema != nil && *h.Schema > probe.SchemaVersion {
 		return Run{}, true, fmt.Errorf("%s report of node %q has schemaVersion %d; this crisp reads up to %d: use a newer crisp report", kind, h.Node, *h.Schema, probe.SchemaVersion)
+	}
+	if h.Schema != nil && *h.Schema < 1 {
+		return Run{}, true, fmt.Errorf("%s report of node %q has schemaVersion %d, which no crisp writes (versions start at 1): the report was not made by crisp smoke or probe, or was altered", kind, h.Node, *h.Schema)
 	}
 	if kind == probe.KindSmoke {
 		run, err = parseSmoke(b)
@@ -203,8 +280,55 @@ func parseReport(b []byte) (run Run, isReport bool, err error) {
 		run, err = parseProbe(b)
 	}
 	if err != nil {
+		err = jsonError(err)
+		if h.Error != "" {
+			err = fmt.Errorf("%w; the run says: %s", err, h.Error)
+		}
 		return Run{}, true, fmt.Errorf("%s report of node %q: %w", kind, h.Node, err)
 	}
 	run.Kind, run.Node = kind, h.Node
+	if h.Time != "" {
+		if run.Time, err = time.Parse(time.RFC3339Nano, h.Time); err != nil {
+			return Run{}, true, fmt.Errorf("%s report of node %q: time %q is not an RFC 3339 time", kind, h.Node, h.Time)
+		}
+	}
+	if h.Error != "" {
+		// The run did not finish (out of time, interrupted): whatever its
+		// checks say, the node has not shown that it works.
+		run.Cells = append(run.Cells, Cell{Check: kind + "/finished", Outcome: Fail, Detail: h.Error})
+	}
 	return run, true, nil
+}
+
+// jsonError says what is wrong with a document in a reader's words.
+func jsonError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "the document"
+		}
+		return fmt.Errorf("field %s is a JSON %s where a report has %s", field, te.Value, jsonType(te.Type.Kind().String()))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	return err
+}
+
+func jsonType(goKind string) string {
+	switch goKind {
+	case "int", "int32", "int64", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return goKind
 }

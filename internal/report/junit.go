@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"strings"
 
 	"github.com/crisp-cri/crisp/internal/junit"
 )
@@ -14,24 +15,28 @@ func (f *Fleet) junit() junit.Suites {
 	root := junit.Suites{Name: "crisp report"}
 	var total float64
 	for _, r := range f.Runs {
-		s := junit.Suite{Name: r.Kind + " " + r.Node, Props: []junit.Property{{Name: "node", Value: r.Node}, {Name: "kind", Value: r.Kind}, {Name: "source", Value: r.Source}}}
+		node := Printable(r.Node)
+		s := junit.Suite{Name: r.Kind + " " + node, Props: []junit.Property{{Name: "node", Value: node}, {Name: "kind", Value: r.Kind}, {Name: "source", Value: Printable(r.Source)}}}
 		if r.Image != "" {
-			s.Props = append(s.Props, junit.Property{Name: "image", Value: r.Image})
+			s.Props = append(s.Props, junit.Property{Name: "image", Value: Printable(r.Image)})
+		}
+		if !r.Time.IsZero() {
+			s.Timestamp = r.Time.UTC().Format("2006-01-02T15:04:05")
 		}
 		var took float64
 		for _, c := range r.Cells {
-			tc := junit.Case{Name: c.Check, ClassName: "crisp." + r.Kind + "." + r.Node, Time: junit.Seconds(c.Seconds)}
+			tc := junit.Case{Name: Printable(c.Check), ClassName: "crisp." + r.Kind + "." + node, Time: junit.Seconds(c.Seconds)}
 			switch c.Outcome {
 			case Fail:
-				tc.Failure = &junit.Message{Message: firstLine(c.Detail), Type: "failure", Text: c.Detail}
+				tc.Failure = &junit.Message{Message: Printable(firstLine(c.Detail)), Type: "failure", Text: printableLines(c.Detail)}
 				s.Failures++
 			case Skip:
-				tc.Skipped = &junit.Message{Message: c.Detail}
+				tc.Skipped = &junit.Message{Message: Printable(c.Detail)}
 				s.Skipped++
 			default:
 				tc.SystemOut = string(c.Outcome)
 				if c.Detail != "" {
-					tc.SystemOut += ": " + c.Detail
+					tc.SystemOut += ": " + printableLines(c.Detail)
 				}
 			}
 			took += c.Seconds
@@ -44,8 +49,8 @@ func (f *Fleet) junit() junit.Suites {
 	if len(f.Problems) > 0 {
 		s := junit.Suite{Name: "crisp report input", Time: junit.Seconds(0)}
 		for _, p := range f.Problems {
-			s.Cases = append(s.Cases, junit.Case{Name: p.Source, ClassName: "crisp.report.input", Time: junit.Seconds(0),
-				Failure: &junit.Message{Message: "unreadable report", Type: "failure", Text: p.Err}})
+			s.Cases = append(s.Cases, junit.Case{Name: Printable(p.Source), ClassName: "crisp.report.input", Time: junit.Seconds(0),
+				Failure: &junit.Message{Message: "unreadable report", Type: "failure", Text: printableLines(p.Err)}})
 		}
 		s.Tests, s.Failures = len(s.Cases), len(s.Cases)
 		root.Suites = append(root.Suites, s)
@@ -58,6 +63,16 @@ func (f *Fleet) junit() junit.Suites {
 	}
 	root.Time = junit.Seconds(total)
 	return root
+}
+
+// printableLines is Printable line by line: a multi-line detail keeps its
+// lines in a JUnit failure body, where CI shows it as a block.
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Printable(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // WriteJUnit writes the merged JUnit XML.

@@ -9,11 +9,14 @@ import (
 )
 
 // Load reads and merges the reports in the named inputs ("-" is stdin),
-// in order. It fails when an input cannot be read or holds no report at
-// all (a wrong file, or kubectl logs of pods that printed nothing).
+// in order. It fails when an input cannot be read or when no input holds a
+// report (a wrong file, or kubectl logs of pods that printed nothing); one
+// input without a report among others that have one is a Problem (a node
+// whose report file is empty has not shown that it works).
 func Load(names []string, stdin io.Reader) (*Fleet, error) {
 	var docs []Doc
 	var problems []Problem
+	empty := 0
 	for _, name := range names {
 		r := stdin
 		if name != "-" {
@@ -28,9 +31,13 @@ func Load(names []string, stdin io.Reader) (*Fleet, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(d) == 0 && len(p) == 0 {
+			p = append(p, Problem{Source: name, Err: "no smoke or probe report in it"})
+			empty++
+		}
 		docs, problems = append(docs, d...), append(problems, p...)
 	}
-	if len(docs) == 0 && len(problems) == 0 {
+	if empty == len(names) {
 		return nil, fmt.Errorf("no smoke or probe JSON report in %s (make them with `crisp smoke -o json` or `crisp probe -o json`)", strings.Join(names, ", "))
 	}
 	return Merge(docs, problems), nil

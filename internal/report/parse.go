@@ -21,7 +21,10 @@ type smokeJSON struct {
 		Detail     string  `json:"detail"`
 		DurationMs float64 `json:"durationMs"`
 	} `json:"checks"`
-	Failed int `json:"failed"`
+	Passed   int `json:"passed"`
+	Failed   int `json:"failed"`
+	Skipped  int `json:"skipped"`
+	Warnings int `json:"warnings"`
 }
 
 type protocolJSON struct {
@@ -61,6 +64,11 @@ func parseSmoke(b []byte) (Run, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return Run{}, err
 	}
+	for name, n := range map[string]int{"passed": s.Passed, "failed": s.Failed, "skipped": s.Skipped, "warnings": s.Warnings} {
+		if n < 0 {
+			return Run{}, fmt.Errorf("%s is %d: a count cannot be negative", name, n)
+		}
+	}
 	run := Run{Container: s.Container, Image: s.Image}
 	fails := 0
 	for _, c := range s.Checks {
@@ -72,6 +80,9 @@ func parseSmoke(b []byte) (Run, error) {
 		case Pass, Fail, Warn, Skip:
 		default:
 			return Run{}, fmt.Errorf("check %s: unknown outcome %q", name, c.Outcome)
+		}
+		if c.DurationMs < 0 {
+			return Run{}, fmt.Errorf("check %s: durationMs %g is negative", name, c.DurationMs)
 		}
 		if c.Outcome == Fail {
 			fails++

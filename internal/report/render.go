@@ -38,17 +38,17 @@ func (f *Fleet) WriteText(w io.Writer) error {
 		p.f("%s\n", strings.ToUpper(kind))
 		p.f("NODE\tRESULT\tPASSED\tFAILED\tWARNINGS\tSKIPPED\tREFUSED\tSOURCE\n")
 		for _, r := range f.RunsOf(kind) {
-			p.f("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Node, result(r), r.Count(Pass), r.Count(Fail), r.Count(Warn), r.Count(Skip), r.Count(Refused)+r.Count(Error), r.Source)
+			p.f("%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", Printable(r.Node), result(r), r.Count(Pass), r.Count(Fail), r.Count(Warn), r.Count(Skip), r.Count(Refused)+r.Count(Error), Printable(r.Source))
 		}
 		p.f("\n")
 		m := f.MatrixOf(kind)
 		p.f("CHECK")
 		for _, c := range m.Columns {
-			p.f("\t%s", c.Label())
+			p.f("\t%s", Printable(c.Label()))
 		}
 		p.f("\n")
 		for i, check := range m.Checks {
-			p.f("%s", check)
+			p.f("%s", Printable(check))
 			for _, c := range m.Columns {
 				p.f("\t%s", cellText(c.Outcomes[i]))
 			}
@@ -63,8 +63,8 @@ func (f *Fleet) WriteText(w io.Writer) error {
 		return err
 	}
 	p = &printer{w: w}
-	f.writeGroups(p, "")
-	f.writeFailures(p, "", "")
+	f.writeGroups(p, "", Printable)
+	f.writeFailures(p, "", Printable)
 	p.f("%s\n", f.Verdict())
 	return p.err
 }
@@ -76,32 +76,37 @@ func result(r Run) string {
 	return "ok"
 }
 
-// writeGroups names the nodes behind each grouped column.
-func (f *Fleet) writeGroups(p *printer, bullet string) {
+// writeGroups names the nodes behind each grouped column; esc makes
+// report text safe for the output (Printable, or cell for Markdown).
+func (f *Fleet) writeGroups(p *printer, bullet string, esc func(string) string) {
 	for _, kind := range f.Kinds() {
 		for _, c := range f.MatrixOf(kind).Columns {
 			if len(c.Nodes) > 1 {
-				p.f("%s%s column %s: %s\n", bullet, kind, c.Label(), strings.Join(c.Nodes, " "))
+				nodes := make([]string, len(c.Nodes))
+				for i, n := range c.Nodes {
+					nodes[i] = esc(n)
+				}
+				p.f("%s%s column %s: %s\n", bullet, kind, esc(c.Label()), strings.Join(nodes, " "))
 			}
 		}
 	}
 }
 
 // writeFailures lists every failed check with its detail, the problems and
-// the notes.
-func (f *Fleet) writeFailures(p *printer, bullet, code string) {
+// the notes, each field through esc.
+func (f *Fleet) writeFailures(p *printer, bullet string, esc func(string) string) {
 	for _, r := range f.Runs {
 		for _, c := range r.Cells {
 			if c.Outcome == Fail {
-				p.f("%sFAIL %s %s %s%s%s: %s\n", bullet, r.Kind, r.Node, code, c.Check, code, c.Detail)
+				p.f("%sFAIL %s %s %s: %s\n", bullet, r.Kind, esc(r.Node), esc(c.Check), esc(c.Detail))
 			}
 		}
 	}
 	for _, pr := range f.Problems {
-		p.f("%sUNREADABLE %s: %s\n", bullet, pr.Source, pr.Err)
+		p.f("%sUNREADABLE %s: %s\n", bullet, esc(pr.Source), esc(pr.Err))
 	}
 	for _, n := range f.Notes {
-		p.f("%snote: %s\n", bullet, n)
+		p.f("%snote: %s\n", bullet, esc(n))
 	}
 }
 
@@ -113,19 +118,19 @@ func (f *Fleet) WriteMarkdown(w io.Writer) error {
 	if !f.OK() {
 		mark = "❌"
 	}
-	p.f("## %s crisp report: %s\n\n", mark, md(f.Verdict()))
+	p.f("## %s crisp report: %s\n\n", mark, cell(f.Verdict()))
 	for _, kind := range f.Kinds() {
 		p.f("### %s\n\n", kind)
 		p.f("| node | result | passed | failed | warnings | skipped | refused |\n")
 		p.f("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
 		for _, r := range f.RunsOf(kind) {
-			p.f("| %s | %s | %d | %d | %d | %d | %d |\n", md(r.Node), result(r), r.Count(Pass), r.Count(Fail), r.Count(Warn), r.Count(Skip), r.Count(Refused)+r.Count(Error))
+			p.f("| %s | %s | %d | %d | %d | %d | %d |\n", cell(r.Node), result(r), r.Count(Pass), r.Count(Fail), r.Count(Warn), r.Count(Skip), r.Count(Refused)+r.Count(Error))
 		}
 		m := f.MatrixOf(kind)
 		p.f("\n<details><summary>%s matrix: %d checks by %d nodes</summary>\n\n", kind, len(m.Checks), len(f.RunsOf(kind)))
 		p.f("| check |")
 		for _, c := range m.Columns {
-			p.f(" %s |", md(c.Label()))
+			p.f(" %s |", cell(c.Label()))
 		}
 		p.f("\n| --- |")
 		for range m.Columns {
@@ -133,7 +138,7 @@ func (f *Fleet) WriteMarkdown(w io.Writer) error {
 		}
 		p.f("\n")
 		for i, check := range m.Checks {
-			p.f("| %s |", md(check))
+			p.f("| %s |", cell(check))
 			for _, c := range m.Columns {
 				p.f(" %s |", cellText(c.Outcomes[i]))
 			}
@@ -143,17 +148,12 @@ func (f *Fleet) WriteMarkdown(w io.Writer) error {
 	}
 	var b strings.Builder
 	details := &printer{w: &b}
-	f.writeGroups(details, "- ")
-	f.writeFailures(details, "- ", "`")
+	f.writeGroups(details, "- ", cell)
+	f.writeFailures(details, "- ", cell)
 	if b.Len() > 0 {
-		p.f("### Details\n\n%s", md(b.String()))
+		p.f("### Details\n\n%s", b.String())
 	}
 	return p.err
-}
-
-// md escapes what would break a Markdown table cell or start HTML.
-func md(s string) string {
-	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // printer writes formatted text and keeps the first error, so a report is

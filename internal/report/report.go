@@ -11,6 +11,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Outcome is the verdict of one check on one node, as a cell of the matrix.
@@ -48,6 +49,10 @@ type Run struct {
 	// Image, Container: what the run tested, when the report says.
 	Image     string `json:"image,omitempty"`
 	Container string `json:"container,omitempty"`
+	// Time is when the report was made: its own "time" field, else the
+	// time kubectl logs --timestamps put on its first line; zero when
+	// neither says. Of two reports of a node, the later one counts.
+	Time time.Time `json:"time,omitzero"`
 }
 
 // Count returns how many cells have outcome o.
@@ -81,16 +86,25 @@ type Fleet struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Merge builds the fleet view from decoded documents, in input order;
-// a later report of the same node and kind replaces an earlier one.
+// Merge builds the fleet view from decoded documents. Of two reports of
+// the same node and kind the later one counts: by their times when both
+// have one, else by their order in the input.
 func Merge(docs []Doc, problems []Problem) *Fleet {
 	f := &Fleet{Problems: problems}
 	index := map[string]int{}
 	for _, d := range docs {
 		key := d.Run.Kind + "\x00" + d.Run.Node
 		if i, ok := index[key]; ok {
-			f.Notes = append(f.Notes, fmt.Sprintf("%s reported %s twice (%s and %s): the later one counts", d.Run.Node, d.Run.Kind, f.Runs[i].Source, d.Run.Source))
-			f.Runs[i] = d.Run
+			prev, kept := f.Runs[i], d.Run
+			how := "it comes later in the input"
+			if !prev.Time.IsZero() && !d.Run.Time.IsZero() {
+				how = "the later by its time"
+				if d.Run.Time.Before(prev.Time) {
+					kept = prev
+				}
+			}
+			f.Notes = append(f.Notes, fmt.Sprintf("%s reported %s twice (%s and %s): the one from %s counts (%s)", d.Run.Node, d.Run.Kind, prev.Source, d.Run.Source, kept.Source, how))
+			f.Runs[i] = kept
 			continue
 		}
 		index[key] = len(f.Runs)

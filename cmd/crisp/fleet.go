@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/fleet"
+	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/report"
+)
+
+// fleetOptions is `crisp fleet smoke|probe`'s options.
+type fleetOptions struct {
+	f      *cmdutil.Factory
+	Kube   fleet.KubeconfigOptions
+	Config fleet.Config
+	// JUnit is the file for the merged JUnit XML.
+	JUnit string
+	// newAPI connects to the API server; tests give a fake.
+	newAPI func(fleet.KubeconfigOptions) (fleet.API, string, error)
+}
+
+func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
+	o := &fleetOptions{f: f, newAPI: connectKube}
+	cmd := &cobra.Command{
+		Use:       "fleet (smoke|probe) [-l SELECTOR | --nodes N1,N2] [--junit FILE] [-o table|markdown|json|yaml]",
+		Short:     "Run smoke or probe on many Kubernetes nodes through the API server, and merge their reports",
+		Long:      helptext.Long("fleet"),
+		Example:   helptext.Example("fleet"),
+		ValidArgs: []string{fleet.ModeSmoke, fleet.ModeProbe},
+		// fleet reads a kubeconfig, not a runtime's config: -o also takes markdown.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := report.CheckFormat(f.Global.Output); err != nil {
+				return cmdutil.UsageError{Err: err}
+			}
+			return nil
+		},
+		RunE: runOptions(f, o),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Kube.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+	fs.StringVar(&o.Kube.Context, "context", "", "kubeconfig context (default: the current one)")
+	fs.StringVarP(&o.Config.Namespace, "namespace", "n", "kube-system", "namespace for the pods; it must admit host-network pods with a hostPath (Pod Security \"privileged\")")
+	fs.StringVarP(&o.Config.Selector, "selector", "l", "", "run on the nodes whose labels match (kubectl's syntax, e.g. node-role.kubernetes.io/worker=); default: every node")
+	fs.StringSliceVar(&o.Config.Nodes, "nodes", nil, "run on these nodes (comma-separated names)")
+	fs.StringVar(&o.Config.Image, "image", "crisp:dev", "crisp's image, as `make image` tags it; preload or push it for an air-gapped cluster")
+	fs.StringVar(&o.Config.TargetImage, "target-image", "busybox:1.36", "image of the target container (a busybox with nc, sh, yes, head, sleep)")
+	fs.StringVar(&o.Config.RuntimeSocket, "runtime-socket", "/run/containerd/containerd.sock", "the runtime's CRI socket on the nodes (CRI-O: /run/crio/crio.sock)")
+	fs.IntVar(&o.Config.Port, "port", 7777, "the target's echo port, on each node's host network")
+	fs.DurationVar(&o.Config.Timeout, "timeout", 10*time.Minute, "bound on the whole run; a node not done by then fails with what its pod was doing")
+	fs.StringVar(&o.JUnit, "junit", "", "write the merged results as JUnit XML to FILE")
+	return cmd
+}
+
+// connectKube loads the kubeconfig and makes the REST client.
+func connectKube(k fleet.KubeconfigOptions) (fleet.API, string, error) {
+	cfg, ns, err := k.Load()
+	if err != nil {
+		return nil, "", err
+	}
+	api, err := fleet.NewKube(cfg)
+	return api, ns, err
+}
+
+// Complete takes the mode and what follows -- (passed to smoke or probe).
+func (o *fleetOptions) Complete(_ *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		o.Config.ExtraArgs = args[dash:]
+		args = args[:dash]
+	}
+	if len(args) != 1 {
+		return cmdutil.UsageErrorf("fleet needs one of smoke or probe, got %d arguments", len(args))
+	}
+	o.Config.Mode = args[0]
+	for i, n := range o.Config.Nodes {
+		o.Config.Nodes[i] = strings.TrimSpace(n)
+	}
+	return nil
+}
+
+// Validate rejects bad flags before the API server is asked anything.
+func (o *fleetOptions) Validate() error {
+	c := o.Config
+	switch {
+	case c.Mode != fleet.ModeSmoke && c.Mode != fleet.ModeProbe:
+		return cmdutil.UsageErrorf("fleet runs smoke or probe, not %q", c.Mode)
+	case c.Selector != "" && len(c.Nodes) > 0:
+		return cmdutil.UsageErrorf("--selector and --nodes pick the nodes two ways: give one")
+	case c.Timeout < 0:
+		return cmdutil.UsageErrorf("--timeout must not be negative")
+	case c.Port < 1 || c.Port > 65535:
+		return cmdutil.UsageErrorf("--port must be 1-65535, not %d", c.Port)
+	case c.Image == "" || c.TargetImage == "":
+		return cmdutil.UsageErrorf("--image and --target-image must name images")
+	case !strings.HasPrefix(c.RuntimeSocket, "/"):
+		return cmdutil.UsageErrorf("--runtime-socket must be an absolute path on the nodes (e.g. /run/containerd/containerd.sock), not %q", c.RuntimeSocket)
+	}
+	for _, n := range c.Nodes {
+		if n == "" {
+			return cmdutil.UsageErrorf("--nodes has an empty name")
+		}
+	}
+	return nil
+}
+
+// Run creates the pods, follows them, prints the merged report and fails
+// when a node did.
+func (o *fleetOptions) Run(ctx context.Context) error {
+	api, ns, err := o.newAPI(o.Kube)
+	if err != nil {
+		return err
+	}
+	if o.Config.Namespace == "" {
+		o.Config.Namespace = ns
+	}
+	r := &fleet.Runner{Config: o.Config, API: api, Progress: o.f.Streams.ErrOut}
+	fl, runErr := r.Run(ctx)
+	if fl == nil {
+		return runErr
+	}
+	var errs []error
+	if o.JUnit != "" {
+		if err := fl.WriteJUnitFile(o.JUnit); err != nil {
+			errs = append(errs, fmt.Errorf("--junit: %w", err))
+		}
+	}
+	if err := fl.Write(o.f.Streams.Out, o.f.Global.Output); err != nil {
+		errs = append(errs, err)
+	}
+	if runErr != nil || len(errs) > 0 {
+		return errors.Join(append(errs, runErr)...)
+	}
+	if err := fl.Check(); err != nil {
+		_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp fleet:", err) // the error stream is the last resort: a failed write there has nowhere to go
+		return cmdutil.ErrReported
+	}
+	return nil
+}
