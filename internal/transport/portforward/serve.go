@@ -361,15 +361,6 @@ func (c *pfReadClock) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func pfClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // pfLocalClosed recognises errors that only say the local socket went away
 // (the user's client hung up) or was closed here, which are not worth a
 // report. A reset or broken pipe counts only when writing to the local

@@ -37,7 +37,7 @@ var ErrFrameRefused = errors.New("the streaming server sent a SPDY control frame
 func controlFrameError(err error) error {
 	var se *spdy.Error
 	if errors.As(err, &se) {
-		return fmt.Errorf("%w (a frame is held to %d KiB, a header block to %d headers of %d KiB): %v",
+		return fmt.Errorf("%w (a frame is held to %d KiB, a header block to %d headers of %d KiB): %w",
 			ErrFrameRefused, maxControlPayload>>10, maxHeaderCount, maxHeaderField>>10, err)
 	}
 	return fmt.Errorf("reading a SPDY control frame: %w", err)

@@ -62,7 +62,7 @@ func Open(nc net.Conn, br *bufio.Reader, o Options) (httpstream.Connection, erro
 		c.SetOverrunWait(o.OverrunWait)
 		return c, nil
 	case KindSpdystream:
-		var conn net.Conn = nc
+		conn := nc
 		if br != nil {
 			conn = &readThrough{Conn: nc, r: br}
 		}
