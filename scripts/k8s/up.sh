@@ -162,8 +162,8 @@ if [[ -z $tar ]]; then
   make -s -C "$REPO" --no-print-directory image IMAGE_TAR="$tar" >&2
 fi
 ctr_ images import "$tar" >/dev/null
-CRISP_IMAGE=$(ctr_ images ls -q | grep -m1 '^docker.io/library/crisp:') ||
-  { log "$tar holds no docker.io/library/crisp image"; exit 1; }
+CRISP_IMAGE=$(ctr_ images ls -q | awk '/^docker\.io\/library\/crisp:/ && !n++')
+[[ -n $CRISP_IMAGE ]] || { log "$tar holds no docker.io/library/crisp image"; exit 1; }
 t_ctrd=$(elapsed "$t")
 
 # start NAME ARGS...: NAME from K8S_BIN in the background, in its own session
