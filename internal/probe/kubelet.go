@@ -66,12 +66,12 @@ type TargetGoneError struct {
 }
 
 func (e *TargetGoneError) Error() string {
-	whose := "the container under test"
+	what := fmt.Sprintf("the container under test (container %s, pod %s)", shortID(e.ContainerID), shortID(e.PodID))
 	if e.Scratch {
-		whose = "smoke --image's scratch pod and container"
+		what = fmt.Sprintf("the scratch pod smoke --image created (pod %s, container %s)", shortID(e.PodID), shortID(e.ContainerID))
 	}
-	msg := fmt.Sprintf("%s (container %s, pod %s) %s %s into the run, not by smoke: the checks failing after that "+
-		"say nothing about the runtime's streaming protocols", whose, shortID(e.ContainerID), shortID(e.PodID), e.What, e.After.Round(100*time.Millisecond))
+	msg := fmt.Sprintf("%s %s %s into the run, not by smoke: the checks failing after that say nothing about the runtime's streaming protocols",
+		what, e.What, e.After.Round(100*time.Millisecond))
 	if e.Scratch {
 		msg += "; a kubelet removes every runtime pod it did not create (see `crisp smoke --help`: run smoke on a container the kubelet owns)"
 	}
