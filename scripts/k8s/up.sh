@@ -61,7 +61,9 @@ NODE_IP=${CRISP_K8S_NODE_IP:-$(ip -4 -o addr show scope global |
   awk '$2 !~ /^(crisp|cni|veth|docker|br-)/ { sub(/\/.*/, "", $4); print $4; exit }')}
 [[ -n $NODE_IP ]] || { log "no non-loopback IPv4 address on this machine (set CRISP_K8S_NODE_IP)"; exit 1; }
 
-# free_port: a TCP port nothing listens on (and not handed out before here).
+# free_port VAR: sets VAR to a TCP port nothing listens on and not handed out
+# before here. (Not $(free_port): a subshell repeats the parent's $RANDOM and
+# forgets what was handed out.)
 taken=" "
 free_port() {
   local p
@@ -70,18 +72,18 @@ free_port() {
     [[ $taken == *" $p "* ]] && continue
     if [[ -z $(ss -Hltn "sport = :$p" 2>/dev/null) ]]; then
       taken+="$p "
-      echo "$p"
+      printf -v "$1" %s "$p"
       return
     fi
   done
   log "no free port found"
   return 1
 }
-ETCD_PORT=$(free_port)
-ETCD_PEER_PORT=$(free_port)
-API_PORT=$(free_port)
-KUBELET_PORT=$(free_port)
-KUBELET_HEALTHZ_PORT=$(free_port)
+free_port ETCD_PORT
+free_port ETCD_PEER_PORT
+free_port API_PORT
+free_port KUBELET_PORT
+free_port KUBELET_HEALTHZ_PORT
 
 # --- certificates and tokens ----------------------------------------------------
 t=$(date +%s.%N)
