@@ -155,6 +155,9 @@ func checkSmoke(t *testing.T, pod corev1.PodSpec, smoke, target corev1.Container
 	if port == "" || !strings.Contains(strings.Join(target.Command, " "), "nc -ll -p "+port+" -e cat") {
 		t.Errorf("smoke's --port %q is not where the sidecar's echo server listens: %v", port, target.Command)
 	}
+	if sp := target.StartupProbe; sp == nil || sp.TCPSocket == nil || sp.TCPSocket.Port.String() != port {
+		t.Errorf("the sidecar needs a startupProbe on tcp port %s, so that smoke starts once the echo server answers", port)
+	}
 	for _, a := range target.Command {
 		if strings.Contains(a, "$(") {
 			t.Errorf("the sidecar's command holds $( which Kubernetes expands as a variable: %q", a)

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -25,6 +26,7 @@ func TestDaemonSetAsShipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	setSocket(t, &ds.Spec.Template.Spec, c.HostSocketPath)
+	waitPortFree(t, shippedPort)
 	start := time.Now()
 	c.apply(t, ds, "daemonset/crisp-smoke")
 	r := c.kubectl(t, nil, "-n", "kube-system", "rollout", "status", "daemonset/crisp-smoke", "--timeout=3m")
@@ -43,6 +45,7 @@ func TestJobAsShipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	setSocket(t, &job.Spec.Template.Spec, c.HostSocketPath)
+	waitPortFree(t, shippedPort)
 	start := time.Now()
 	c.apply(t, job, "job/crisp-smoke")
 	deadline := time.Now().Add(3 * time.Minute)
@@ -59,6 +62,27 @@ func TestJobAsShipped(t *testing.T) {
 	}
 	t.Logf("Job completed in %v", time.Since(start).Round(100*time.Millisecond))
 	c.collect(t, "app=crisp-smoke-job")
+}
+
+// shippedPort is the host port the manifests' echo server listens on.
+const shippedPort = 7777
+
+// waitPortFree waits until nothing listens on the host's port (the pod of
+// the test before may still be going away), for a minute at most.
+func waitPortFree(t *testing.T, port int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err != nil {
+			return
+		}
+		_ = conn.Close() // only whether something answered mattered
+		if time.Now().After(deadline) {
+			t.Fatalf("something still listens on port %d of this host; the manifests' echo server needs it", port)
+		}
+		time.Sleep(500 * time.Millisecond) // waiting for another process to let go of the port
+	}
 }
 
 // setSocket points the manifest's runtime-socket hostPath at path.
