@@ -4,7 +4,7 @@
 # plane by the PIDs in its pid files, then the kubelet's containerd with
 # scripts/containerd-down.sh (pods, shims, cgroups, mounts, bridge); unmounts
 # what the kubelet mounted under CRISP_K8S_DIR, puts back the host sysctls the
-# kubelet changed, and removes the folder.
+# kubelet changed and the iptables chains it added, and removes the folder.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 D=$K8S_DIR
@@ -45,6 +45,21 @@ if [[ -f $SYSCTL_SAVED ]]; then
   while IFS== read -r name value; do
     [[ -n $name ]] && sysctl -q -w "$name=$value" >/dev/null
   done <"$SYSCTL_SAVED"
+fi
+
+# The kubelet's iptables chains, when this harness's kubelet made them.
+if [[ -f $IPTABLES_OURS ]]; then
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    for hook in INPUT OUTPUT; do
+      while "$ipt" -D "$hook" -j KUBE-FIREWALL 2>/dev/null; do :; done
+    done
+    for t in filter nat mangle; do
+      for chain in KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
+        "$ipt" -t "$t" -F "$chain" 2>/dev/null && "$ipt" -t "$t" -X "$chain" 2>/dev/null
+      done
+    done
+  done
 fi
 
 if [[ -n $D && $D == /* && -e $D ]]; then

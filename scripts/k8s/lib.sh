@@ -22,6 +22,7 @@ ENVFILE=$K8S_DIR/env
 # them back.
 KUBELET_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops)
 SYSCTL_SAVED=$K8S_DIR/sysctl.saved
+IPTABLES_OURS=$K8S_DIR/iptables.ours
 # Components in start order; down.sh stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet)
 

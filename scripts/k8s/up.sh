@@ -250,6 +250,10 @@ imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 YAML
 for s in "${KUBELET_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$SYSCTL_SAVED"
+# The kubelet also adds iptables chains (KUBE-FIREWALL, hooked into INPUT and
+# OUTPUT, and KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT): down.sh removes them
+# unless they were there before (another kubelet on this host).
+if ! iptables -S KUBE-FIREWALL >/dev/null 2>&1; then touch "$IPTABLES_OURS"; fi
 t=$(date +%s.%N)
 start kubelet --config "$D/kubelet.yaml" --kubeconfig "$D/kubelet.kubeconfig" \
   --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --root-dir "$D/kubelet" --cert-dir "$D/pki/kubelet"
