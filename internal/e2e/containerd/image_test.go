@@ -79,18 +79,19 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 
 	podName := strings.TrimSpace(h.crictl(t, "inspectp", "-o", "go-template", "--template", "{{.status.metadata.name}}", h.HostnetPod).Stdout)
 	port := strconv.Itoa(freePort(t))
-	fill := strings.NewReplacer("7777", port, "$(POD_NAME)", podName)
-	start := func(c corev1.Container) string {
-		cfg := containerConfig(t, h, pod, c, fill, podName)
+	start := func(c corev1.Container, fill *strings.Replacer) (id, name string) {
+		cfg, name := containerConfig(t, h, pod, c, fill, podName)
 		cfgPath := filepath.Join(t.TempDir(), c.Name+".json")
 		if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return h.crictlStart(t, h.HostnetPod, cfgPath, h.HostnetPodConfig)
+		return h.crictlStart(t, h.HostnetPod, cfgPath, h.HostnetPodConfig), name
 	}
-	targetID := start(target)
+	targetID, targetName := start(target, strings.NewReplacer("7777", port))
 	t.Cleanup(func() { h.crictl(t, "rm", "-f", targetID) })
-	id := start(smoke)
+	// The containers of the shared host-network pod get unique names here:
+	// smoke is pointed at the sidecar's.
+	id, _ := start(smoke, strings.NewReplacer("7777", port, "$(POD_NAME)", podName, target.Name, targetName))
 	code := h.waitExited(t, id, commandTimeout)
 	logs := h.crictl(t, "logs", id)
 	if code != 0 {
@@ -136,8 +137,9 @@ func buildImage(t *testing.T, dir, name, tag string) string {
 
 // containerConfig is the CRI ContainerConfig (crictl's JSON) of the
 // manifest's container c in pod, its command and args passed through fill;
-// the downward API gives e2eNodeName and podName.
-func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Container, fill *strings.Replacer, podName string) []byte {
+// the downward API gives e2eNodeName and podName. It returns the config and
+// the container's name (c's, made unique).
+func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Container, fill *strings.Replacer, podName string) ([]byte, string) {
 	t.Helper()
 	var args, command []string
 	for _, a := range c.Args {
@@ -207,7 +209,7 @@ func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Cont
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return b, strings.ReplaceAll(name, ".", "")
 }
 
 // waitExited polls until the container has exited and returns its code.
