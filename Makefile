@@ -19,15 +19,19 @@ BUILD_FLAGS ?= -trimpath -ldflags "-s -w -X main.crispVersion=$(VERSION)"
 build:
 	$(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/crisp
 
-## image: bin/crisp-image.tar, an OCI image (crisp:$(VERSION)) holding the static
+## image: bin/crisp-image.tar, an OCI image (crisp:$(IMAGE_TAG)) holding the static
 ## binary on an empty base; offline and reproducible. `ctr -n k8s.io images import`,
-## `docker load` and `podman load` read it.
+## `docker load` and `podman load` read it. The tag is the one deploy/*.yaml
+## name (deploy_test.go checks they agree); the binary inside carries
+## $(VERSION) (`crisp version`). Push a release as crisp:VERSION with
+## `make image IMAGE_TAG=...` and point the manifests at it.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-IMAGE_TAR := $(CURDIR)/bin/crisp-image.tar
+IMAGE_TAG ?= dev
+IMAGE_TAR ?= $(CURDIR)/bin/crisp-image.tar
 image:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '-s -w -buildid= -X main.crispVersion=$(VERSION)' \
 		-o $(CURDIR)/bin/crisp-static ./cmd/crisp
-	$(GO) run ./cmd/crisp-image -binary $(CURDIR)/bin/crisp-static -name crisp -tag $(VERSION) \
+	$(GO) run ./cmd/crisp-image -binary $(CURDIR)/bin/crisp-static -name crisp -tag $(IMAGE_TAG) \
 		-arch $$($(GO) env GOARCH) -o $(IMAGE_TAR)
 
 ## demo: the mock runtime in-process, and every streaming call working on it.
@@ -112,6 +116,16 @@ perf-mock: build
 .PHONY: perf-pause
 perf-pause: build
 	bash scripts/perf-pause.sh
+
+## k8s-up / k8s-down: the single-node Kubernetes of the kubelet suite (etcd,
+## the control plane and a kubelet on its own containerd, under /tmp/crisp-k8s;
+## env file /tmp/crisp-k8s/env). Needs root.
+.PHONY: k8s-up k8s-down
+k8s-up: deps
+	bash scripts/k8s/up.sh
+
+k8s-down:
+	bash scripts/k8s/down.sh
 
 containerd2-up: deps
 	bash scripts/containerd/v2-up.sh

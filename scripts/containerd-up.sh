@@ -9,6 +9,8 @@
 #     (sh with stdin open);
 #   - pod crisp-hostnet (host network): container sleep.
 # Writes CRISP_CTRD_* variables to $CRISP_CTRD_DIR/env for tests to source.
+# CRISP_CTRD_NO_PODS=1 leaves the pods out (the containerd under the kubelet of
+# scripts/k8s/up.sh: the kubelet removes every pod it did not create).
 # TLS mode: CRISP_CTRD_TLS_DIR=DIR holding server.crt, server.key (for 127.0.0.1)
 # and ca.crt turns on enable_tls_streaming with that key pair (https streaming
 # URLs); the env file then names the CA (CRISP_CTRD_TLS_CA). containerd/tls-up.sh
@@ -212,6 +214,23 @@ for img in "$BUSYBOX_IMAGE" "$HTTPD_IMAGE" "$PAUSE_IMAGE" "$CRITEST_BUSYBOX_IMAG
   crictl_ inspecti "$img" >/dev/null || { log "image $img is not visible to CRI after import"; exit 1; }
 done
 t_images=$(elapsed "$t")
+
+if [[ ${CRISP_CTRD_NO_PODS:-} == 1 ]]; then
+  cat >"$ENVFILE.tmp" <<EOF
+CRISP_CTRD_DIR=$D
+CRISP_CTRD_ENDPOINT=$ENDPOINT
+CRISP_CTRD_VERSION=$version
+CRISP_CTRD_PID=$pid
+CRISP_CTRD_LOG=$LOGFILE
+CRISP_CTRD_BUSYBOX_IMAGE=$BUSYBOX_IMAGE
+CRISP_CTRD_PAUSE_IMAGE=$PAUSE_IMAGE
+EOF
+  mv "$ENVFILE.tmp" "$ENVFILE"
+  ok=true
+  log "containerd $version up in $(elapsed "$t0") without pods (containerd answering $t_start, images $t_images); pid $pid"
+  echo "$ENVFILE"
+  exit 0
+fi
 
 # --- pods and containers --------------------------------------------------------
 render() {

@@ -3,13 +3,18 @@
 #   - Go modules (go mod download);
 #   - Debian packages for the containerd suite (root + apt-get only):
 #     containerd runc containernetworking-plugins busybox-static socat tmux,
-#     plus iproute2/iptables (CNI bridge) and gcc/libc6-dev (static pause);
+#     plus iproute2/iptables (CNI bridge), gcc/libc6-dev (static pause) and
+#     openssl (the kubelet harness's certificates);
 #   - crictl and critest v1.37.0 built from the Go module proxy into .tools/bin;
 #   - containerd v2.4.2 and its runc shim (containerd-shim-runc-v2) built from
 #     the Go module proxy into .tools/containerd2/bin, a folder of their own:
 #     the end-to-end suite runs it beside Debian's containerd 1.6 with that
 #     folder first in PATH, and .tools/bin (in the Makefile's PATH) must keep
-#     finding Debian's 1.6 binaries.
+#     finding Debian's 1.6 binaries;
+#   - etcd and the Kubernetes binaries (scripts/k8s/build.sh) for the kubelet
+#     suite, built into a machine-level cache (CRISP_TOOLS_CACHE, default
+#     ~/.cache/crisp-tools: a fresh clone on a machine that built them once
+#     finds them there) and linked as .tools/k8s/bin.
 # Without root or apt-get it says what it skipped and carries on; with CI=true
 # any failure to install is fatal.
 set -euo pipefail
@@ -40,7 +45,7 @@ go mod download
 
 # 2. Debian packages.
 pkgs=(containerd runc containernetworking-plugins busybox-static socat tmux
-  iproute2 iptables gcc libc6-dev)
+  iproute2 iptables gcc libc6-dev openssl)
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in "${pkgs[@]}"; do
@@ -145,6 +150,17 @@ if ! ctrd2_built; then
   else
     skip "building containerd $CONTAINERD2_VERSION failed (the containerd 2.x suite will skip)"
   fi
+fi
+
+# 5. etcd and the Kubernetes binaries for the kubelet suite (internal/e2e/kubelet).
+# Cold this is the longest step (tens of minutes on 2 cores), hence the cache
+# outside the clone; build.sh is a no-op when its stamp matches.
+k8s_cache=${CRISP_TOOLS_CACHE:-$HOME/.cache/crisp-tools}/k8s
+mkdir -p "$k8s_cache" .tools/k8s
+if bash scripts/k8s/build.sh "$k8s_cache"; then
+  ln -sfn "$k8s_cache" .tools/k8s/bin
+else
+  skip "building the Kubernetes binaries failed (the kubelet suite will skip)"
 fi
 
 log "ready in $(($(now) - t0))s (tools in $TOOLS_BIN)"

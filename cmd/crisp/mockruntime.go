@@ -38,6 +38,7 @@ func newMockRuntimeCommand(f *cmdutil.Factory) *cobra.Command {
 	fl.StringArrayVar(&o.Faults, "fault", nil, "inject a streaming fault (repeatable): drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, restart-stream-server-after=DURATION, reset-forward-conn=N, withhold-status")
 	fl.StringVar(&o.TLSDir, "tls-dir", "", "serve streaming over https with a CA, server and client certificate generated into DIR")
 	fl.BoolVar(&o.TLSClientAuth, "tls-client-auth", false, "with --tls-dir: require the client certificate (mTLS)")
+	fl.DurationVar(&o.RemoveOrphanPodsAfter, "remove-orphan-pods-after", 0, "act as a kubelet: stop and remove every pod created without the kubelet's io.kubernetes.pod.uid label this long after it was created (0: never)")
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(profiles, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

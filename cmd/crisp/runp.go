@@ -19,7 +19,7 @@ type runPodOptions struct {
 
 func (o *runPodOptions) Run(ctx context.Context) error {
 	return o.WithRuntime(func(c *client.Client) error {
-		return lifecycle.RunPod(ctx, c, o.Args[0], o.Runtime, o.Out())
+		return lifecycle.RunPod(ctx, c, o.Args[0], o.Runtime, o.Out(), o.ErrOut())
 	})
 }
 

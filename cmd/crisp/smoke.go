@@ -27,6 +27,7 @@ func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 	fs.BoolVar(&o.Strict, "strict", false, "fail on defects of transports auto does not pick, too")
 	fs.StringVar(&o.Image, "image", "", "create a pod and container from IMAGE, test them, and remove them")
 	fs.StringVar(&o.PodConfig, "pod-config", "", "with --image: PodSandboxConfig file (JSON or YAML) for the pod")
+	fs.BoolVar(&o.KubeletStopped, "kubelet-stopped", false, "with --image: create the scratch pod even though the runtime holds a kubelet's pods (say so only when no kubelet runs: it removes pods it did not create)")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "bound on the whole run (0: none)")
 	diag.AddNodeNameFlag(fs, &o.NodeName)
 	return cmd

@@ -27,12 +27,22 @@ func IsFullID(ref string) bool {
 // ResolveContainer finds the container a user means by a full ID, a unique ID
 // prefix or a unique name. Ambiguity is an error listing the candidates.
 func (c *Client) ResolveContainer(ctx context.Context, ref string) (*runtimeapi.Container, error) {
+	return c.ResolveContainerIn(ctx, ref, "")
+}
+
+// ResolveContainerIn is ResolveContainer among the containers of the pod
+// podID only ("": every pod's).
+func (c *Client) ResolveContainerIn(ctx context.Context, ref, podID string) (*runtimeapi.Container, error) {
 	if ref == "" {
 		return nil, fmt.Errorf("empty container reference")
 	}
+	req := &runtimeapi.ListContainersRequest{}
+	if podID != "" {
+		req.Filter = &runtimeapi.ContainerFilter{PodSandboxId: podID}
+	}
 	var resp *runtimeapi.ListContainersResponse
 	err := c.Call(ctx, "listing containers", func(ctx context.Context) (err error) {
-		resp, err = c.Runtime.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
+		resp, err = c.Runtime.ListContainers(ctx, req)
 		return err
 	})
 	if err != nil {

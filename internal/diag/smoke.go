@@ -23,6 +23,8 @@ type Smoke struct {
 	PodConfig string
 	Timeout   time.Duration
 	NodeName  string
+	// KubeletStopped: create the scratch pod even where a kubelet's pods are.
+	KubeletStopped bool
 
 	podCfg *runtimeapi.PodSandboxConfig
 }
@@ -55,6 +57,8 @@ func (o *Smoke) Validate() error {
 		return cmdutil.UsageErrorf("smoke takes a CONTAINER or --image IMAGE, not both")
 	case o.Image == "" && o.PodConfig != "":
 		return cmdutil.UsageErrorf("--pod-config goes with --image")
+	case o.Image == "" && o.KubeletStopped:
+		return cmdutil.UsageErrorf("--kubelet-stopped goes with --image")
 	case o.Image != "" && o.Target.Pod != "":
 		return cmdutil.UsageErrorf("--pod goes with a CONTAINER; --image creates its own pod (use --pod-config to shape it)")
 	case o.Timeout < 0:
@@ -83,9 +87,12 @@ func (o *Smoke) Run(ctx context.Context) error {
 		smoker.Progress = func(c probe.SmokeCheck) { _ = c.WriteLine(out) } // a lost progress line leaves the report intact
 	}
 	started := time.Now()
-	rep, err := env.Smoke(ctx, smoker, o.Target.Container, o.Target.Pod, o.Target.Port, o.Image, o.podCfg, progressf(o.F, "smoke"))
-	if rep == nil {
-		return err
+	rep, err := env.Smoke(ctx, smoker, probe.SmokeTarget{
+		Container: o.Target.Container, Pod: o.Target.Pod, Port: o.Target.Port,
+		Image: o.Image, PodConfig: o.podCfg, KubeletStopped: o.KubeletStopped, Logf: progressf(o.F, "smoke"),
+	})
+	if rep == nil || (table && len(rep.Checks) == 0 && err != nil) {
+		return err // nothing ran: the error says why (JSON still gets a report that carries it)
 	}
 	rep.Origin = probe.NewOrigin(probe.KindSmoke, probe.NodeName(o.NodeName, nil, nil))
 	if err != nil {

@@ -92,6 +92,7 @@ func Run(ctx context.Context, c *client.Client, ctrPath, podPath, handler string
 			notice(errOut, "removed pod %s, which the failed run had created", podID)
 		}
 	}()
+	warnOnKubelet(ctx, c, podCfg, errOut)
 	if podID, err = c.RunPod(ctx, podCfg, handler); err != nil {
 		return err
 	}

@@ -13,12 +13,13 @@ import (
 )
 
 // RunPod creates and starts the pod sandbox of the config file at path
-// and prints its ID.
-func RunPod(ctx context.Context, c *client.Client, path, handler string, out io.Writer) error {
+// and prints its ID; on a kubelet's runtime it warns first (warnOnKubelet).
+func RunPod(ctx context.Context, c *client.Client, path, handler string, out, errOut io.Writer) error {
 	cfg, err := podspec.LoadPod(ctx, path)
 	if err != nil {
 		return err
 	}
+	warnOnKubelet(ctx, c, cfg, errOut)
 	id, err := c.RunPod(ctx, cfg, handler)
 	if err != nil {
 		return err
@@ -72,4 +73,20 @@ func RemovePods(ctx context.Context, c *client.Client, refs []string, all, force
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// warnOnKubelet warns, before crisp creates a pod that is not the kubelet's
+// on a runtime a kubelet manages (client.KubeletPods), that the kubelet will
+// stop and remove it within seconds. A failure to list is left to the
+// creation that follows.
+func warnOnKubelet(ctx context.Context, c *client.Client, cfg *runtimeapi.PodSandboxConfig, errOut io.Writer) {
+	if client.IsKubeletPod(cfg) {
+		return
+	}
+	pods, err := c.KubeletPods(ctx)
+	if err != nil || len(pods) == 0 {
+		return
+	}
+	notice(errOut, "warning: a kubelet manages this runtime (%d pods carry its %s label, e.g. %s): it stops and removes every pod it did not create within seconds",
+		len(pods), client.KubeletPodUIDLabel, pods[0])
 }

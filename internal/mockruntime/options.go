@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
@@ -25,6 +26,8 @@ type Options struct {
 	// requires the client certificate (mTLS).
 	TLSDir        string
 	TLSClientAuth bool
+	// RemoveOrphanPodsAfter: act as a kubelet (Config.RemoveOrphanPodsAfter).
+	RemoveOrphanPodsAfter time.Duration
 }
 
 // ProfileNames are the streaming profiles' names, full first.
@@ -49,7 +52,10 @@ func ParseProfile(s string) (streamserver.Profile, error) {
 // material, which Serve generates). Its errors are about the options, in
 // the flags' words: the caller reports them as usage errors.
 func (o Options) Config() (Config, error) {
-	cfg := Config{Listen: o.Listen, StreamAddr: o.StreamAddr}
+	cfg := Config{Listen: o.Listen, StreamAddr: o.StreamAddr, RemoveOrphanPodsAfter: o.RemoveOrphanPodsAfter}
+	if o.RemoveOrphanPodsAfter < 0 {
+		return cfg, fmt.Errorf("--remove-orphan-pods-after must not be negative, got %s", o.RemoveOrphanPodsAfter)
+	}
 	for _, s := range o.Faults {
 		fault, err := streamserver.ParseFault(s)
 		if err != nil {

@@ -54,6 +54,10 @@ func (s *runtimeService) RunPodSandbox(_ context.Context, req *runtimeapi.RunPod
 		}
 		p.proxies = proxies
 		s.r.pods[p.id] = p
+		if d := s.r.cfg.RemoveOrphanPodsAfter; d > 0 && cfg.GetLabels()[KubeletPodUIDLabel] == "" {
+			s.r.wg.Add(1) // under mu, before closing: Close waits for it
+			go s.removeOrphanAfter(p.id, d)
+		}
 		return nil
 	}()
 	if err != nil {
@@ -62,6 +66,25 @@ func (s *runtimeService) RunPodSandbox(_ context.Context, req *runtimeapi.RunPod
 	s.r.podEvent(p, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	s.r.podEvent(p, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: p.id}, nil
+}
+
+// KubeletPodUIDLabel is the label a kubelet puts on every pod sandbox it
+// creates; a kubelet removes the pods that lack it (RemoveOrphanPodsAfter).
+const KubeletPodUIDLabel = "io.kubernetes.pod.uid"
+
+// removeOrphanAfter stops and removes pod id after d, as a kubelet removes
+// a runtime pod it did not create; Close ends the wait.
+func (s *runtimeService) removeOrphanAfter(id string, d time.Duration) {
+	defer s.r.wg.Done()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-s.r.done:
+		return
+	}
+	s.r.cfg.Logf("removing orphaned pod %s (created without the kubelet's labels)", id)
+	_, _ = s.RemovePodSandbox(context.Background(), &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}) // removing an unknown pod succeeds; nothing else can fail
 }
 
 // containersOf lists the containers of pod id.

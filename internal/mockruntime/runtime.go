@@ -49,6 +49,11 @@ type Config struct {
 	Faults    []streamserver.Fault
 	// Logf receives the mock's own diagnostics; nil discards them.
 	Logf func(format string, args ...any)
+	// RemoveOrphanPodsAfter, when positive, makes the mock act as a kubelet
+	// does on its runtime: every pod created without the kubelet's
+	// io.kubernetes.pod.uid label is stopped and removed this long after
+	// it was created.
+	RemoveOrphanPodsAfter time.Duration
 }
 
 // Runtime is a running mock runtime.

@@ -45,21 +45,26 @@ func Dial(settings client.Settings, tlsCfg *tls.Config, verbose int, errOut io.W
 }
 
 // Resolve turns the container and pod references into a Target; the pod
-// defaults to the container's.
+// defaults to the container's. With a pod, the container is looked up in
+// that pod only, so a name that many pods share (a DaemonSet's sidecar, say,
+// next to a Job's) names the one in that pod.
 func (e *Env) Resolve(ctx context.Context, container, pod string, port int32) (Target, error) {
-	ctr, err := e.Client.ResolveContainer(ctx, container)
-	if err != nil {
-		return Target{}, err
-	}
-	t := Target{ContainerID: ctr.Id, PodID: ctr.PodSandboxId, Port: port}
-	if pod != "" {
-		p, err := e.Client.ResolvePod(ctx, pod)
+	if pod == "" {
+		ctr, err := e.Client.ResolveContainer(ctx, container)
 		if err != nil {
 			return Target{}, err
 		}
-		t.PodID = p.Id
+		return Target{ContainerID: ctr.Id, PodID: ctr.PodSandboxId, Port: port}, nil
 	}
-	return t, nil
+	p, err := e.Client.ResolvePod(ctx, pod)
+	if err != nil {
+		return Target{}, err
+	}
+	ctr, err := e.Client.ResolveContainerIn(ctx, container, p.Id)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{ContainerID: ctr.Id, PodID: p.Id, Port: port}, nil
 }
 
 // LoadPodConfig reads a crictl-style PodSandboxConfig (JSON or YAML) for
@@ -79,25 +84,52 @@ func LoadPodConfig(ctx context.Context, path string) (*runtimeapi.PodSandboxConf
 	return cfg, nil
 }
 
+// SmokeTarget is what Env.Smoke runs on: a container (and its pod) by
+// reference, or, with Image, a scratch pod and container made from it.
+type SmokeTarget struct {
+	Container, Pod string
+	Port           int32
+	Image          string
+	// PodConfig shapes the scratch pod (nil: a minimal one).
+	PodConfig *runtimeapi.PodSandboxConfig
+	// KubeletStopped creates the scratch pod even on a runtime that holds a
+	// kubelet's pods (the user says no kubelet runs now).
+	KubeletStopped bool
+	// Logf says what is created and removed.
+	Logf func(string, ...any)
+}
+
 // Smoke runs smoker on the container and pod named (resolved here) or,
-// with image set, on a pod and container made from image and removed on
-// every way out (WithScratch; logf says what it does). The report is nil
-// when no check could run.
-func (e *Env) Smoke(ctx context.Context, smoker *Smoker, container, pod string, port int32, image string, podCfg *runtimeapi.PodSandboxConfig, logf func(string, ...any)) (rep *SmokeReport, err error) {
-	if image == "" {
-		t, err := e.Resolve(ctx, container, pod, port)
+// with an image, on a pod and container made from it and removed on every
+// way out (WithScratch). On a runtime a kubelet manages, --image is refused
+// before anything is created (*KubeletRuntimeError, with an empty report
+// that carries the reason). A target that stops or vanishes under the
+// checks ends the run with a *TargetGoneError. The report is nil when no
+// check could run.
+func (e *Env) Smoke(ctx context.Context, smoker *Smoker, st SmokeTarget) (rep *SmokeReport, err error) {
+	started := time.Now()
+	if st.Image == "" {
+		t, err := e.Resolve(ctx, st.Container, st.Pod, st.Port)
 		if err != nil {
 			return nil, err
 		}
+		smoker.Gone = TargetGone(e.Client.Runtime, t, false, started)
 		return smoker.Run(ctx, t)
 	}
-	err = WithScratch(ctx, e.Client, image, port, podCfg, logf, func(ctx context.Context, s Scratch) error {
+	if !st.KubeletStopped {
+		if err := RefuseOnKubelet(ctx, e.Client, e.Client.Endpoint); err != nil {
+			return &SmokeReport{Image: st.Image}, err
+		}
+	}
+	err = WithScratch(ctx, e.Client, st.Image, st.Port, st.PodConfig, st.Logf, func(ctx context.Context, s Scratch) error {
+		t := Target{ContainerID: s.ContainerID, PodID: s.PodID, Port: st.Port}
+		smoker.Gone = TargetGone(e.Client.Runtime, t, true, started)
 		var err error
-		rep, err = smoker.Run(ctx, Target{ContainerID: s.ContainerID, PodID: s.PodID, Port: port})
+		rep, err = smoker.Run(ctx, t)
 		return err
 	})
 	if rep != nil {
-		rep.Image = image
+		rep.Image = st.Image
 	}
 	return rep, err
 }

@@ -93,6 +93,10 @@ type Smoker struct {
 	Progress func(SmokeCheck)
 	// Waiting, when set, hears of handshakes slow to get an answer.
 	Waiting func(format string, args ...any)
+	// Gone, when set, is asked after a failed check whether the target
+	// itself stopped or vanished (TargetGone); its error ends the run, so
+	// that the failures are not blamed on the runtime's protocols.
+	Gone func(ctx context.Context) error
 }
 
 func (s *Smoker) timeout() time.Duration {
@@ -117,13 +121,20 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	var gone error
 	record := func(c SmokeCheck) {
 		rep.add(c, s.Strict)
 		if s.Progress != nil {
 			s.Progress(rep.Checks[len(rep.Checks)-1])
 		}
+		if c.Outcome != Pass && c.Outcome != Skip && gone == nil && s.Gone != nil {
+			gone = s.Gone(ctx)
+		}
 	}
 	for _, row := range Matrix() {
+		if gone != nil {
+			return rep, gone
+		}
 		auto, autoOK := matrix.Auto(row.Call)
 		if !autoOK {
 			record(SmokeCheck{Call: row.Call, Auto: true, Check: Check{Name: SmokeHandshake, Outcome: Fail,
@@ -147,10 +158,16 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 			err := a.run(ctx, SuiteSmoke, func(c Check, took time.Duration) {
 				record(SmokeCheck{Call: row.Call, Protocol: &pr, Auto: isAuto, Check: c, Duration: Millis(took)})
 			})
+			if gone != nil {
+				return rep, gone
+			}
 			if err != nil {
 				return rep, err
 			}
 		}
+	}
+	if gone != nil {
+		return rep, gone
 	}
 	return rep, ctx.Err()
 }

@@ -19,6 +19,11 @@ OUT=${1:-$PWD/.tools/k8s/bin}
 mkdir -p "$OUT"
 log() { echo "k8s-build: $*" >&2; }
 
+# One build at a time per folder: a second caller (another clone's deps.sh)
+# waits here, then finds the stamp and returns.
+exec 9>"$OUT/.build.lock"
+flock 9
+
 stamp="kubernetes $K8S_VERSION etcd $ETCD_VERSION $(go env GOVERSION)"
 bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 done_=true

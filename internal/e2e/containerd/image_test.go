@@ -17,13 +17,15 @@ import (
 )
 
 // TestImageRunsSmokeAsTheDaemonSetSays builds crisp's OCI image as `make
-// image` does, imports it into containerd with ctr, and runs it through CRI
-// with the container spec of deploy/daemonset.yaml's smoke container (its
-// args, env, socket mount, read-only root and user; in the host-network pod,
-// as the manifest's hostNetwork says). Only what a node supplies is put in:
-// the node's name for the downward API, the harness's socket for the
-// hostPath, and the harness's offline busybox for the registry image.
-// crisp smoke --image must exit 0 inside it with a JSON report that reads.
+// image` does, imports it into containerd with ctr, and runs through CRI the
+// pod of deploy/daemonset.yaml: its sidecar (the container smoke targets)
+// and its smoke container (args, env, socket mount, read-only root, users),
+// in the harness's host-network pod, as the manifest's hostNetwork says.
+// Only what a node supplies is put in: the node's and the pod's names for
+// the downward API, the harness's socket for the hostPath, the harness's
+// offline busybox for the registry's, and a free port for 7777 (other suites
+// share this host's network). crisp smoke must exit 0 inside it with a JSON
+// report that reads. internal/e2e/kubelet runs the manifests on a kubelet.
 func TestImageRunsSmokeAsTheDaemonSetSays(t *testing.T) {
 	// The image is built once, by the first runtime's subtest, into a folder
 	// that lives as long as the whole test.
@@ -44,7 +46,18 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 	if !pod.HostNetwork {
 		t.Fatal("the DaemonSet no longer asks for the host network: this test runs in the harness's host-network pod")
 	}
-	smoke := pod.InitContainers[0]
+	var smoke, target corev1.Container
+	for _, c := range pod.InitContainers {
+		switch {
+		case c.Name == "smoke":
+			smoke = c
+		case c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways:
+			target = c
+		}
+	}
+	if smoke.Name == "" || target.Name == "" {
+		t.Fatal("the DaemonSet has no init container smoke and no sidecar for it to target")
+	}
 	name, tag, ok := strings.Cut(smoke.Image, ":")
 	if !ok {
 		t.Fatalf("the manifest's image %q has no tag", smoke.Image)
@@ -64,12 +77,21 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 		}
 	})
 
-	cfg := containerConfig(t, h, pod, smoke)
-	cfgPath := filepath.Join(t.TempDir(), "smoke.json")
-	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
-		t.Fatal(err)
+	podName := strings.TrimSpace(h.crictl(t, "inspectp", "-o", "go-template", "--template", "{{.status.metadata.name}}", h.HostnetPod).Stdout)
+	port := strconv.Itoa(freePort(t))
+	start := func(c corev1.Container, fill *strings.Replacer) (id, name string) {
+		cfg, name := containerConfig(t, h, pod, c, fill, podName)
+		cfgPath := filepath.Join(t.TempDir(), c.Name+".json")
+		if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return h.crictlStart(t, h.HostnetPod, cfgPath, h.HostnetPodConfig), name
 	}
-	id := h.crictlStart(t, h.HostnetPod, cfgPath, h.HostnetPodConfig)
+	targetID, targetName := start(target, strings.NewReplacer("7777", port))
+	t.Cleanup(func() { h.crictl(t, "rm", "-f", targetID) })
+	// The containers of the shared host-network pod get unique names here:
+	// smoke is pointed at the sidecar's.
+	id, _ := start(smoke, strings.NewReplacer("7777", port, "$(POD_NAME)", podName, target.Name, targetName))
 	code := h.waitExited(t, id, commandTimeout)
 	logs := h.crictl(t, "logs", id)
 	if code != 0 {
@@ -114,23 +136,32 @@ func buildImage(t *testing.T, dir, name, tag string) string {
 }
 
 // containerConfig is the CRI ContainerConfig (crictl's JSON) of the
-// manifest's container c in pod.
-func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Container) []byte {
+// manifest's container c in pod, its command and args passed through fill;
+// the downward API gives e2eNodeName and podName. It returns the config and
+// the container's name (c's, made unique).
+func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Container, fill *strings.Replacer, podName string) ([]byte, string) {
 	t.Helper()
-	args := append([]string(nil), c.Args...)
-	for i := range args {
-		if i > 0 && args[i-1] == "--image" {
-			args[i] = h.BusyboxImage // offline: no registry here
-		}
+	var args, command []string
+	for _, a := range c.Args {
+		args = append(args, fill.Replace(a))
+	}
+	for _, a := range c.Command {
+		command = append(command, fill.Replace(a))
 	}
 	var envs []map[string]string
 	for _, e := range c.Env {
 		v := e.Value
 		if e.ValueFrom != nil {
-			if e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
-				t.Fatalf("env %s: only the downward API's spec.nodeName is supplied by this test", e.Name)
+			switch {
+			case e.ValueFrom.FieldRef == nil:
+				t.Fatalf("env %s: only the downward API's spec.nodeName and metadata.name are supplied by this test", e.Name)
+			case e.ValueFrom.FieldRef.FieldPath == "spec.nodeName":
+				v = e2eNodeName
+			case e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+				v = podName
+			default:
+				t.Fatalf("env %s: only the downward API's spec.nodeName and metadata.name are supplied by this test", e.Name)
 			}
-			v = e2eNodeName
 		}
 		envs = append(envs, map[string]string{"key": e.Name, "value": v})
 	}
@@ -160,10 +191,14 @@ func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Cont
 		}
 	}
 	name := c.Name + "-" + time.Now().Format("150405.000000000")
+	image := "docker.io/library/" + c.Image
+	if strings.HasPrefix(c.Image, "busybox:") {
+		image = h.BusyboxImage // offline: no registry here
+	}
 	cfg := map[string]any{
 		"metadata": map[string]any{"name": strings.ReplaceAll(name, ".", "")},
-		"image":    map[string]any{"image": "docker.io/library/" + c.Image},
-		"command":  c.Command,
+		"image":    map[string]any{"image": image},
+		"command":  command,
 		"args":     args,
 		"envs":     envs,
 		"mounts":   mounts,
@@ -174,7 +209,7 @@ func containerConfig(t *testing.T, h *Harness, pod corev1.PodSpec, c corev1.Cont
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return b, strings.ReplaceAll(name, ".", "")
 }
 
 // waitExited polls until the container has exited and returns its code.

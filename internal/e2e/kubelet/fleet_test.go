@@ -1,9 +1,3 @@
-//go:build crisp_fleet_e2e
-
-// The build tag keeps this file out until the package's harness (the
-// Cluster and requireCluster of main_test.go) is merged beside it; the
-// merge removes the tag.
-
 package kubelet
 
 import (
@@ -13,7 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,9 +53,19 @@ func fleetNamespace(t *testing.T, c *Cluster) string {
 	return ns
 }
 
-func (c *Cluster) fleetArgs(ns, socket, timeout string, extra ...string) []string {
+// fleetArgs is a fleet smoke of the node; its target listens on a free host
+// port (host network), so no other test's pod stands in its way.
+func (c *Cluster) fleetArgs(t *testing.T, ns, socket, timeout string, extra ...string) []string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := lis.Addr().(*net.TCPAddr).Port
+	_ = lis.Close() // only its number was wanted
 	return append([]string{"fleet", "smoke", "--kubeconfig", c.Kubeconfig, "-n", ns, "--nodes", c.NodeName,
-		"--image", c.ImageCrisp, "--target-image", c.ImageBusybox, "--runtime-socket", socket, "--timeout", timeout}, extra...)
+		"--image", c.ImageCrisp, "--target-image", c.ImageBusybox, "--runtime-socket", socket, "--timeout", timeout,
+		"--port", strconv.Itoa(port)}, extra...)
 }
 
 // noFleetPodsLeft: the run deleted what it created.
@@ -77,7 +83,7 @@ func (c *Cluster) noFleetPodsLeft(t *testing.T, ns string) {
 func TestFleetSmoke(t *testing.T) {
 	c := requireCluster(t)
 	ns := fleetNamespace(t, c)
-	code, out, errOut := fleetRun(t, 5*time.Minute, c.CrispBin, c.fleetArgs(ns, c.HostSocketPath, "3m", "-o", "json")...)
+	code, out, errOut := fleetRun(t, 5*time.Minute, c.CrispBin, c.fleetArgs(t, ns, c.HostSocketPath, "3m", "-o", "json")...)
 	if code != 0 {
 		t.Fatalf("crisp fleet smoke exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -113,7 +119,7 @@ func TestFleetSmoke(t *testing.T) {
 func TestFleetSmokeWrongSocket(t *testing.T) {
 	c := requireCluster(t)
 	ns := fleetNamespace(t, c)
-	code, out, errOut := fleetRun(t, 3*time.Minute, c.CrispBin, c.fleetArgs(ns, "/run/crisp-fleet-e2e-nothing.sock", "40s")...)
+	code, out, errOut := fleetRun(t, 3*time.Minute, c.CrispBin, c.fleetArgs(t, ns, "/run/crisp-fleet-e2e-nothing.sock", "40s")...)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

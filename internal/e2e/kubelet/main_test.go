@@ -1,0 +1,261 @@
+package kubelet
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Cluster is the single-node Kubernetes the tests run on.
+type Cluster struct {
+	// Kubeconfig is the admin's (system:masters) kubeconfig file.
+	Kubeconfig string
+	NodeName   string
+	// CRIEndpoint is the kubelet's runtime (unix://...), HostSocketPath
+	// the socket's path on the host (for a hostPath volume).
+	CRIEndpoint    string
+	HostSocketPath string
+	// Kubectl and CrispBin are the binaries (crisp built once for the
+	// package).
+	Kubectl  string
+	CrispBin string
+	// Image references as imported on the node (nothing can be pulled):
+	// crisp's own image as `make image` builds it, busybox and pause under
+	// the names deploy/ uses.
+	ImageCrisp, ImageBusybox, ImagePause string
+	// Version is the kubelet's (v1.37.2).
+	Version string
+	// KubeletLog is the kubelet's log file.
+	KubeletLog string
+}
+
+// suite is what TestMain set up, read-only once the tests run.
+var suite struct {
+	repo    string
+	reason  string // why no cluster ("" when there is one)
+	cluster *Cluster
+	upTook  time.Duration
+}
+
+// shortReason is why -short runs none of the suite.
+const shortReason = "-short: the suite starts a Kubernetes node, which takes about a minute; make test runs it"
+
+// TestMain returns (no os.Exit) so that its deferred clean-up runs; the
+// testing package exits with m.Run's code.
+func TestMain(m *testing.M) {
+	flag.Parse() // testing.Short needs the flags parsed before m.Run
+	run(m)
+}
+
+func run(m *testing.M) int {
+	if testing.Short() {
+		suite.reason = shortReason
+		return m.Run()
+	}
+	var err error
+	if suite.repo, err = repoRoot(); err != nil {
+		suite.reason = err.Error()
+		return m.Run()
+	}
+	binDir, err := os.MkdirTemp("", "crisp-k8s-bin-")
+	if err != nil {
+		suite.reason = err.Error()
+		return m.Run()
+	}
+	defer func() { _ = os.RemoveAll(binDir) }() // best effort: a temporary folder
+	if envFile := os.Getenv("CRISP_K8S_ENV"); envFile != "" {
+		if suite.cluster, err = loadCluster(envFile); err != nil {
+			suite.reason = fmt.Sprintf("CRISP_K8S_ENV=%s: %v", envFile, err)
+		}
+	} else if suite.reason = unavailable(); suite.reason == "" {
+		stop := startCluster()
+		defer stop()
+	}
+	if suite.cluster != nil {
+		suite.cluster.CrispBin = filepath.Join(binDir, "crisp")
+		build := exec.Command("go", "build", "-o", suite.cluster.CrispBin, "./cmd/crisp")
+		build.Dir = suite.repo
+		if out, err := build.CombinedOutput(); err != nil {
+			suite.reason = fmt.Sprintf("building crisp: %v\n%s", err, out)
+			suite.cluster = nil
+		}
+	}
+	return m.Run()
+}
+
+// startCluster runs scripts/k8s/up.sh under the machine's lock and returns
+// what stops it; on failure suite.reason says why.
+func startCluster() (stop func()) {
+	unlock, err := lockFile(k8sDir() + ".lock")
+	if err != nil {
+		suite.reason = err.Error()
+		return func() {}
+	}
+	stop = func() {
+		if out, err := runScript(2*time.Minute, "k8s/down.sh"); err != nil {
+			fmt.Fprintf(os.Stderr, "kubelet e2e: scripts/k8s/down.sh failed: %v\n%s", err, out)
+		}
+		unlock()
+	}
+	start := time.Now()
+	// A cold `make image` inside up.sh compiles crisp: minutes on a busy
+	// 2-core machine.
+	out, err := runScript(8*time.Minute, "k8s/up.sh")
+	if err != nil {
+		suite.reason = fmt.Sprintf("scripts/k8s/up.sh failed: %v\n%s", err, out)
+		return stop
+	}
+	suite.upTook = time.Since(start)
+	if suite.cluster, err = loadCluster(filepath.Join(k8sDir(), "env")); err != nil {
+		suite.reason = err.Error()
+		return stop
+	}
+	fmt.Fprintf(os.Stderr, "kubelet e2e: Kubernetes %s node %s Ready in %v under %s\n",
+		suite.cluster.Version, suite.cluster.NodeName, suite.upTook.Round(100*time.Millisecond), k8sDir())
+	return stop
+}
+
+// requireCluster returns the cluster, or skips t (fails it under CI=true)
+// with the reason there is none.
+func requireCluster(t *testing.T) *Cluster {
+	t.Helper()
+	if suite.cluster != nil && suite.reason == "" {
+		return suite.cluster
+	}
+	if os.Getenv("CI") == "true" && suite.reason != shortReason {
+		t.Fatalf("the kubelet suite cannot run under CI=true: %s", suite.reason)
+	}
+	t.Skip(suite.reason)
+	return nil
+}
+
+func k8sDir() string { return envOr("CRISP_K8S_DIR", "/tmp/crisp-k8s") }
+
+// unavailable says why no cluster can start here, or "".
+func unavailable() string {
+	if runtime.GOOS != "linux" {
+		return "the kubelet suite runs on Linux only"
+	}
+	if os.Geteuid() != 0 {
+		return "the kubelet suite needs root (containerd, the kubelet, mounts); run `sudo make test` or see README"
+	}
+	bin := envOr("CRISP_K8S_BIN", filepath.Join(suite.repo, ".tools/k8s/bin"))
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return fmt.Sprintf("%s is not built in %s: run `make deps` (scripts/k8s/build.sh, tens of minutes cold)", b, bin)
+		}
+	}
+	for _, b := range []string{"containerd", "runc", "ctr", "openssl"} {
+		if _, err := exec.LookPath(b); err != nil {
+			return b + " is not installed: run `make deps` as root"
+		}
+	}
+	return ""
+}
+
+// loadCluster reads up.sh's env file.
+func loadCluster(path string) (*Cluster, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read-only
+	vars := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			vars[k] = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{
+		Kubeconfig: vars["CRISP_K8S_KUBECONFIG"], NodeName: vars["CRISP_K8S_NODE_NAME"],
+		CRIEndpoint: vars["CRISP_K8S_CRI_ENDPOINT"], HostSocketPath: vars["CRISP_K8S_CRI_SOCKET"],
+		Kubectl:    vars["CRISP_K8S_KUBECTL"],
+		ImageCrisp: vars["CRISP_K8S_IMAGE_CRISP"], ImageBusybox: vars["CRISP_K8S_IMAGE_BUSYBOX"], ImagePause: vars["CRISP_K8S_IMAGE_PAUSE"],
+		Version: vars["CRISP_K8S_VERSION"], KubeletLog: vars["CRISP_K8S_KUBELET_LOG"],
+	}
+	for k, v := range map[string]string{"CRISP_K8S_KUBECONFIG": c.Kubeconfig, "CRISP_K8S_NODE_NAME": c.NodeName,
+		"CRISP_K8S_CRI_ENDPOINT": c.CRIEndpoint, "CRISP_K8S_KUBECTL": c.Kubectl, "CRISP_K8S_IMAGE_CRISP": c.ImageCrisp} {
+		if v == "" {
+			return nil, fmt.Errorf("%s: %s is missing", path, k)
+		}
+	}
+	return c, nil
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// lockFile takes an exclusive lock on path, waiting for it; the returned
+// function releases it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close() // the lock failed; the close cannot tell more
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { _ = f.Close() }, nil // closing releases the lock
+}
+
+// runScript runs scripts/NAME for at most timeout, without the CRI and
+// Kubernetes settings a developer's shell may carry.
+func runScript(timeout time.Duration, name string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(suite.repo, "scripts", name))
+	cmd.Env = cleanEnv()
+	cmd.Dir = suite.repo
+	return cmd.CombinedOutput()
+}
+
+// cleanEnv is the test's environment without the CRI and Kubernetes
+// settings a developer's shell may carry.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "CONTAINER_RUNTIME_ENDPOINT", "IMAGE_SERVICE_ENDPOINT", "CRI_CONFIG_FILE", "KUBECONFIG":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
