@@ -112,7 +112,7 @@ t_registry=$(elapsed "$t")
 {
   echo 'short-name-mode = "disabled"'
   echo 'unqualified-search-registries = []'
-  for prefix in crisp.local registry.k8s.io gcr.io; do
+  for prefix in crisp.local registry.k8s.io gcr.io docker.io; do
     printf '\n[[registry]]\nprefix = "%s"\nlocation = "%s/%s"\ninsecure = true\n' "$prefix" "$REG" "$prefix"
   done
   printf '\n[[registry]]\nlocation = "%s"\ninsecure = true\n' "$REG"

@@ -24,7 +24,7 @@ func TestCrictlVersion(t *testing.T) {
 		if r.ExitCode != 0 {
 			t.Fatalf("crictl version: %v", r)
 		}
-		for _, want := range []string{"RuntimeName:  containerd", "RuntimeApiVersion:  v1"} {
+		for _, want := range []string{"RuntimeName:  " + h.spec.runtimeName, "RuntimeApiVersion:  v1"} {
 			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("crictl version lacks %q:\n%s", want, r.Stdout)
 			}
