@@ -35,11 +35,12 @@ demo: build
 	$(BIN) demo
 
 ## deps: everything the tests need (Go modules, Debian packages, crictl, critest,
-## containerd 2.x).
+## containerd 2.x, CRI-O).
 deps:
 	bash scripts/deps.sh
 
-## test: static checks and lint, then every test suite (mock, crictl, critest, containerd).
+## test: static checks and lint, then every test suite (mock, crictl, critest,
+## containerd 1.6 and 2.4, CRI-O).
 test: deps check lint test-go
 
 ## test-short: the inner loop, under a minute: the unit tests; the long suites
@@ -109,6 +110,15 @@ perf-mock: build
 
 containerd2-up: deps
 	bash scripts/containerd/v2-up.sh
+
+## crio-up / crio-down: CRI-O (built by deps) in the background, with a local
+## registry holding the test images (everything under /tmp/crisp-crio).
+.PHONY: crio-up crio-down
+crio-up: deps
+	bash scripts/crio/up.sh
+
+crio-down:
+	bash scripts/crio/down.sh
 
 containerd2-down:
 	bash scripts/containerd/v2-down.sh

@@ -5,6 +5,9 @@
 #     containerd runc containernetworking-plugins busybox-static socat tmux,
 #     plus iproute2/iptables (CNI bridge) and gcc/libc6-dev (static pause);
 #   - crictl and critest v1.37.0 built from the Go module proxy into .tools/bin;
+#   - CRI-O v1.34.0 (crio) and pinns, built by scripts/crio/build.sh into a
+#     machine-level cache and linked into .tools/crio/bin (the CRI-O suite
+#     also needs the Debian packages conmon and docker-registry);
 #   - containerd v2.4.2 and its runc shim (containerd-shim-runc-v2) built from
 #     the Go module proxy into .tools/containerd2/bin, a folder of their own:
 #     the end-to-end suite runs it beside Debian's containerd 1.6 with that
@@ -40,7 +43,7 @@ go mod download
 
 # 2. Debian packages.
 pkgs=(containerd runc containernetworking-plugins busybox-static socat tmux
-  iproute2 iptables gcc libc6-dev)
+  iproute2 iptables gcc libc6-dev make conmon docker-registry)
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in "${pkgs[@]}"; do
@@ -145,6 +148,12 @@ if ! ctrd2_built; then
   else
     skip "building containerd $CONTAINERD2_VERSION failed (the containerd 2.x suite will skip)"
   fi
+fi
+
+# 5. CRI-O and pinns: cached outside the repository (a fresh clone on this
+# machine finds them), a few minutes cold on 2 cores.
+if ! bash scripts/crio/build.sh; then
+  skip "building CRI-O failed (the CRI-O suite will skip)"
 fi
 
 log "ready in $(($(now) - t0))s (tools in $TOOLS_BIN)"
