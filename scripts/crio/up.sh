@@ -53,7 +53,7 @@ if [[ -e "$CRISP_CRIO_DIR" ]]; then
 fi
 
 D=$CRISP_CRIO_DIR
-mkdir -p "$D"/{root,runroot,runc,cni/net.d,cni/ipam,logs,cfg,conf.d,registry,home/.config/containers,ns,exits,attach,hooks,cdi,lib}
+mkdir -p "$D"/{root,runroot,runc,cni/net.d,cni/ipam,logs,cfg,conf.d,registries.conf.d,registry,home/.config/containers,ns,exits,attach,hooks,cdi,lib}
 chmod 700 "$D"
 write_crictl_config
 
@@ -184,6 +184,11 @@ container_attach_socket_dir = "$D/attach"
 hooks_dir = ["$D/hooks"]
 cdi_spec_dirs = ["$D/cdi"]
 irqbalance_config_restore_file = "disable"
+# An infra (pause) container per pod, as containerd runs: without one, a
+# container asking for the pod's PID namespace (a container config's default)
+# is refused ("pod level PID namespace requested ... does not have an infra
+# container").
+drop_infra_ctr = false
 irqbalance_config_file = "$D/lib/irqbalance"
 seccomp_profile = ""
 apparmor_profile = ""
@@ -250,11 +255,14 @@ EOF
 # --- start crio -----------------------------------------------------------------
 t=$(date +%s.%N)
 # No registry but ours may be contacted: any other goes to a proxy on the
-# loopback port 9 (nothing listens) and fails at once.
+# loopback port 9 (nothing listens) and fails at once. The registries.conf
+# goes in by flag as well as by environment: CRI-O does not remap names
+# through the file CONTAINERS_REGISTRIES_CONF names.
 HOME=$D/home CONTAINERS_REGISTRIES_CONF=$D/registries.conf CONTAINERS_STORAGE_CONF=$D/storage.conf \
   HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost \
   http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 no_proxy=127.0.0.1,localhost \
   setsid "$CRIO_BIN_DIR/crio" --config "$D/crio.conf" --config-dir "$D/conf.d" --log-level info \
+  --registries-conf "$D/registries.conf" --registries-conf-dir "$D/registries.conf.d" \
   </dev/null >>"$LOGFILE" 2>&1 &
 echo $! >"$PIDFILE"
 pid=$(cat "$PIDFILE")
