@@ -112,9 +112,9 @@ func TestCrispLifecycle(t *testing.T) {
 			t.Errorf("crisp pods after the failed run: want no pod %s-ghost; got %v", name, r)
 		}
 
-		// Images.
+		// Images: containerd's IDs are sha256:HEX, CRI-O's the bare HEX.
 		r = h.crisp(t, "inspecti", "-o", "go-template", "--template", "{{.status.id}} {{index .status.repoTags 0}}", h.BusyboxImage)
-		if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "sha256:") || !strings.Contains(r.Stdout, h.BusyboxImage) {
+		if r.ExitCode != 0 || !imageIDRE.MatchString(r.Stdout) || !strings.Contains(r.Stdout, h.BusyboxImage) {
 			t.Errorf("crisp inspecti %s: want its ID and tag; got %v", h.BusyboxImage, r)
 		}
 		r = h.crisp(t, "imagefsinfo", "-o", "json")
@@ -123,6 +123,10 @@ func TestCrispLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// imageIDRE matches an image ID at the start of a line, as containerd
+// (sha256:HEX) and CRI-O (HEX) give it.
+var imageIDRE = regexp.MustCompile(`^(sha256:)?[0-9a-f]{64} `)
 
 // crisp events: 2.4 streams a container's events; 1.6 does not serve them,
 // and crisp says so and exits 1; CRI-O ends the stream at once, and crisp
