@@ -60,6 +60,11 @@ type serves struct {
 	runtimeConfig bool   // RuntimeConfig (crictl runtime-config)
 	// tlsHarness: the suite has a TLS harness for it (TestTLS).
 	tlsHarness bool
+	// ttyRaces: its TTY exec now and then loses the last line of output
+	// (the stream closes before the copy ends) or starts the process before
+	// the first size is set (CRI-O; crictl sees the same). probe and smoke
+	// say so; the tests log those failures rather than fail on them.
+	ttyRaces bool
 }
 
 // events is what a runtime does with GetContainerEvents.
@@ -103,7 +108,7 @@ var runtimeSpecs = []*runtimeSpec{
 		label: "CRI-O 1.34", version: "1.34.", envVar: "CRISP_CRIO_ENV",
 		binDir: ".tools/crio/bin",
 		dir:    "/tmp/crisp-crio-e2e", bridge: "crispcrioe2e", netPrefix: "10.213.85",
-		serves: serves{events: eventsClosed, runtimeConfig: true, tlsHarness: false},
+		serves: serves{events: eventsClosed, runtimeConfig: true, tlsHarness: false, ttyRaces: true},
 	},
 }
 
