@@ -53,7 +53,7 @@ if [[ -e "$CRISP_CRIO_DIR" ]]; then
 fi
 
 D=$CRISP_CRIO_DIR
-mkdir -p "$D"/{root,runroot,runc,cni/net.d,cni/ipam,logs,cfg,conf.d,registries.conf.d,registry,home/.config/containers,ns,exits,attach,hooks,cdi,lib}
+mkdir -p "$D"/{root,runroot,runc,cni/net.d,cni/ipam,logs,cfg,conf.d,registries.conf.d,registry,policies,home/.config/containers,ns,exits,attach,hooks,cdi,lib}
 chmod 700 "$D"
 write_crictl_config
 
@@ -204,6 +204,7 @@ monitor_cgroup = "pod"
 [crio.image]
 pause_image = "$PAUSE_IMAGE"
 signature_policy = "$D/policy.json"
+signature_policy_dir = "$D/policies"
 insecure_registries = ["$REG"]
 
 [crio.network]
