@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
@@ -31,6 +32,29 @@ func TestAttachOnCRIOSaysTheContainerRunsOn(t *testing.T) {
 	stdout, stderr, code = crispRun(t, env.Endpoint, "attach", ctr)
 	if code != 0 || !strings.Contains(stderr, "as no stdin was sent") || !strings.Contains(stderr, "is still running") {
 		t.Errorf("crisp attach without -i: exit %d, stdout %q, stderr %q; want exit 0, why the stream ended, and the container said to run on", code, stdout, stderr)
+	}
+}
+
+// With --reconnect too: a stream that ended with the input is not a break
+// to re-attach after (a fresh Attach would only end again, forever).
+func TestAttachReconnectOnCRIOEndsWithTheInput(t *testing.T) {
+	skipInShort(t)
+	env := mocktest.Start(t, mockruntime.Config{Quirks: mockruntime.CRIO})
+	pod := env.RunPod(t, "attach")
+	ctr := env.RunContainer(t, pod, mocktest.ContainerSpec{Name: "sh", Command: []string{"sh"}, Stdin: true})
+	cmd := crispCmd(t, env.Endpoint, "attach", "--reconnect", ctr)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(time.Minute): // a hang guard, not a timing assertion
+			_ = cmd.Process.Kill() // the test fails below on the kill's status
+		}
+	}()
+	stdout, stderr, code := runCaptured(t, cmd, "crisp attach --reconnect")
+	if code != 0 || !strings.Contains(stderr, "is still running") || strings.Contains(stderr, "re-attached") {
+		t.Errorf("crisp attach --reconnect without -i: exit %d, stdout %q, stderr %q; want exit 0, the container said to run on, no re-attach", code, stdout, stderr)
 	}
 }
 

@@ -142,14 +142,15 @@ func (d Deps) Attach(ctx context.Context, a Attach) error {
 		}
 		return d.Session(ctx, "attach", src, a.Offers, cfg, in, withTTY)
 	}
-	err = a.Reconnect.Run(ctx, d, cli, ctr.Id, src, session, keys, a.ExitWait)
+	inputDone := func() bool { return stdin == nil || inputEnd.ended.Load() }
+	err = a.Reconnect.Run(ctx, d, cli, ctr.Id, src, session, keys, a.ExitWait, inputDone)
 	if keys != nil && keys.Detached() {
 		_ = keys.Close() // it only stops watching stdin
 		d.Logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
 		return nil
 	}
 	if err == nil {
-		if (stdin == nil || inputEnd.ended.Load()) && endsAttachWithInput(ctx, cli) {
+		if inputDone() {
 			return d.waitExitAfterInput(ctx, cli, ctr, a.Stdin, a.ExitWait)
 		}
 		return d.WaitExit(ctx, cli, ctr.Id, a.ExitWait)
