@@ -95,9 +95,10 @@ containerd-up: deps
 containerd-down:
 	bash scripts/containerd-down.sh
 
-## perf: crisp and crictl side by side on containerd (alternating, both
-## orders, medians) into docs/performance.md. Needs root (starts containerd
-## unless CRISP_CTRD_ENV names a running harness's env file).
+## perf: crisp and crictl side by side on containerd 1.6 and 2.x and CRI-O
+## (alternating, both orders, medians) into docs/performance.md. Needs root
+## (starts each runtime unless CRISP_CTRD_ENV, CRISP_CTRD2_ENV or CRISP_CRIO_ENV
+## names a running harness's env file).
 .PHONY: perf
 perf: deps build
 	bash scripts/perf-doc.sh docs/performance.md
