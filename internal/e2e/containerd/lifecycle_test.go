@@ -236,3 +236,31 @@ func atoi(t *testing.T, s string) int {
 	}
 	return i
 }
+
+// A failed `crisp run` whose pod config matches an existing pod's metadata
+// leaves that pod alone, on every runtime: containerd refuses the second
+// RunPodSandbox (the run fails before it made anything); CRI-O answers with
+// the existing pod's ID, and the run, which made only its container, says
+// it left the pod in place.
+func TestCrispRunLeavesAnExistingPod(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		dir := t.TempDir()
+		name := fmt.Sprintf("keep-%d", time.Now().UnixNano())
+		pod := h.lifecyclePod(t, dir, name)
+		podID := h.crispID(t, "runp", pod)
+		h.cleanupPod(t, podID)
+
+		ghost := h.lifecycleContainer("ghost", []string{"true"})
+		ghost["image"] = map[string]any{"image": "docker.io/library/crisp-ghost:1"}
+		r := h.crisp(t, "run", "--no-pull", writeJSON(t, dir, "ghost.json", ghost), pod)
+		if r.ExitCode == 0 || strings.Contains(r.Stderr, "removed pod") {
+			t.Errorf("crisp run into an existing pod's metadata, image missing: want a failure that removes no pod; got %v", r)
+		}
+		if h.spec.kind == crioKind && !strings.Contains(r.Stderr, "left pod "+podID) {
+			t.Errorf("crisp run on %s: want it to say it left pod %s in place; got %v", h.Name, podID, r)
+		}
+		if r := h.crisp(t, "pods", "-q", "--id", podID); r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != podID {
+			t.Errorf("the earlier pod %s after the failed run: %v", podID, r)
+		}
+	})
+}

@@ -65,6 +65,10 @@ type serves struct {
 	// the first size is set (CRI-O; crictl sees the same). probe and smoke
 	// say so; the tests log those failures rather than fail on them.
 	ttyRaces bool
+	// attachEndsWithStdin: an attach stream ends when the client's stdin
+	// does, and at once without stdin, while the container runs on (CRI-O;
+	// containerd's lasts until the container exits).
+	attachEndsWithStdin bool
 }
 
 // events is what a runtime does with GetContainerEvents.
@@ -108,7 +112,7 @@ var runtimeSpecs = []*runtimeSpec{
 		label: "CRI-O 1.34", version: "1.34.", envVar: "CRISP_CRIO_ENV",
 		binDir: ".tools/crio/bin",
 		dir:    "/tmp/crisp-crio-e2e", bridge: "crispcrioe2e", netPrefix: "10.213.85",
-		serves: serves{events: eventsClosed, runtimeConfig: true, tlsHarness: false, ttyRaces: true},
+		serves: serves{events: eventsClosed, runtimeConfig: true, tlsHarness: false, ttyRaces: true, attachEndsWithStdin: true},
 	},
 }
 
