@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// crictl's lifecycle with crisp alone, on each containerd: runp, create,
+// crictl's lifecycle with crisp alone, on each runtime: runp, create,
 // start, logs (--tail, -f), stats, stop, rm, run (and a failed run leaving
 // nothing behind), stopp, rmp, inspecti, imagefsinfo; events where the runtime serves them (2.4), a clear error
-// where it does not (1.6). No crictl: the pods and containers are crisp's.
+// where it does not (1.6) or ends the stream at once (CRI-O). No crictl: the pods and containers are crisp's.
 
 var idRE = regexp.MustCompile(`^[0-9a-f]{64}\n$`)
 
