@@ -6,7 +6,7 @@ TOOLS := $(CURDIR)/.tools/bin
 export CRICTL ?= $(TOOLS)/crictl
 export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
-GOTEST_FLAGS ?= -race -count=1 -timeout 18m
+GOTEST_FLAGS ?= -race -count=1 -timeout 30m
 
 .PHONY: all build image demo test test-short test-go check deps bench lint tidy-check completions man interop fuzz
 
