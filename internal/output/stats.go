@@ -42,8 +42,8 @@ func ContainerStatsTable(w io.Writer, cur []*runtimeapi.ContainerStats, prev map
 }
 
 // PodStatsTable is crisp statsp: crictl's columns. A pod the runtime
-// reports no usage for (neither CPU nor memory: CRI-O lists such entries)
-// gets no row, as in crictl, rather than a row of zeros.
+// reports no CPU or memory for (CRI-O's entries can carry network figures
+// only) gets no row, as in crictl, rather than a row of zeros.
 func PodStatsTable(w io.Writer, cur []*runtimeapi.PodSandboxStats, prev map[string]*runtimeapi.PodSandboxStats) {
 	Row(w, "POD", "POD ID", "CPU %", "MEM")
 	for _, s := range cur {
