@@ -6,7 +6,7 @@ TOOLS := $(CURDIR)/.tools/bin
 export CRICTL ?= $(TOOLS)/crictl
 export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
-GOTEST_FLAGS ?= -race -count=1 -timeout 18m
+GOTEST_FLAGS ?= -race -count=1 -timeout 30m
 
 .PHONY: all build image demo test test-short test-go check deps bench lint tidy-check completions man interop fuzz
 
@@ -39,11 +39,12 @@ demo: build
 	$(BIN) demo
 
 ## deps: everything the tests need (Go modules, Debian packages, crictl, critest,
-## containerd 2.x).
+## containerd 2.x, CRI-O).
 deps:
 	bash scripts/deps.sh
 
-## test: static checks and lint, then every test suite (mock, crictl, critest, containerd).
+## test: static checks and lint, then every test suite (mock, crictl, critest,
+## containerd 1.6 and 2.4, CRI-O).
 test: deps check lint test-go
 
 ## test-short: the inner loop, under a minute: the unit tests; the long suites
@@ -98,9 +99,10 @@ containerd-up: deps
 containerd-down:
 	bash scripts/containerd-down.sh
 
-## perf: crisp and crictl side by side on containerd (alternating, both
-## orders, medians) into docs/performance.md. Needs root (starts containerd
-## unless CRISP_CTRD_ENV names a running harness's env file).
+## perf: crisp and crictl side by side on containerd 1.6 and 2.x and CRI-O
+## (alternating, both orders, medians) into docs/performance.md. Needs root
+## (starts each runtime unless CRISP_CTRD_ENV, CRISP_CTRD2_ENV or CRISP_CRIO_ENV
+## names a running harness's env file).
 .PHONY: perf
 perf: deps build
 	bash scripts/perf-doc.sh docs/performance.md
@@ -129,6 +131,15 @@ k8s-down:
 
 containerd2-up: deps
 	bash scripts/containerd/v2-up.sh
+
+## crio-up / crio-down: CRI-O (built by deps) in the background, with a local
+## registry holding the test images (everything under /tmp/crisp-crio).
+.PHONY: crio-up crio-down
+crio-up: deps
+	bash scripts/crio/up.sh
+
+crio-down:
+	bash scripts/crio/down.sh
 
 containerd2-down:
 	bash scripts/containerd/v2-down.sh

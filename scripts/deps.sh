@@ -6,6 +6,9 @@
 #     plus iproute2/iptables (CNI bridge), gcc/libc6-dev (static pause) and
 #     openssl (the kubelet harness's certificates);
 #   - crictl and critest v1.37.0 built from the Go module proxy into .tools/bin;
+#   - CRI-O v1.34.0 (crio) and pinns, built by scripts/crio/build.sh into a
+#     machine-level cache and linked into .tools/crio/bin (the CRI-O suite
+#     also needs the Debian packages conmon and docker-registry);
 #   - containerd v2.4.2 and its runc shim (containerd-shim-runc-v2) built from
 #     the Go module proxy into .tools/containerd2/bin, a folder of their own:
 #     the end-to-end suite runs it beside Debian's containerd 1.6 with that
@@ -45,7 +48,7 @@ go mod download
 
 # 2. Debian packages.
 pkgs=(containerd runc containernetworking-plugins busybox-static socat tmux
-  iproute2 iptables gcc libc6-dev openssl)
+  iproute2 iptables gcc libc6-dev make conmon docker-registry openssl)
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in "${pkgs[@]}"; do
@@ -152,7 +155,13 @@ if ! ctrd2_built; then
   fi
 fi
 
-# 5. etcd and the Kubernetes binaries for the kubelet suite (internal/e2e/kubelet).
+# 5. CRI-O and pinns: cached outside the repository (a fresh clone on this
+# machine finds them), a few minutes cold on 2 cores.
+if ! bash scripts/crio/build.sh; then
+  skip "building CRI-O failed (the CRI-O suite will skip)"
+fi
+
+# 6. etcd and the Kubernetes binaries for the kubelet suite (internal/e2e/kubelet).
 # Cold this is the longest step (tens of minutes on 2 cores), hence the cache
 # outside the clone; build.sh is a no-op when its stamp matches.
 k8s_cache=${CRISP_TOOLS_CACHE:-$HOME/.cache/crisp-tools}/k8s

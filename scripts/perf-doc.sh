@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Regenerates the measured part of docs/performance.md (between the
-# perf:begin and perf:end markers) from real runs on containerd: crisp and
-# crictl side by side (scripts/perf.sh), both orders, on containerd 1.6 and,
-# when scripts/deps.sh built it, containerd 2.x, with the machine it ran on.
-# Uses the harnesses named by CRISP_CTRD_ENV and CRISP_CTRD2_ENV (env files of
-# scripts/containerd-up.sh and scripts/containerd/v2-up.sh), or starts each
-# and stops it after.
+# perf:begin and perf:end markers) from real runs: crisp and crictl side by
+# side (scripts/perf.sh), both orders, on containerd 1.6 and, when
+# scripts/deps.sh built them, containerd 2.x and CRI-O, with the machine it ran
+# on. Uses the harnesses named by CRISP_CTRD_ENV, CRISP_CTRD2_ENV and
+# CRISP_CRIO_ENV (env files of scripts/containerd-up.sh,
+# scripts/containerd/v2-up.sh and scripts/crio/up.sh), or starts each and
+# stops it after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 doc=${1:-docs/performance.md}
@@ -38,6 +39,9 @@ runs=("${CRISP_CTRD_ENV:-}|scripts/containerd-up.sh|scripts/containerd-down.sh")
 if [[ -x .tools/containerd2/bin/containerd || -n ${CRISP_CTRD2_ENV:-} ]]; then
   runs+=("${CRISP_CTRD2_ENV:-}|scripts/containerd/v2-up.sh|scripts/containerd/v2-down.sh")
 fi
+if [[ -x .tools/crio/bin/crio || -n ${CRISP_CRIO_ENV:-} ]]; then
+  runs+=("${CRISP_CRIO_ENV:-}|scripts/crio/up.sh|scripts/crio/down.sh")
+fi
 for run in "${runs[@]}"; do
   IFS='|' read -r named up down <<<"$run"
   env=$(harness "$named" "$up")
@@ -45,12 +49,17 @@ for run in "${runs[@]}"; do
   (
     # shellcheck disable=SC1090
     . "$env"
+    if [[ -n ${CRISP_CRIO_ENDPOINT:-} ]]; then # the CRI-O harness names its variables so
+      title="CRI-O $CRISP_CRIO_VERSION" endpoint=$CRISP_CRIO_ENDPOINT ctr=$CRISP_CRIO_CTR pod=$CRISP_CRIO_POD
+    else
+      title="containerd $CRISP_CTRD_VERSION" endpoint=$CRISP_CTRD_ENDPOINT ctr=$CRISP_CTRD_CTR pod=$CRISP_CTRD_POD
+    fi
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     CRISP=${CRISP:-bin/crisp} COMPARE=$compare \
-      bash scripts/perf.sh -o "$tables" "$CRISP_CTRD_ENDPOINT" "$CRISP_CTRD_CTR" "$CRISP_CTRD_POD" >&2
+      bash scripts/perf.sh -o "$tables" "$endpoint" "$ctr" "$pod" >&2
     {
       echo
-      echo "### containerd $CRISP_CTRD_VERSION"
+      echo "### $title"
       echo
       echo "Load average before the run: $load."
       cat "$tables"

@@ -41,6 +41,12 @@ type fakeRuntime struct {
 	syncs    []*runtimeapi.ExecSyncRequest
 }
 
+// Version names containerd: attach asks when a stream ended after its
+// input, and containerd's streams do not end with the client's stdin.
+func (r *fakeRuntime) Version(context.Context, *runtimeapi.VersionRequest, ...grpc.CallOption) (*runtimeapi.VersionResponse, error) {
+	return &runtimeapi.VersionResponse{RuntimeName: "containerd", RuntimeApiVersion: "v1"}, nil
+}
+
 func (r *fakeRuntime) ListContainers(context.Context, *runtimeapi.ListContainersRequest, ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error) {
 	return &runtimeapi.ListContainersResponse{Containers: r.containers}, nil
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/client"
@@ -47,7 +50,13 @@ func newEventsCommand(f *cmdutil.Factory) *cobra.Command {
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := f.PrinterOr(cmd, output.JSON)
-			return f.WithClient(func(c *client.Client) error { return query.Events(cmd.Context(), c, p) })
+			err := f.WithClient(func(c *client.Client) error { return query.Events(cmd.Context(), c, p) })
+			if errors.Is(err, client.ErrEventsClosed) {
+				// As crictl: said, and exit 0 (the runtime ended it cleanly).
+				_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: %v\n", err) // the error stream is the last resort: a failed write there has nowhere to go
+				return nil
+			}
+			return err
 		},
 	}
 }

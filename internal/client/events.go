@@ -15,9 +15,14 @@ import (
 // (containerd 1.6, for one).
 var ErrEventsUnsupported = errors.New("the runtime does not serve container events (GetContainerEvents is unimplemented)")
 
+// ErrEventsClosed means the runtime ended the event stream with an OK
+// status while the caller still wanted it: CRI-O does so at once unless its
+// enable_pod_events is true.
+var ErrEventsClosed = errors.New("the runtime closed the container event stream (CRI-O does at once unless its enable_pod_events is true)")
+
 // Events streams the runtime's container events to each until ctx ends,
-// the runtime closes the stream, or each returns an error. The stream has
-// no timeout: it lasts as long as the caller wants it.
+// the runtime closes the stream (ErrEventsClosed), or each returns an
+// error. The stream has no timeout: it lasts as long as the caller wants it.
 func (c *Client) Events(ctx context.Context, each func(*runtimeapi.ContainerEventResponse) error) error {
 	stream, err := c.Runtime.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
 	if err != nil {
@@ -26,10 +31,10 @@ func (c *Client) Events(ctx context.Context, each func(*runtimeapi.ContainerEven
 	for {
 		ev, err := stream.Recv()
 		switch {
-		case errors.Is(err, io.EOF):
-			return nil
 		case ctx.Err() != nil:
 			return nil
+		case errors.Is(err, io.EOF):
+			return fmt.Errorf("events: runtime at %s: %w", c.Endpoint, ErrEventsClosed)
 		case err != nil:
 			return c.eventsError(err)
 		}

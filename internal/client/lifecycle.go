@@ -50,7 +50,15 @@ func (c *Client) RunPod(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, r
 
 // CreateContainer creates a container in podID; podCfg must be the config the
 // pod was created with (CRI asks for it again).
+//
+// The image's user_specified_image is set to its image when empty, as
+// crictl and the kubelet do: a runtime that verifies signatures (CRI-O with
+// signature_policy) refuses a create without it ("user specified image not
+// specified, cannot verify image signature").
 func (c *Client) CreateContainer(ctx context.Context, podID string, cfg *runtimeapi.ContainerConfig, podCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	if img := cfg.GetImage(); img != nil && img.GetUserSpecifiedImage() == "" {
+		img.UserSpecifiedImage = img.GetImage()
+	}
 	var resp *runtimeapi.CreateContainerResponse
 	err := c.Call(ctx, fmt.Sprintf("creating container %q in pod %s", cfg.GetMetadata().GetName(), podID), func(ctx context.Context) (err error) {
 		resp, err = c.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{

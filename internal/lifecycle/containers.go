@@ -68,33 +68,59 @@ func Start(ctx context.Context, c *client.Client, refs []string, out io.Writer) 
 
 // Run runs a pod from podPath and a container from ctrPath in it, started,
 // and prints the container's ID. Both files are read before anything is
-// created, and whatever was created is removed again when a later step
-// fails (or is interrupted).
+// created, and whatever this run created is removed again when a later
+// step fails (or is interrupted).
+//
+// Only what this run provably created is removed: a runtime may answer a
+// RunPodSandbox whose metadata matches an existing pod with that pod's ID
+// (CRI-O does), and that pod, made by somebody else, stays. The pod is this
+// run's only when its ID was not among the pods listed just before.
 func Run(ctx context.Context, c *client.Client, ctrPath, podPath, handler string, pull Pull, out, errOut io.Writer) (err error) {
 	cfg, podCfg, err := loadConfigs(ctx, ctrPath, podPath)
 	if err != nil {
 		return err
 	}
 	var podID, ctrID string
+	podOurs := false
+	var notOurs string // why the pod is not this run's to remove
 	defer func() {
-		if err == nil || podID == "" {
+		if err == nil || (ctrID == "" && (podID == "" || !podOurs)) {
+			if err != nil && podID != "" {
+				notice(errOut, "left pod %s in place: %s", podID, notOurs)
+			}
 			return
+		}
+		rmPod := podID
+		if !podOurs {
+			rmPod = ""
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		if cerr := c.Cleanup(cctx, podID, ctrID); cerr != nil {
+		if cerr := c.Cleanup(cctx, rmPod, ctrID); cerr != nil {
 			err = fmt.Errorf("%w; removing what was created failed too: %w", err, cerr)
 			return
 		}
-		if ctrID != "" {
+		switch {
+		case ctrID != "" && podOurs:
 			notice(errOut, "removed container %s and pod %s, which the failed run had created", ctrID, podID)
-		} else {
+		case ctrID != "":
+			notice(errOut, "removed container %s, which the failed run had created; left pod %s in place: %s", ctrID, podID, notOurs)
+		default:
 			notice(errOut, "removed pod %s, which the failed run had created", podID)
 		}
 	}()
 	warnOnKubelet(ctx, c, podCfg, errOut)
+	existing, listErr := existingPodIDs(ctx, c)
 	if podID, err = c.RunPod(ctx, podCfg, handler); err != nil {
 		return err
+	}
+	podOurs = listErr == nil && !existing[podID]
+	switch {
+	case listErr != nil:
+		notOurs = fmt.Sprintf("this run cannot tell whether it created it (listing the pods before failed: %v)", listErr)
+	case !podOurs:
+		notOurs = "it existed before this run (the runtime returned it for the pod config's metadata)"
+		notice(errOut, "pod %s existed already: the runtime returned it for this pod config's metadata; the container runs in it", podID)
 	}
 	if err = ensureImage(ctx, c, cfg, podCfg, pull, errOut); err != nil {
 		return err
@@ -109,6 +135,19 @@ func Run(ctx context.Context, c *client.Client, ctrPath, podPath, handler string
 		return err
 	}
 	return nil
+}
+
+// existingPodIDs is the set of the IDs of every pod there is now.
+func existingPodIDs(ctx context.Context, c *client.Client) (map[string]bool, error) {
+	pods, err := c.ListPods(ctx, client.PodFilter{})
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		ids[p.GetId()] = true
+	}
+	return ids, nil
 }
 
 // Stop stops each container (every running one with all), giving each

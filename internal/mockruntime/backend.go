@@ -231,6 +231,10 @@ func (b *backend) Attach(ctx context.Context, containerID string, in io.Reader, 
 	// inputEnded gets nil at the client's end of input, the error when
 	// reading it failed (the client went away).
 	inputEnded := make(chan error, 1)
+	endsWithStdin := b.r.cfg.Quirks.AttachEndsWithStdin && !tty
+	if in == nil && endsWithStdin {
+		return nil // CRI-O: no stdin to wait for, the stream ends at once
+	}
 	if in != nil {
 		b.r.goTracked(func() {
 			buf := make([]byte, 32*1024)
@@ -267,7 +271,7 @@ func (b *backend) Attach(ctx context.Context, containerID string, in io.Reader, 
 		case err := <-inputEnded:
 			// The end of a TTY client's input is a detach (kubectl and
 			// crictl end it that way); a failed read means it is gone.
-			if err != nil || tty {
+			if err != nil || tty || endsWithStdin {
 				return nil
 			}
 			// Without a TTY the output goes on until the container exits.

@@ -100,9 +100,13 @@ func jsonString(v any) string {
 
 // Version reports the mock's identity.
 func (s *runtimeService) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	name := RuntimeName
+	if s.r.cfg.Quirks.RuntimeName != "" {
+		name = s.r.cfg.Quirks.RuntimeName
+	}
 	return &runtimeapi.VersionResponse{
 		Version:           kubeletAPIVersion,
-		RuntimeName:       RuntimeName,
+		RuntimeName:       name,
 		RuntimeVersion:    RuntimeVersion,
 		RuntimeApiVersion: RuntimeAPIVersion,
 	}, nil

@@ -55,6 +55,10 @@ func (s *runtimeService) createContainer(_ context.Context, req *runtimeapi.Crea
 	if ref == "" {
 		return nil, invalidf("container config needs image.image")
 	}
+	if s.r.cfg.Quirks.RequireUserSpecifiedImage && cfg.GetImage().GetUserSpecifiedImage() == "" {
+		// CRI-O's words, with signature_policy set.
+		return nil, status.Error(codes.Unknown, "user specified image not specified, cannot verify image signature")
+	}
 	if sc := cfg.GetLinux().GetSecurityContext(); sc.GetRunAsGroup() != nil && sc.GetRunAsUser() == nil && sc.GetRunAsUsername() == "" {
 		return nil, invalidf("container config sets run_as_group without run_as_user or run_as_username: a group needs a user")
 	}

@@ -47,6 +47,8 @@ type Config struct {
 	// URLs Exec, Attach and PortForward return are then https).
 	StreamTLS *tls.Config
 	Faults    []streamserver.Fault
+	// Quirks imitate another runtime's behaviours (zero: none).
+	Quirks Quirks
 	// Logf receives the mock's own diagnostics; nil discards them.
 	Logf func(format string, args ...any)
 	// RemoveOrphanPodsAfter, when positive, makes the mock act as a kubelet

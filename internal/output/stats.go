@@ -41,11 +41,16 @@ func ContainerStatsTable(w io.Writer, cur []*runtimeapi.ContainerStats, prev map
 	}
 }
 
-// PodStatsTable is crisp statsp: crictl's columns.
+// PodStatsTable is crisp statsp: crictl's columns. A pod the runtime
+// reports no CPU or memory for (CRI-O's entries can carry network figures
+// only) gets no row, as in crictl, rather than a row of zeros.
 func PodStatsTable(w io.Writer, cur []*runtimeapi.PodSandboxStats, prev map[string]*runtimeapi.PodSandboxStats) {
 	Row(w, "POD", "POD ID", "CPU %", "MEM")
 	for _, s := range cur {
 		a := s.GetAttributes()
+		if s.GetLinux().GetCpu().GetUsageCoreNanoSeconds().GetValue() == 0 && s.GetLinux().GetMemory().GetWorkingSetBytes().GetValue() == 0 {
+			continue
+		}
 		Row(w, a.GetMetadata().GetName(), TruncID(a.GetId(), false),
 			fmt.Sprintf("%.2f", CPUPercent(prev[a.GetId()].GetLinux().GetCpu(), s.GetLinux().GetCpu())),
 			HumanSize(s.GetLinux().GetMemory().GetWorkingSetBytes().GetValue()))

@@ -3,8 +3,6 @@ package probe
 import (
 	"fmt"
 	"strings"
-
-	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // ttyCheck is the terminal exchange probe and smoke run: a TTY whose size
@@ -34,7 +32,7 @@ func (tc *ttyCheck) session() Session {
 	return Session{Stdout: tc.out, TTY: true, Size: &TermSize{Width: 101, Height: 37}, Resize: tc.resize}
 }
 
-func (tc *ttyCheck) verdict(p Protocol, err error) (Outcome, string) {
+func (tc *ttyCheck) verdict(_ Protocol, err error) (Outcome, string) {
 	var lines []string
 	for _, l := range strings.Split(tc.out.String(), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
@@ -43,21 +41,25 @@ func (tc *ttyCheck) verdict(p Protocol, err error) (Outcome, string) {
 	}
 	switch {
 	case len(lines) == 0 && err == nil:
-		return Fail, "on a TTY, the size command exited 0 but its output never arrived: the runtime lost the terminal's output" + lostTTYHint(p)
+		return Fail, "on a TTY, the size command exited 0 but none of its output arrived: " + lostOutput
 	case len(lines) == 2 && lines[0] == "37 101" && lines[1] == "40 120":
 		return Pass, "a TTY; `stty size` saw 37 101 as sent at the start, then 40 120 after a resize"
+	case len(lines) == 1 && lines[0] == "37 101" && err == nil:
+		return Fail, "on a TTY, the size command exited 0 after the resize to 40x120, but its last line never arrived: " + lostOutput
 	case len(lines) >= 1 && lines[0] != "37 101":
-		return Fail, fmt.Sprintf("on a TTY sized 37x101 at the start, `stty size` printed %q (error %v)", clip(strings.Join(lines, "; ")), err)
+		return Fail, fmt.Sprintf("on a TTY sized 37x101 at the start, `stty size` printed %q (error %v): "+
+			"the runtime started the process before it applied the size sent as the stream opened; "+
+			"it must set the terminal's size before it starts the process",
+			clip(strings.Join(lines, "; ")), err)
 	case len(lines) == 2 && lines[1] == "37 101":
 		return Fail, "the initial size 37x101 arrived, but the resize to 40x120 never reached the terminal within 5s"
 	}
 	return Fail, fmt.Sprintf("on a TTY resized from 37x101 to 40x120, `stty size` printed %q (error %v)", clip(strings.Join(lines, "; ")), err)
 }
 
-// lostTTYHint names the known case of a lost TTY output.
-func lostTTYHint(p Protocol) string {
-	if p.Transport == transport.WebSocket {
-		return " (containerd 1.6 is known to drop the output of a TTY exec without stdin over WebSocket)"
-	}
-	return ""
-}
+// lostOutput is what a runtime that lost a TTY's output should change
+// (containerd 1.6 does over WebSocket without stdin, CRI-O 1.34 now and then
+// on any transport: the text names neither, as it is printed on every
+// runtime).
+const lostOutput = "the runtime sent the exit status and closed the stream before it had copied all of the terminal's output; " +
+	"it must finish copying the TTY's output before it reports the exit (crictl loses the same output: the runtime's defect, not the client's)"

@@ -33,7 +33,10 @@ type AttachSession func(ctx context.Context, src transport.URLSource) (remotecom
 // break while the container runs. keys (nil without -i) tells a detach.
 // exitWait is how long a stream that ended cleanly (most likely with the
 // process) gives the runtime to record the exit before it counts as a break.
-func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id string, src transport.URLSource, session AttachSession, keys *tty.DetachReader, exitWait time.Duration) error {
+// inputDone tells whether the client's input has ended (or none is sent): a
+// runtime that ends attach streams then (CRI-O) ended it for that, not for a
+// break, and a fresh Attach would only end again.
+func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id string, src transport.URLSource, session AttachSession, keys *tty.DetachReader, exitWait time.Duration, inputDone func() bool) error {
 	if !o.Enabled {
 		_, err := session(ctx, src)
 		return err
@@ -70,6 +73,9 @@ func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id
 			// A broken stream (an error) most likely left the container
 			// running: look briefly, to re-attach soon.
 			within := 200 * time.Millisecond
+			if endedCleanly && inputDone() && endsAttachWithInput(ctx, cli) {
+				return false, nil // the stream ended with the input: Attach says the rest
+			}
 			if endedCleanly {
 				within = exitWait
 			}

@@ -2,8 +2,11 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -118,10 +121,12 @@ func (d Deps) Attach(ctx context.Context, a Attach) error {
 	defer detach()
 	var stdin io.Reader
 	var keys *tty.DetachReader
+	var inputEnd eofWatch
 	if a.Stdin {
 		keys = tty.NewDetachReader(d.Streams.In, a.Keys, detach)
 		defer func() { _ = keys.Close() }() // it only stops watching stdin
-		stdin = keys
+		inputEnd.r = keys
+		stdin = &inputEnd
 	}
 	var input *reattach.Input
 	if stdin != nil && a.Reconnect.Enabled {
@@ -137,16 +142,76 @@ func (d Deps) Attach(ctx context.Context, a Attach) error {
 		}
 		return d.Session(ctx, "attach", src, a.Offers, cfg, in, withTTY)
 	}
-	err = a.Reconnect.Run(ctx, d, cli, ctr.Id, src, session, keys, a.ExitWait)
+	inputDone := func() bool { return stdin == nil || inputEnd.ended.Load() }
+	err = a.Reconnect.Run(ctx, d, cli, ctr.Id, src, session, keys, a.ExitWait, inputDone)
 	if keys != nil && keys.Detached() {
 		_ = keys.Close() // it only stops watching stdin
 		d.Logf("detached from container %s; it keeps running", client.ShortID(ctr.Id))
 		return nil
 	}
 	if err == nil {
+		if inputDone() {
+			return d.waitExitAfterInput(ctx, cli, ctr, a.Stdin, a.ExitWait)
+		}
 		return d.WaitExit(ctx, cli, ctr.Id, a.ExitWait)
 	}
 	return d.Outcome(ctx, err)
+}
+
+// inputEndExitWait is how long attach waits for the container's exit, when
+// the stream ended after the client's stdin did (or with no stdin sent),
+// before it asks whether the runtime ends attach streams then
+// (endsAttachWithInput): if so, the container runs on, and is said to
+// within about a second of the stream's end.
+const inputEndExitWait = time.Second
+
+// endsAttachWithInput reports whether cli's runtime ends an attach stream
+// when the client's stdin ends, and at once when no stdin is sent: CRI-O
+// does. containerd's stream lasts until the container exits, which it may
+// record more than a second after the stream ended, so there attach waits
+// on (ExitWait). A runtime whose name cannot be had is taken not to.
+func endsAttachWithInput(ctx context.Context, cli *client.Client) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := cli.Runtime.Version(ctx, &runtimeapi.VersionRequest{})
+	return err == nil && strings.EqualFold(v.GetRuntimeName(), "cri-o")
+}
+
+// waitExitAfterInput is WaitExit for a stream that ended once the client
+// had no more input to send: on a runtime that ends attach streams then, a
+// container still running after inputEndExitWait is said to be, and attach
+// exits 0.
+func (d Deps) waitExitAfterInput(ctx context.Context, cli *client.Client, ctr *runtimeapi.Container, sentStdin bool, exitWait time.Duration) error {
+	first := min(exitWait, inputEndExitWait)
+	code, err := cli.WaitForExit(ctx, ctr.Id, first)
+	if !errors.Is(err, client.ErrStillRunning) {
+		return d.exitOutcome(ctx, ctr.Id, code, err)
+	}
+	if !endsAttachWithInput(ctx, cli) {
+		return d.WaitExit(ctx, cli, ctr.Id, exitWait-first)
+	}
+	why := "when stdin ended"
+	if !sentStdin {
+		why = "at once, as no stdin was sent (use -i to send it)"
+	}
+	// Said without -v: otherwise an exit 0 reads as the container's.
+	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: attach: the runtime ended the stream %s; container %s (%s) is still running\n",
+		why, client.ShortID(ctr.Id), ctr.GetMetadata().GetName()) // the error stream is the last resort: a failed write there has nowhere to go
+	return nil
+}
+
+// eofWatch passes r through and records whether it reached its end.
+type eofWatch struct {
+	r     io.Reader
+	ended atomic.Bool
+}
+
+func (e *eofWatch) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		e.ended.Store(true)
+	}
+	return n, err
 }
 
 // config is TransportConfig with the protocol cache (nil: none), adjusted

@@ -241,6 +241,11 @@ func (d Deps) ExecSync(ctx context.Context, cli *client.Client, id string, cmd [
 // after wait ended the stream by other means: nil (exit 0).
 func (d Deps) WaitExit(ctx context.Context, cli *client.Client, id string, wait time.Duration) error {
 	code, err := cli.WaitForExit(ctx, id, wait)
+	return d.exitOutcome(ctx, id, code, err)
+}
+
+// exitOutcome is what attach returns for WaitForExit's answer.
+func (d Deps) exitOutcome(ctx context.Context, id string, code int32, err error) error {
 	switch {
 	case errors.Is(err, client.ErrStillRunning):
 		return nil

@@ -91,3 +91,28 @@ func TestCrispAttachExitCode(t *testing.T) {
 		}
 	})
 }
+
+// On a runtime that ends an attach stream with the client's stdin (CRI-O),
+// crisp attach says the container runs on and exits 0, with -i once its
+// stdin ends and without -i at once. (containerd's stream lasts until the
+// container exits: TestCrispAttachExitCode covers that.)
+func TestCrispAttachEndsWithStdin(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		if !h.spec.serves.attachEndsWithStdin {
+			t.Skipf("%s: an attach stream lasts until the container exits (TestCrispAttachExitCode)", h.Name)
+		}
+		id := h.newContainer(t, ContainerSpec{Name: "attach-stdin", Command: []string{"sh"}, Stdin: true})
+		r := h.crispStdin(t, strings.NewReader("echo hi\n"), "attach", "-i", id)
+		if r.ExitCode != 0 || !strings.Contains(r.Stderr, "ended the stream when stdin ended") || !strings.Contains(r.Stderr, "is still running") {
+			t.Errorf("crisp attach -i with stdin that ends on %s: want exit 0 and the container said to run on; got %v", h.Name, r)
+		}
+		r = h.crisp(t, "attach", id)
+		if r.ExitCode != 0 || !strings.Contains(r.Stderr, "as no stdin was sent") || !strings.Contains(r.Stderr, "is still running") {
+			t.Errorf("crisp attach without -i on %s: want exit 0 and the container said to run on; got %v", h.Name, r)
+		}
+		st := h.crictl(t, "inspect", "-o", "go-template", "--template", "{{.status.state}}", id)
+		if strings.TrimSpace(st.Stdout) != "CONTAINER_RUNNING" {
+			t.Errorf("the container after both attaches: %v, want CONTAINER_RUNNING", st)
+		}
+	})
+}

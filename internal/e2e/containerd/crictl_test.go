@@ -24,7 +24,7 @@ func TestCrictlVersion(t *testing.T) {
 		if r.ExitCode != 0 {
 			t.Fatalf("crictl version: %v", r)
 		}
-		for _, want := range []string{"RuntimeName:  containerd", "RuntimeApiVersion:  v1"} {
+		for _, want := range []string{"RuntimeName:  " + h.spec.runtimeName, "RuntimeApiVersion:  v1"} {
 			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("crictl version lacks %q:\n%s", want, r.Stdout)
 			}
@@ -217,10 +217,19 @@ func TestCritestStreaming(t *testing.T) {
 			t.Skipf("critest is not built at %s: run `make deps`", suite.critest)
 		}
 		holdLock(t, critestLock)
-		cmd := cmdWithTimeout(t, 5*time.Minute, suite.critest, "--runtime-endpoint", h.Endpoint,
-			"--ginkgo.focus=Streaming", "--ginkgo.skip=portforward", "--ginkgo.no-color")
-		cmd.Dir = t.TempDir()
-		r := run(cmd, nil)
+		critest := func() Result {
+			cmd := cmdWithTimeout(t, 5*time.Minute, suite.critest, "--runtime-endpoint", h.Endpoint,
+				"--ginkgo.focus=Streaming", "--ginkgo.skip=portforward", "--ginkgo.no-color")
+			cmd.Dir = t.TempDir()
+			return run(cmd, nil)
+		}
+		r := critest()
+		if r.ExitCode != 0 && h.spec.serves.ttyRaces && strings.Contains(r.Stdout, "1 Failed") &&
+			strings.Contains(r.Stdout, "exec with tty=true") && strings.Contains(r.Stdout, "The stdout of exec should contain") {
+			// The runtime's TTY race lost the output (serves.ttyRaces): once more.
+			t.Logf("critest on %s lost a TTY exec's output (the runtime's known race); running it once more", h.Name)
+			r = critest()
+		}
 		if r.ExitCode != 0 || !strings.Contains(r.Stdout, "3 Passed") {
 			t.Fatalf("critest --ginkgo.focus=Streaming: %v", r)
 		}

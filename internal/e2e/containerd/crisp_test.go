@@ -22,7 +22,7 @@ func TestCrispVersion(t *testing.T) {
 		if r.ExitCode != 0 {
 			t.Fatalf("crisp version: %v", r)
 		}
-		for _, want := range []string{"containerd", "v1"} {
+		for _, want := range []string{h.spec.runtimeName, "v1"} {
 			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("crisp version lacks %q:\n%s", want, r.Stdout)
 			}

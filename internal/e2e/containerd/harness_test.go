@@ -12,15 +12,17 @@ import (
 	"time"
 )
 
-// Harness is a running containerd and what containerd-up.sh created in it,
-// read from the env file the script writes (CRISP_CTRD_* variables).
+// Harness is a running runtime and what its up script created in it, read
+// from the env file the script writes (CRISP_CTRD_* or CRISP_CRIO_*
+// variables: runtimeSpec.kind).
 type Harness struct {
 	Name             string // the runtime's subtest name: "containerd-1.6", "containerd-2.4"
 	Label            string // its column in docs/interop.md: "containerd 1.6"
 	Version          string // containerd --version's: "1.6.20~ds1", "v2.4.2"
 	Dir              string // the harness folder (config, state, logs, crictl.yaml)
 	Endpoint         string // unix:///.../containerd.sock
-	Log              string // containerd's log file
+	Log              string // the runtime's log file
+	Registry         string // CRI-O: the harness's local registry, 127.0.0.1:PORT
 	Pod              string // pod with its own network namespace on the bridge
 	PodIP            string // its address on the harness's bridge
 	PodConfig        string // the pod's config file (crictl create needs it)
@@ -110,21 +112,22 @@ func loadHarness(path string, spec *runtimeSpec) (*Harness, error) {
 			vars[k] = v
 		}
 	}
-	port, err := strconv.Atoi(vars["CRISP_CTRD_HTTPD_PORT"])
+	v := func(name string) string { return vars[spec.kind.varPrefix+"_"+name] }
+	port, err := strconv.Atoi(v("HTTPD_PORT"))
 	if err != nil {
-		return nil, fmt.Errorf("%s: CRISP_CTRD_HTTPD_PORT: %w", path, err)
+		return nil, fmt.Errorf("%s: %s_HTTPD_PORT: %w", path, spec.kind.varPrefix, err)
 	}
 	h := &Harness{
-		Name: spec.name, Label: spec.label, Version: vars["CRISP_CTRD_VERSION"], spec: spec,
-		Dir: vars["CRISP_CTRD_DIR"], Endpoint: vars["CRISP_CTRD_ENDPOINT"], Log: vars["CRISP_CTRD_LOG"],
-		Pod: vars["CRISP_CTRD_POD"], PodIP: vars["CRISP_CTRD_POD_IP"], PodConfig: vars["CRISP_CTRD_POD_CONFIG"],
-		Ctr: vars["CRISP_CTRD_CTR"], HTTPDCtr: vars["CRISP_CTRD_HTTPD_CTR"], HTTPDPort: port,
-		AttachCtr: vars["CRISP_CTRD_ATTACH_CTR"], HostnetPod: vars["CRISP_CTRD_HOSTNET_POD"],
-		HostnetCtr: vars["CRISP_CTRD_HOSTNET_CTR"], HostnetPodConfig: vars["CRISP_CTRD_HOSTNET_POD_CONFIG"],
-		BusyboxImage: vars["CRISP_CTRD_BUSYBOX_IMAGE"], HTTPDImage: vars["CRISP_CTRD_HTTPD_IMAGE"],
+		Name: spec.name, Label: spec.label, Version: v("VERSION"), spec: spec,
+		Dir: v("DIR"), Endpoint: v("ENDPOINT"), Log: v("LOG"), Registry: v("REGISTRY"),
+		Pod: v("POD"), PodIP: v("POD_IP"), PodConfig: v("POD_CONFIG"),
+		Ctr: v("CTR"), HTTPDCtr: v("HTTPD_CTR"), HTTPDPort: port,
+		AttachCtr: v("ATTACH_CTR"), HostnetPod: v("HOSTNET_POD"),
+		HostnetCtr: v("HOSTNET_CTR"), HostnetPodConfig: v("HOSTNET_POD_CONFIG"),
+		BusyboxImage: v("BUSYBOX_IMAGE"), HTTPDImage: v("HTTPD_IMAGE"),
 	}
 	if h.Endpoint == "" || h.Pod == "" || h.Ctr == "" {
-		return nil, fmt.Errorf("%s lacks CRISP_CTRD_ENDPOINT, CRISP_CTRD_POD or CRISP_CTRD_CTR", path)
+		return nil, fmt.Errorf("%s lacks %s_ENDPOINT, _POD or _CTR", path, spec.kind.varPrefix)
 	}
 	return h, nil
 }

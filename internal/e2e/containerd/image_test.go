@@ -66,16 +66,8 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 	if img.tar == "" {
 		img.tar = buildImage(t, img.dir, name, tag)
 	}
-	sock := strings.TrimPrefix(h.Endpoint, "unix://")
-	if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", img.tar).CombinedOutput(); err != nil {
-		t.Fatalf("ctr images import: %v\n%s", err, out)
-	}
 	ref := "docker.io/library/" + smoke.Image
-	t.Cleanup(func() {
-		if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "rm", ref).CombinedOutput(); err != nil {
-			t.Logf("ctr images rm %s: %v\n%s", ref, err, out)
-		}
-	})
+	h.loadImage(t, img.tar, ref)
 
 	podName := strings.TrimSpace(h.crictl(t, "inspectp", "-o", "go-template", "--template", "{{.status.metadata.name}}", h.HostnetPod).Stdout)
 	port := strconv.Itoa(freePort(t))
@@ -133,6 +125,43 @@ func buildImage(t *testing.T, dir, name, tag string) string {
 		t.Errorf("the image is %d bytes; it must stay under 40 MB", st.Size())
 	}
 	return tar
+}
+
+// loadImage puts the OCI image tarball tar (named ref) into the runtime
+// and removes it at the end of the test: containerd imports it with ctr;
+// CRI-O, which imports nothing, pulls it from the harness's local registry
+// after it is pushed there (its registries.conf maps docker.io onto it).
+func (h *Harness) loadImage(t *testing.T, tar, ref string) {
+	t.Helper()
+	if h.spec.kind == crioKind {
+		layout := t.TempDir()
+		if out, err := exec.Command("tar", "-C", layout, "-xf", tar).CombinedOutput(); err != nil {
+			t.Fatalf("unpacking %s: %v\n%s", tar, err, out)
+		}
+		push := exec.Command("go", "run", "./scripts/crio/pushlayout", layout, h.Registry)
+		push.Dir = suite.repo
+		if out, err := push.CombinedOutput(); err != nil {
+			t.Fatalf("pushing %s to %s: %v\n%s", ref, h.Registry, err, out)
+		}
+		if r := h.crictl(t, "pull", ref); r.ExitCode != 0 {
+			t.Fatalf("crictl pull %s: %v", ref, r)
+		}
+		t.Cleanup(func() {
+			if r := h.crictl(t, "rmi", ref); r.ExitCode != 0 {
+				t.Logf("crictl rmi %s: %v", ref, r)
+			}
+		})
+		return
+	}
+	sock := strings.TrimPrefix(h.Endpoint, "unix://")
+	if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", tar).CombinedOutput(); err != nil {
+		t.Fatalf("ctr images import: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "rm", ref).CombinedOutput(); err != nil {
+			t.Logf("ctr images rm %s: %v\n%s", ref, err, out)
+		}
+	})
 }
 
 // containerConfig is the CRI ContainerConfig (crictl's JSON) of the

@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// crictl's lifecycle with crisp alone, on each containerd: runp, create,
+// crictl's lifecycle with crisp alone, on each runtime: runp, create,
 // start, logs (--tail, -f), stats, stop, rm, run (and a failed run leaving
 // nothing behind), stopp, rmp, inspecti, imagefsinfo; events where the runtime serves them (2.4), a clear error
-// where it does not (1.6). No crictl: the pods and containers are crisp's.
+// where it does not (1.6) or ends the stream at once (CRI-O). No crictl: the pods and containers are crisp's.
 
 var idRE = regexp.MustCompile(`^[0-9a-f]{64}\n$`)
 
@@ -112,9 +112,9 @@ func TestCrispLifecycle(t *testing.T) {
 			t.Errorf("crisp pods after the failed run: want no pod %s-ghost; got %v", name, r)
 		}
 
-		// Images.
+		// Images: containerd's IDs are sha256:HEX, CRI-O's the bare HEX.
 		r = h.crisp(t, "inspecti", "-o", "go-template", "--template", "{{.status.id}} {{index .status.repoTags 0}}", h.BusyboxImage)
-		if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "sha256:") || !strings.Contains(r.Stdout, h.BusyboxImage) {
+		if r.ExitCode != 0 || !imageIDRE.MatchString(r.Stdout) || !strings.Contains(r.Stdout, h.BusyboxImage) {
 			t.Errorf("crisp inspecti %s: want its ID and tag; got %v", h.BusyboxImage, r)
 		}
 		r = h.crisp(t, "imagefsinfo", "-o", "json")
@@ -124,14 +124,27 @@ func TestCrispLifecycle(t *testing.T) {
 	})
 }
 
+// imageIDRE matches an image ID at the start of a line, as containerd
+// (sha256:HEX) and CRI-O (HEX) give it.
+var imageIDRE = regexp.MustCompile(`^(sha256:)?[0-9a-f]{64} `)
+
 // crisp events: 2.4 streams a container's events; 1.6 does not serve them,
-// and crisp says so and exits 1.
+// and crisp says so and exits 1; CRI-O ends the stream at once, and crisp
+// says so and exits 0, as crictl does.
 func TestCrispEvents(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
-		if !h.spec.serves.events {
+		switch h.spec.serves.events {
+		case eventsUnimplemented:
 			r := h.crisp(t, "events")
 			if r.ExitCode != 1 || !strings.Contains(r.Stderr, "does not serve container events") {
 				t.Fatalf("crisp events on %s: want exit 1 saying the runtime does not serve events; got %v", h.Name, r)
+			}
+			t.Logf("crisp events on %s: %s", h.Name, strings.TrimSpace(r.Stderr))
+			return
+		case eventsClosed:
+			r := h.crisp(t, "events")
+			if r.ExitCode != 0 || !strings.Contains(r.Stderr, "closed the container event stream") {
+				t.Fatalf("crisp events on %s: want exit 0 saying the runtime closed the stream; got %v", h.Name, r)
 			}
 			t.Logf("crisp events on %s: %s", h.Name, strings.TrimSpace(r.Stderr))
 			return
@@ -222,4 +235,32 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return i
+}
+
+// A failed `crisp run` whose pod config matches an existing pod's metadata
+// leaves that pod alone, on every runtime: containerd refuses the second
+// RunPodSandbox (the run fails before it made anything); CRI-O answers with
+// the existing pod's ID, and the run, which made only its container, says
+// it left the pod in place.
+func TestCrispRunLeavesAnExistingPod(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		dir := t.TempDir()
+		name := fmt.Sprintf("keep-%d", time.Now().UnixNano())
+		pod := h.lifecyclePod(t, dir, name)
+		podID := h.crispID(t, "runp", pod)
+		h.cleanupPod(t, podID)
+
+		ghost := h.lifecycleContainer("ghost", []string{"true"})
+		ghost["image"] = map[string]any{"image": "docker.io/library/crisp-ghost:1"}
+		r := h.crisp(t, "run", "--no-pull", writeJSON(t, dir, "ghost.json", ghost), pod)
+		if r.ExitCode == 0 || strings.Contains(r.Stderr, "removed pod") {
+			t.Errorf("crisp run into an existing pod's metadata, image missing: want a failure that removes no pod; got %v", r)
+		}
+		if h.spec.kind == crioKind && !strings.Contains(r.Stderr, "left pod "+podID) {
+			t.Errorf("crisp run on %s: want it to say it left pod %s in place; got %v", h.Name, podID, r)
+		}
+		if r := h.crisp(t, "pods", "-q", "--id", podID); r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != podID {
+			t.Errorf("the earlier pod %s after the failed run: %v", podID, r)
+		}
+	})
 }

@@ -94,6 +94,10 @@ func testCrispProbe(t *testing.T, h *Harness) {
 			continue // reported above
 		}
 		for _, c := range report.Results[i].Checks {
+			if c.Outcome == "fail" && h.spec.serves.ttyRaces && isTTYRace(c.Detail) {
+				t.Logf("crisp probe: %s over %s %s: check %s: %s's known TTY race: %s", k.call, k.transport, k.protocol, c.Name, h.Name, c.Detail)
+				continue
+			}
 			if c.Outcome == "fail" {
 				t.Errorf("crisp probe: %s over %s %s: check %s %s: %s", k.call, k.transport, k.protocol, c.Name, c.Outcome, c.Detail)
 			}
@@ -118,11 +122,36 @@ func TestCrispSmoke(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
 		id := h.echoContainer(t, 7777)
 		r := h.crisp(t, "smoke", id, "--pod", h.Pod, "--port", "7777")
+		if r.ExitCode != 0 && h.spec.serves.ttyRaces && onlyTTYRaces(r.Stdout) {
+			t.Logf("crisp smoke on %s failed on its known TTY race only:\n%s", h.Name, r.Stdout)
+			return
+		}
 		if r.ExitCode != 0 || !strings.Contains(r.Stdout+r.Stderr, " 0 failed") {
-			t.Fatalf("crisp smoke against containerd: %v", r)
+			t.Fatalf("crisp smoke against %s: %v", h.Name, r)
 		}
 		t.Logf("crisp smoke: %s", lastLine(r.Stdout))
 	})
+}
+
+// isTTYRace reports whether a probe or smoke check's failure is the TTY race
+// of a runtime with serves.ttyRaces, in the words probe gives it.
+func isTTYRace(detail string) bool {
+	return strings.Contains(detail, "must finish copying the TTY's output") ||
+		strings.Contains(detail, "must set the terminal's size before it starts the process")
+}
+
+// onlyTTYRaces reports whether every FAIL line of smoke's output is a TTY race.
+func onlyTTYRaces(out string) bool {
+	failed := false
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "FAIL") {
+			if !isTTYRace(l) {
+				return false
+			}
+			failed = true
+		}
+	}
+	return failed
 }
 
 func lastLine(s string) string {

@@ -51,7 +51,7 @@ func summary(code int, took time.Duration) string {
 		}
 		fmt.Fprintf(&b, "containerd e2e suite: %s (%s) at %s", r.spec.name, r.harness.Version, r.harness.Endpoint)
 		if r.upTook > 0 {
-			fmt.Fprintf(&b, " (containerd-up.sh took %v)", r.upTook.Round(10*time.Millisecond))
+			fmt.Fprintf(&b, " (scripts/%s took %v)", r.spec.kind.up, r.upTook.Round(10*time.Millisecond))
 		}
 		b.WriteString("\n")
 	}

@@ -95,6 +95,9 @@ func TestTLS(t *testing.T) {
 }
 
 func testTLS(t *testing.T, plain *Harness) {
+	if !plain.spec.serves.tlsHarness {
+		t.Skipf("%s: the suite has no TLS harness for it (runtimeSpec.serves.tlsHarness)", plain.Name)
+	}
 	h, ca := tlsHarness(t, plain)
 	r := []string{"-r", h.Endpoint}
 

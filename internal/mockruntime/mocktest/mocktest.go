@@ -158,7 +158,7 @@ func (e *Env) CreateContainer(ctx context.Context, podID string, spec ContainerS
 	}
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:   &runtimeapi.ContainerMetadata{Name: spec.Name},
-		Image:      &runtimeapi.ImageSpec{Image: spec.Image},
+		Image:      &runtimeapi.ImageSpec{Image: spec.Image, UserSpecifiedImage: spec.Image}, // as the kubelet sets it
 		Command:    spec.Command,
 		Args:       spec.Args,
 		WorkingDir: spec.WorkingDir,
