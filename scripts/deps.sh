@@ -5,7 +5,8 @@
 #     containerd runc containernetworking-plugins busybox-static socat tmux,
 #     plus iproute2/iptables (CNI bridge), gcc/libc6-dev (static pause) and
 #     openssl (the kubelet harness's certificates);
-#   - crictl and critest v1.37.0 built from the Go module proxy into .tools/bin;
+#   - crictl and critest v1.37.0 built from the Go module proxy into .tools/bin
+#     (a link into the machine-level cache, as every built tool's folder is);
 #   - CRI-O v1.34.0 (crio) and pinns, built by scripts/crio/build.sh into a
 #     machine-level cache and linked into .tools/crio/bin (the CRI-O suite
 #     also needs the Debian packages conmon and docker-registry);
@@ -27,7 +28,23 @@ CRI_TOOLS_VERSION=${CRI_TOOLS_VERSION:-v1.37.0}
 CONTAINERD2_VERSION=${CONTAINERD2_VERSION:-v2.4.2}
 TOOLS_BIN=$PWD/.tools/bin
 CONTAINERD2_BIN=$PWD/.tools/containerd2/bin
-mkdir -p "$TOOLS_BIN" "$CONTAINERD2_BIN"
+# Built tools live in a machine-level cache (CI runs in a fresh clone on the
+# machine that built them: a warm run builds nothing); .tools/bin and
+# .tools/containerd2/bin are links into it. Each tool's stamp file says what
+# it was built from, so a change of version or Go rebuilds it.
+CACHE=${CRISP_TOOLS_CACHE:-$HOME/.cache/crisp-tools}
+# link_cache DIR NAME: DIR becomes a link to $CACHE/NAME; what a DIR of an
+# older checkout held moves there first (never over what the cache has).
+link_cache() {
+  local dir=$1 target=$CACHE/$2
+  mkdir -p "$target" "$(dirname "$dir")"
+  if [[ -d $dir && ! -L $dir ]]; then
+    cp -an "$dir/." "$target/" && rm -rf "$dir"
+  fi
+  ln -sfn "$target" "$dir"
+}
+link_cache "$TOOLS_BIN" bin
+link_cache "$CONTAINERD2_BIN" containerd2
 
 ci=false
 [[ "${CI:-}" == true ]] && ci=true
