@@ -5,10 +5,9 @@
 //
 // It knows terminals, not protocols: it must not import client-go, gRPC or anything about CRI. The
 // exec and attach code adapts its types (TerminalSize to remotecommand.TerminalSize) at the call site.
-// It is the one package besides cmd/crisp that installs signal handlers: SIGINT, SIGTERM and SIGHUP
-// while a terminal is raw (so the terminal is restored before crisp goes away), SIGQUIT while a
-// terminal is raw (restored, then the signal is raised again so Go's goroutine dump and exit status 2
-// happen on a cooked terminal), and SIGWINCH while a size monitor runs.
+// It is the one package besides cmd/crisp that installs signal handlers: SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT for the whole command (NotifyContext: exit 128+N) and while a terminal is raw (so the
+// terminal is restored before crisp goes away), and SIGWINCH while a size monitor runs.
 //
 // Typical use by a command:
 //

@@ -96,21 +96,13 @@ func (e *SignalError) ExitCode() int {
 	return 128
 }
 
-// interruptSignals are the signals that end a session: the terminal is restored when they arrive.
-// (In raw mode ^C and ^\ are keys sent to the remote side, not signals; these come from kill,
-// from a closed terminal window, or from ^C when In is not a terminal.)
+// interruptSignals are the signals that end a command (NotifyContext) and a session: the
+// terminal is restored when they arrive. (In raw mode ^C and ^\ are keys sent to the remote side,
+// not signals; these come from kill, from a closed terminal window, or from ^C and ^\ when In is
+// not a terminal.) SIGQUIT is one of them, so a script sees 131 as it does from any other program,
+// not Go's goroutine dump and status 2; GOTRACEBACK=all with SIGABRT still gives the dump.
 func interruptSignals() []os.Signal {
-	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
-}
-
-// requit gives SIGQUIT back to Go's runtime and raises it again: the runtime
-// prints every goroutine's stack on standard error and exits with status 2,
-// as it would have without Safe, but on a terminal already restored.
-func requit() {
-	signal.Reset(syscall.SIGQUIT)
-	// A process may always signal itself. The runtime ends the process when
-	// the signal arrives; nothing here waits for that.
-	_ = syscall.Kill(os.Getpid(), syscall.SIGQUIT)
+	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 }
 
 // Safe runs fn with In in raw mode and restores In's previous settings exactly (the saved termios,
@@ -124,12 +116,9 @@ func requit() {
 // return, and returns a *SignalError (errors.Is(err, ErrInterrupted)). It never exits the process:
 // fn must return when its context is done.
 //
-// SIGQUIT (kill -QUIT; in raw mode ^\ is a key for the remote side) keeps Go's meaning, a goroutine
-// dump on standard error and exit status 2, but while the terminal is raw Safe restores it first, so
-// the dump is readable and the shell gets its terminal back.
+// SIGQUIT (kill -QUIT; in raw mode ^\ is a key for the remote side) is handled as SIGINT is.
 //
-// When In is not a terminal, fn runs without raw mode, with the same handling of SIGINT, SIGTERM and
-// SIGHUP (SIGQUIT is left to Go). A panic in a goroutine other than fn's cannot be caught here and
+// When In is not a terminal, fn runs without raw mode, with the same handling of the signals. A panic in a goroutine other than fn's cannot be caught here and
 // would leave the terminal raw: goroutines that fn starts must not panic (client-go's recover theirs).
 func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -140,13 +129,8 @@ func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) 
 	signal.Notify(sigs, interruptSignals()...)
 	defer signal.Stop(sigs)
 
-	// SIGQUIT is caught only while the terminal is raw; nil never receives.
-	var quit chan os.Signal
 	restore := func() error { return nil }
 	if fd, ok := t.terminalFd(t.In); ok {
-		quit = make(chan os.Signal, 1)
-		signal.Notify(quit, syscall.SIGQUIT)
-		defer signal.Stop(quit)
 		state, err := term.MakeRaw(fd)
 		if err != nil {
 			return fmt.Errorf("putting the terminal in raw mode: %w", err)
@@ -175,9 +159,6 @@ func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) 
 			signal.Stop(sigs)
 			caught = s
 			cancel(&SignalError{Signal: s})
-		case <-quit:
-			_ = restore()
-			requit()
 		case <-done:
 		}
 	})
