@@ -53,5 +53,8 @@ func (o *traceCmdOptions) Run(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("trace: %s: %w", o.File, err)
 	}
+	if len(events) == 0 {
+		return fmt.Errorf("trace: %s holds no trace events (write one with --trace-file FILE on exec, attach, port-forward, probe or smoke)", o.File)
+	}
 	return tracefile.Print(o.f.Streams.Out, events)
 }

@@ -16,6 +16,7 @@ import (
 type TraceFlags struct {
 	File  string
 	Bytes int
+	Input bool
 
 	w *tracefile.Writer
 }
@@ -24,6 +25,7 @@ type TraceFlags struct {
 func (o *TraceFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.File, "trace-file", "", "write every handshake and frame to `FILE` as JSON lines (read it with crisp trace FILE)")
 	fs.IntVar(&o.Bytes, "trace-bytes", tracefile.DefaultPayloadBytes, "with --trace-file: bytes of each frame's payload to keep (0: none)")
+	fs.BoolVar(&o.Input, "trace-input", false, "with --trace-file: keep what is sent on stdin too (off by default: input holds passwords)")
 }
 
 // CloseAfter makes cmd close the trace file when its RunE returns, adding a
@@ -50,7 +52,7 @@ func (o *TraceFlags) Apply(cfg *transport.Config) error {
 		return nil
 	}
 	if o.w == nil {
-		w, err := tracefile.Create(o.File, o.Bytes)
+		w, err := tracefile.Create(o.File, o.Bytes, o.Input)
 		if err != nil {
 			return err
 		}

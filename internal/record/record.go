@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/crisp-cri/crisp/internal/tracefile"
 )
 
 // Header is asciicast v2's first line.
@@ -67,13 +69,8 @@ type Recorder struct {
 
 // Create makes (or truncates) path with mode 0600.
 func Create(path string, opts Options) (*Recorder, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := tracefile.CreatePrivate(path)
 	if err != nil {
-		return nil, fmt.Errorf("--record: %w", err)
-	}
-	// O_CREATE's mode applies to new files only: make an existing one private too.
-	if err := f.Chmod(0o600); err != nil {
-		_ = f.Close() // the chmod failure is the error to report
 		return nil, fmt.Errorf("--record: %w", err)
 	}
 	if opts.Now == nil {

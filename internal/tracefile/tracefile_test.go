@@ -25,7 +25,7 @@ func TestRedactURL(t *testing.T) {
 
 func TestWriterRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
-	w, err := Create(path, 2)
+	w, err := Create(path, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +84,68 @@ func TestDecodeRejects(t *testing.T) {
 		if _, err := Decode(strings.NewReader("\n" + in + "\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
 			t.Errorf("Decode(%.40q) = %v, want an error naming line 2", in, err)
 		}
+	}
+}
+
+// TestWriterKeepsInputOutUnlessAsked: what crisp sends on stdin (a password
+// typed at a terminal) keeps its size only, unless input was asked for.
+func TestWriterKeepsInputOutUnlessAsked(t *testing.T) {
+	for _, input := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "t.jsonl")
+		w, err := Create(path, 64, input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Record(Event{Op: "exec", Kind: KindFrame, Dir: DirSend, Stream: StreamStdin, Data: []byte("hunter2\n")})
+		w.Record(Event{Op: "exec", Kind: KindFrame, Dir: DirRecv, Stream: StreamStdout, Data: []byte("shown\n")})
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := Decode(bytes.NewReader(raw))
+		if err != nil || len(events) != 2 {
+			t.Fatalf("decoded %+v, %v", events, err)
+		}
+		if kept := string(events[0].Data) == "hunter2\n"; kept != input || (!input && len(events[0].Data) != 0) {
+			t.Errorf("input=%v: stdin's payload in the file is %q\n%s", input, events[0].Data, raw)
+		}
+		if events[0].Size != 8 || string(events[1].Data) != "shown\n" {
+			t.Errorf("input=%v: stdin size %d, stdout %q; want 8 and the output kept", input, events[0].Size, events[1].Data)
+		}
+	}
+}
+
+// TestCreatePrivate: an existing file becomes 0600; a symbolic link is
+// refused and what it points to is left as it was.
+func TestCreatePrivate(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.jsonl")
+	if err := os.WriteFile(old, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := CreatePrivate(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	if fi, _ := os.Stat(old); fi.Mode().Perm() != 0o600 || fi.Size() != 0 {
+		t.Errorf("an existing file: mode %v, size %d; want 0600, truncated", fi.Mode().Perm(), fi.Size())
+	}
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "trace.jsonl")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(link, 64, false); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Errorf("Create through a symlink = %v; want it refused", err)
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "keep me" {
+		t.Errorf("the link's target was changed: %q", data)
 	}
 }
