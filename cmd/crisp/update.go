@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,32 @@ type updateOptions struct {
 	cmdutil.Verb
 	linux   runtimeapi.LinuxContainerResources
 	windows runtimeapi.WindowsContainerResources
+}
+
+// Validate rejects values no kernel accepts before the runtime is asked
+// (a runtime may take them and fail later, or silently clamp them).
+func (o *updateOptions) Validate() error {
+	lin, win := &o.linux, &o.windows
+	for _, c := range []struct {
+		flag     string
+		v, lo, hi int64
+	}{
+		{"--memory", lin.MemoryLimitInBytes, 0, math.MaxInt64},
+		{"--cpu-period", lin.CpuPeriod, 0, math.MaxInt64},
+		{"--cpu-quota", lin.CpuQuota, -1, math.MaxInt64}, // -1: no limit, as the kernel's CFS takes it
+		{"--cpu-share", lin.CpuShares, 0, math.MaxInt64},
+		{"--oom-score-adj", lin.OomScoreAdj, -1000, 1000},
+		{"--cpu-count", win.CpuCount, 0, math.MaxInt64},
+		{"--cpu-maximum", win.CpuMaximum, 0, 10000},
+	} {
+		if c.v < c.lo || c.v > c.hi {
+			if c.hi == math.MaxInt64 {
+				return cmdutil.UsageErrorf("%s must be at least %d, not %d", c.flag, c.lo, c.v)
+			}
+			return cmdutil.UsageErrorf("%s must be between %d and %d, not %d", c.flag, c.lo, c.hi, c.v)
+		}
+	}
+	return nil
 }
 
 func (o *updateOptions) Run(ctx context.Context) error {

@@ -230,6 +230,10 @@ func TestParseSince(t *testing.T) {
 	if _, err := ParseSince("last tuesday", now); err == nil {
 		t.Error("last tuesday parsed")
 	}
+	// A negative duration would be a time to come: nothing to show, silently.
+	if _, err := ParseSince("-5m", now); err == nil || !strings.Contains(err.Error(), "cannot be negative") {
+		t.Errorf("-5m: %v; want it refused", err)
+	}
 }
 
 // FuzzParseLine: no input panics; what parses has a known stream, and a

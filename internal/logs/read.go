@@ -267,6 +267,10 @@ func ParseSince(value string, now time.Time) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	if d, err := time.ParseDuration(value); err == nil {
+		if d < 0 {
+			// "-5m" would mean five minutes from now: no line yet, silently.
+			return time.Time{}, fmt.Errorf("--since %q: a duration counts back from now and cannot be negative (5m: the last five minutes)", value)
+		}
 		return now.Add(-d), nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
