@@ -26,7 +26,7 @@ type updateOptions struct {
 func (o *updateOptions) Validate() error {
 	lin, win := &o.linux, &o.windows
 	for _, c := range []struct {
-		flag     string
+		flag      string
 		v, lo, hi int64
 	}{
 		{"--memory", lin.MemoryLimitInBytes, 0, math.MaxInt64},
