@@ -45,7 +45,9 @@ var errLimit = errors.New("byte limit reached")
 // Read copies the log at path to stdout and stderr (by each line's stream)
 // as opts say. While following it survives rotation: when the runtime
 // moves the file away and opens a new one at path, the rest of the old
-// file is read, then the new one from its start.
+// file is read, then the files rotated after it (several rotations can
+// pass between two looks), then the new one from its start; a rotated
+// file removed before it was read is named on stderr.
 func Read(ctx context.Context, path string, opts Options, running Running, stdout, stderr io.Writer) error {
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		path = resolved
@@ -73,6 +75,10 @@ func Read(ctx context.Context, path string, opts Options, running Running, stdou
 	if opts.Tail >= 0 && !opts.Follow {
 		lines = opts.Tail
 	}
+	var rot *rotation
+	if opts.Follow {
+		rot = newRotation(path)
+	}
 	r := bufio.NewReader(f)
 	var pending []byte // an incomplete last line, completed by the next read
 	stopping := false  // the container stopped: read to the end, then return
@@ -92,25 +98,31 @@ func Read(ctx context.Context, path string, opts Options, running Running, stdou
 		if !errors.Is(err, io.EOF) {
 			return fmt.Errorf("reading %s: %w", path, err)
 		}
+		if opts.Follow {
+			if next, rotated := reopenIfRotated(path, f); rotated {
+				// The runtime writes to next now: what it wrote to f before
+				// switching is there, read it to the end first; then the
+				// files rotated in between, if the log turned over more
+				// than once since the last look.
+				err := readRest(r, w, &pending)
+				if err == nil {
+					err = rot.passedOver(f, next, w, &pending, stderr)
+				}
+				_ = f.Close() // read-only: nothing to lose
+				f = next
+				if err != nil {
+					return done(err)
+				}
+				r = bufio.NewReader(f)
+				continue
+			}
+		}
 		if !opts.Follow || stopping {
 			// As kubelet does, an unfinished last line is shown as is.
 			if len(pending) > 0 {
 				return done(w.line(pending))
 			}
 			return nil
-		}
-		// At the end of what is written: rotated, stopped, or just idle?
-		if next, rotated := reopenIfRotated(path, f); rotated {
-			_ = f.Close() // read-only: nothing to lose
-			f = next
-			r = bufio.NewReader(f)
-			if len(pending) > 0 {
-				if err := w.line(pending); err != nil {
-					return done(err)
-				}
-				pending = pending[:0]
-			}
-			continue
 		}
 		run, err := running(ctx)
 		if err != nil {
@@ -162,6 +174,8 @@ type writer struct {
 	// newLine: the last message ended a line, so the next one starts one
 	// (and gets a timestamp).
 	newLine bool
+	// last is the time of the last line read, for warnings.
+	last time.Time
 }
 
 func (w *writer) line(raw []byte) error {
@@ -170,6 +184,7 @@ func (w *writer) line(raw []byte) error {
 		// kubelet skips what it cannot parse and goes on.
 		return nil
 	}
+	w.last = msg.Time
 	if msg.Time.Before(w.opts.Since) {
 		return nil
 	}
