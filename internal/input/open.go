@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 	"time"
@@ -114,4 +115,33 @@ func openFIFO(ctx context.Context, path string) (*os.File, error) {
 		case <-tick.C:
 		}
 	}
+}
+
+// Reader returns a reader of r whose reads give way when ctx ends (with
+// ctx's cause), for a stream crisp did not open, such as stdin: each read
+// runs on a goroutine of its own, and one blocked when ctx ends is left
+// behind (the command returns and the process exits with it).
+func Reader(ctx context.Context, r io.Reader) io.Reader {
+	return &ctxReader{ctx: ctx, r: r}
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	var n int
+	// The read owns its own buffer: one left behind must not write into p
+	// after Read has returned.
+	buf := make([]byte, min(len(p), 64<<10))
+	err := interruptible(c.ctx, func(<-chan struct{}) error {
+		var err error
+		n, err = c.r.Read(buf)
+		return err
+	})
+	if c.ctx.Err() != nil && errors.Is(err, context.Cause(c.ctx)) {
+		return 0, err
+	}
+	return copy(p, buf[:n]), err
 }

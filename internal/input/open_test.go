@@ -103,3 +103,20 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Open(missing) = %v; want ErrNotExist", err)
 	}
 }
+
+// Reader passes a stream through, and a read waiting on a silent one ends
+// with the context's cause when the context ends.
+func TestReader(t *testing.T) {
+	got, err := io.ReadAll(Reader(context.Background(), strings.NewReader("report\n")))
+	if err != nil || string(got) != "report\n" {
+		t.Errorf("ReadAll = %q, %v", got, err)
+	}
+	pr, pw := io.Pipe()
+	sig := errors.New("interrupt")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(50*time.Millisecond, func() { cancel(sig) })
+	if _, err := io.ReadAll(Reader(ctx, pr)); !errors.Is(err, sig) {
+		t.Errorf("a read of a silent pipe = %v; want the context's cause", err)
+	}
+	_ = pw.Close() // ends the read left behind
+}
