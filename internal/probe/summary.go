@@ -118,9 +118,9 @@ func nothingPicked(rep *ProbeReport, call Call) string {
 	}
 	var parts []string
 	for _, w := range words {
-		switch n := counts[w.kind]; {
-		case n == 0:
-		case n == total:
+		switch n := counts[w.kind]; n {
+		case 0:
+		case total:
 			return w.all
 		default:
 			parts = append(parts, fmt.Sprintf("%d %s", n, w.some))
