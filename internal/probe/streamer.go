@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/transport"
 
@@ -70,8 +71,16 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 		ports = []uint16{placeholderPort}
 	}
 	offer := transport.Offer{Transport: p.Transport, Protocols: []string{p.Name}}
+	start := time.Now()
 	sess, att, err := portforward.Connect(ctx, url, offer, ports, s.Config)
 	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade, TimedOut: timedOut(ctx, att, err)}
+	var ute *transport.UpgradeTimeoutError
+	if hs.TimedOut && !errors.As(err, &ute) {
+		// Say it as exec and attach do: port-forward's own words are a bare
+		// "context deadline exceeded", or its upgrade bound when the
+		// connection's deadline fired first.
+		err = &transport.UpgradeTimeoutError{Op: "probe", Offer: offer, URL: url, After: time.Since(start)}
+	}
 	if err != nil {
 		if sess != nil {
 			_ = sess.Close() // an error closing or writing here has nowhere better to go
