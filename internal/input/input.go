@@ -60,7 +60,11 @@ func ReadFile(ctx context.Context, path string, limit int64) ([]byte, error) {
 		}
 		return nil
 	})
-	return data, err
+	if err != nil {
+		// Not data: when ctx ended, the read may still be writing it.
+		return nil, err
+	}
+	return data, nil
 }
 
 // ReadLine reads one line of r without its line ending, at most limit bytes
