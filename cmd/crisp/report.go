@@ -52,8 +52,8 @@ func (o *reportOptions) Validate() error {
 }
 
 // Run merges the reports, writes them, and fails when a node did.
-func (o *reportOptions) Run(context.Context) error {
-	fleet, err := report.Load(o.Files, o.f.Streams.In)
+func (o *reportOptions) Run(ctx context.Context) error {
+	fleet, err := report.Load(ctx, o.Files, o.f.Streams.In)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cmdutil"
 	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/input"
 	"github.com/crisp-cri/crisp/internal/tracefile"
 )
 
@@ -43,8 +43,9 @@ func (o *traceCmdOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []
 func (o *traceCmdOptions) Validate() error { return nil }
 
 // Run decodes and prints the trace.
-func (o *traceCmdOptions) Run(context.Context) error {
-	fh, err := os.Open(o.File)
+// A FIFO without a writer, or a silent one, gives way to a signal.
+func (o *traceCmdOptions) Run(ctx context.Context) error {
+	fh, err := input.Open(ctx, o.File)
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}

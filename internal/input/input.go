@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // MaxConfig bounds a crictl-style config file (pod and container configs):
@@ -46,23 +45,12 @@ func size(n int64) string {
 // ends with ctx's cause when ctx ends.
 func ReadFile(ctx context.Context, path string, limit int64) ([]byte, error) {
 	var data []byte
-	err := interruptible(ctx, func(stop <-chan struct{}) error {
-		// open(2) on a FIFO without a writer blocks: the open belongs to the
-		// interruptible part too.
-		f, err := os.Open(path)
+	err := interruptible(ctx, func(<-chan struct{}) error {
+		f, err := Open(ctx, path)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = f.Close() }() // read-only: nothing to flush
-		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			return fmt.Errorf("%s is a directory, not a file", path)
-		}
-		go func() {
-			// A read parked in the poller (pipes, FIFOs, terminals) ends when
-			// the file is closed; other reads end with the process.
-			<-stop
-			_ = f.Close()
-		}()
 		data, err = io.ReadAll(io.LimitReader(f, limit+1))
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -72,7 +60,11 @@ func ReadFile(ctx context.Context, path string, limit int64) ([]byte, error) {
 		}
 		return nil
 	})
-	return data, err
+	if err != nil {
+		// Not data: when ctx ended, the read may still be writing it.
+		return nil, err
+	}
+	return data, nil
 }
 
 // ReadLine reads one line of r without its line ending, at most limit bytes

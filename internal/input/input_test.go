@@ -69,7 +69,7 @@ func TestReadFileFIFOInterrupted(t *testing.T) {
 			_ = w.Close()
 		} else {
 			// Let the open left behind finish, so no goroutine outlives the test.
-			if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 				_ = w.Close()
 			}
 		}

@@ -78,6 +78,10 @@ type AutoPick struct {
 	Call     Call      `json:"call"`
 	Protocol *Protocol `json:"pick,omitempty"`
 	Step     string    `json:"step,omitempty"`
+	// Why, when auto picks nothing, says whether the steps were refused,
+	// timed out, failed, or a mix: a refusal is the runtime's answer, a
+	// timeout is no answer at all.
+	Why string `json:"why,omitempty"`
 }
 
 // Accepted reports whether p was accepted for call.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/transport"
 
@@ -41,19 +42,26 @@ func (s TransportStreamer) Stream(ctx context.Context, url string, p Protocol, s
 		Reason:     att.Reason,
 		Negotiated: att.Protocol,
 		Upgrade:    att.Upgrade,
-		TimedOut:   timedOut(att, err),
+		TimedOut:   timedOut(ctx, att, err),
 	}, err
 }
 
-// timedOut reports whether an attempt got no answer in time: its upgrade
-// timed out, or the caller's deadline passed before any answer.
-func timedOut(att transport.Attempt, err error) bool {
-	if att.Accepted() || att.Status != 0 {
+// timedOut is the one classification of exec, attach and port-forward
+// attempts: no answer in time, whichever bound fired first (the upgrade's
+// own, the attempt's deadline, or the connection's deadline, which can fire
+// a moment before the context is marked done), and however the transport
+// words it. An HTTP answer, even a late one, is never a timeout.
+func timedOut(ctx context.Context, att transport.Attempt, err error) bool {
+	if att.Accepted() || att.Status != 0 || err == nil {
 		return false
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
 	}
 	var ute *transport.UpgradeTimeoutError
 	var netErr net.Error
-	return errors.As(err, &ute) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()
+	return errors.As(err, &ute) || errors.Is(err, portforward.ErrUpgradeTimeout) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()
 }
 
 // Forward implements Streamer.
@@ -63,8 +71,16 @@ func (s TransportStreamer) Forward(ctx context.Context, url string, p Protocol, 
 		ports = []uint16{placeholderPort}
 	}
 	offer := transport.Offer{Transport: p.Transport, Protocols: []string{p.Name}}
+	start := time.Now()
 	sess, att, err := portforward.Connect(ctx, url, offer, ports, s.Config)
-	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade, TimedOut: timedOut(att, err)}
+	hs := Handshake{Accepted: att.Accepted(), Status: att.Status, Reason: att.Reason, Negotiated: att.Protocol, Upgrade: att.Upgrade, TimedOut: timedOut(ctx, att, err)}
+	var ute *transport.UpgradeTimeoutError
+	if hs.TimedOut && !errors.As(err, &ute) {
+		// Say it as exec and attach do: port-forward's own words are a bare
+		// "context deadline exceeded", or its upgrade bound when the
+		// connection's deadline fired first.
+		err = &transport.UpgradeTimeoutError{Op: "probe", Offer: offer, URL: url, After: time.Since(start)}
+	}
 	if err != nil {
 		if sess != nil {
 			_ = sess.Close() // an error closing or writing here has nowhere better to go

@@ -21,6 +21,8 @@ func summarise(rep *ProbeReport, p *Prober) Summary {
 		if ok {
 			pr := choice.Protocol
 			pick.Protocol, pick.Step = &pr, choice.Step
+		} else {
+			pick.Why = nothingPicked(rep, row.Call)
 		}
 		s.Auto = append(s.Auto, pick)
 		s.Gaps = append(s.Gaps, gaps(rep, row.Call, ok, choice, accepted)...)
@@ -96,4 +98,36 @@ func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func
 		}
 	}
 	return g
+}
+
+// nothingPicked words why auto has nothing for call, from how its attempts
+// ended: every one refused, every one timed out, or a mix (with counts).
+func nothingPicked(rep *ProbeReport, call Call) string {
+	counts := map[string]int{}
+	total := 0
+	for _, res := range rep.Results {
+		if res.Call == call && !res.Accepted {
+			counts[res.Kind()]++
+			total++
+		}
+	}
+	words := []struct{ kind, all, some string }{
+		{"refused", "every step of the auto order was refused", "refused"},
+		{"timeout", "no step of the auto order was answered in time", "timed out"},
+		{"failed", "every step of the auto order failed before the server answered", "failed"},
+	}
+	var parts []string
+	for _, w := range words {
+		switch n := counts[w.kind]; n {
+		case 0:
+		case total:
+			return w.all
+		default:
+			parts = append(parts, fmt.Sprintf("%d %s", n, w.some))
+		}
+	}
+	if len(parts) == 0 {
+		return "no step of the auto order was accepted"
+	}
+	return "no step of the auto order was accepted: " + strings.Join(parts, ", ")
 }

@@ -146,7 +146,11 @@ func (rep *ProbeReport) WriteTable(w io.Writer, verbose bool) {
 	p.f("--transport auto picks:\n")
 	for _, a := range rep.Summary.Auto {
 		if a.Protocol == nil {
-			p.f("  %s:\tnothing (every step of the auto order was refused)\n", a.Call)
+			why := a.Why
+			if why == "" { // a report from an older crisp
+				why = "every step of the auto order was refused"
+			}
+			p.f("  %s:\tnothing (%s)\n", a.Call, why)
 			continue
 		}
 		p.f("  %s:\t%s %s\t(step: %s)\n", a.Call, a.Protocol.Transport, a.Protocol.Name, a.Step)

@@ -18,8 +18,9 @@ type Doc struct {
 	Run Run
 }
 
-// maxDoc bounds one JSON document (a smoke report is tens of kB).
-const maxDoc = 64 << 20
+// maxDoc bounds one JSON document (a smoke report is tens of kB): a few MiB,
+// so that no input takes crisp past a few tens of MiB.
+const maxDoc = 8 << 20
 
 // linePrefix matches what kubectl logs may put before each line:
 // --prefix's "[pod/NAME/CONTAINER] " and --timestamps' RFC 3339 time.

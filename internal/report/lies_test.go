@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -139,7 +140,7 @@ func TestFileWithoutReportFails(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("crisp: cannot connect\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Load([]string{"testdata/smoke-pass.json", empty}, nil)
+	f, err := Load(context.Background(), []string{"testdata/smoke-pass.json", empty}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

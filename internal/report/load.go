@@ -1,26 +1,32 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/crisp-cri/crisp/internal/input"
 )
 
 // Load reads and merges the reports in the named inputs ("-" is stdin),
 // in order. It fails when an input cannot be read or when no input holds a
 // report (a wrong file, or kubectl logs of pods that printed nothing); one
 // input without a report among others that have one is a Problem (a node
-// whose report file is empty has not shown that it works).
-func Load(names []string, stdin io.Reader) (*Fleet, error) {
+// whose report file is empty has not shown that it works). A wait for input
+// (a FIFO without a writer, a silent pipe) ends with ctx's cause when ctx
+// ends.
+func Load(ctx context.Context, names []string, stdin io.Reader) (*Fleet, error) {
 	var docs []Doc
 	var problems []Problem
 	empty := 0
 	for _, name := range names {
-		r := stdin
-		if name != "-" {
-			f, err := os.Open(name)
+		var r io.Reader
+		if name == "-" {
+			r = input.Reader(ctx, stdin)
+		} else {
+			f, err := input.Open(ctx, name)
 			if err != nil {
 				return nil, err
 			}

@@ -55,6 +55,7 @@ type probeJSON struct {
 		Auto []struct {
 			Call string        `json:"call"`
 			Pick *protocolJSON `json:"pick"`
+			Why  string        `json:"why"`
 		} `json:"auto"`
 	} `json:"summary"`
 }
@@ -113,8 +114,12 @@ func parseProbe(b []byte) (Run, error) {
 	picks := map[string]string{}
 	for _, a := range p.Summary.Auto {
 		if a.Pick == nil {
+			why := a.Why
+			if why == "" { // written by a crisp that did not say why
+				why = "every step of its order was refused"
+			}
 			run.Cells = append(run.Cells, Cell{Check: a.Call + "/auto", Outcome: Fail,
-				Detail: "--transport auto has nothing to pick: every step of its order was refused"})
+				Detail: "--transport auto has nothing to pick: " + why})
 			continue
 		}
 		picks[a.Call] = a.Pick.String()

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -23,7 +24,7 @@ func load(t *testing.T, names ...string) *Fleet {
 	for _, n := range names {
 		paths = append(paths, filepath.Join("testdata", n))
 	}
-	f, err := Load(paths, nil)
+	f, err := Load(context.Background(), paths, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
