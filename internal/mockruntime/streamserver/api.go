@@ -121,8 +121,9 @@ type Server interface {
 //     consumed.
 //   - kill-stream-server-after=DURATION: Stop runs DURATION after the first
 //     Start (once; a later Start serves on).
-//   - restart-stream-server-after=DURATION: as kill-stream-server-after,
-//     then Start at once on the same address (restart.go).
+//   - restart-stream-server-after=DURATION: DURATION after the first
+//     streaming session began, Stop and then Start at once on the same
+//     address (restart.go).
 //   - reset-forward-conn=N: the Nth forwarded connection of the server's
 //     life (counting from 1, over every port-forward session and transport)
 //     is reset before anything is dialled: its error stream carries the

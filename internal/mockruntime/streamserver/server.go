@@ -205,7 +205,6 @@ func (s *server) Start() error {
 		s.killArmed = true
 		g.kill = time.AfterFunc(s.faults.killAfter, func() { s.stopGeneration(g) })
 	}
-	s.armRestart(g) // restart.go
 	return nil
 }
 
@@ -376,6 +375,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	s.armRestart() // restart.go
 	sess := &session{srv: s, kind: kind, req: req, conn: connFrom(r.Context()), remaining: -1}
 	if s.faults.dropAfter >= 0 {
 		sess.remaining = s.faults.dropAfter
