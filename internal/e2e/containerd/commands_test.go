@@ -63,7 +63,9 @@ func (h *Harness) crispCmd(t testing.TB, ctx context.Context, args ...string) *e
 	t.Helper()
 	cmd := exec.CommandContext(ctx, crispBinary(t), args...)
 	cmd.Env = append(cleanEnv(), "CONTAINER_RUNTIME_ENDPOINT="+h.Endpoint, "XDG_CACHE_HOME="+t.TempDir())
-	cmd.WaitDelay = 5 * time.Second
+	// Only a pipe still open after crisp exited waits this long; on a loaded
+	// machine the test's own copy of 64 MiB of stdout once needed more than 5 s.
+	cmd.WaitDelay = 30 * time.Second
 	return cmd
 }
 
