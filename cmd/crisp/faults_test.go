@@ -55,13 +55,17 @@ func TestFaultsNeverHang(t *testing.T) {
 		fault string
 		// exit statuses: exec (of `head -c 100000 /dev/zero`), attach, probe, smoke
 		exec, attach, probe, smoke int
+		// execMayMeetDeadServer: the kill is timed from the mock's start, so on
+		// a loaded machine exec may connect after it (125, the documented
+		// failure) instead of ending before it (0); both are bounded.
+		execMayMeetDeadServer bool
 	}{
-		{"refuse-upgrade", 125, 125, 0, 1},
-		{"delay=5s", 125, 125, 1, 1},
+		{"refuse-upgrade", 125, 125, 0, 1, false},
+		{"delay=5s", 125, 125, 1, 1, false},
 		// The ticker prints 5 bytes every 0.2 s: the cut comes at the third tick.
-		{"drop-after=10", 125, 125, 0, 1},
+		{"drop-after=10", 125, 125, 0, 1, false},
 		// exec's command ends before the kill; the rest meet a dead server.
-		{"kill-stream-server-after=300ms", 0, 125, 1, 1},
+		{"kill-stream-server-after=300ms", 0, 125, 1, 1, true},
 	}
 	// Each run's bound: what its timeouts allow, with room; probe makes
 	// 24 attempts of up to --attempt-timeout each.
@@ -89,6 +93,9 @@ func TestFaultsNeverHang(t *testing.T) {
 				}
 				code, took, stderr := runBounded(t, limit, env.Endpoint, c.args...)
 				t.Logf("%s: exit %d in %s", c.name, code, took.Round(time.Millisecond))
+				if c.name == "exec" && tt.execMayMeetDeadServer && code == 125 && strings.Contains(stderr, "connection refused") {
+					continue
+				}
 				if code != c.want {
 					t.Errorf("%s under %s exited %d, want %d\nstderr: %.600s", c.name, tt.fault, code, c.want, stderr)
 				}
