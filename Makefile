@@ -107,13 +107,6 @@ containerd-down:
 perf: deps build
 	bash scripts/perf-doc.sh docs/performance.md
 
-## perf-kubectl: crisp on the node's CRI socket beside kubectl through the API
-## server and the kubelet, same container, alternated, both orders (needs root:
-## brings up the kubelet suite's node unless CRISP_K8S_ENV names one).
-.PHONY: perf-kubectl
-perf-kubectl: deps build
-	bash scripts/perf-kubectl.sh
-
 ## perf-mock: the same side by side against crisp's mock runtime (no root
 ## needed); prints the tables.
 .PHONY: perf-mock
