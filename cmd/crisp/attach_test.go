@@ -13,12 +13,13 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/session"
 )
 
 func runAttach(t *testing.T, deps streamDeps, args ...string) (int, error) {
 	t.Helper()
 	o := &attachOptions{deps: deps}
-	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -107,8 +108,8 @@ func TestAttachWaitsForALateExit(t *testing.T) {
 	deps.Dial = func(client.Settings) (*client.Client, error) {
 		return &client.Client{Endpoint: "unix:///fake.sock", Runtime: rt}, nil
 	}
-	o := &attachOptions{deps: deps, exitWait: attachExitWait}
-	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
+	o := &attachOptions{deps: deps, Attach: session.Attach{ExitWait: attachExitWait}}
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
 	cmd.SetArgs([]string{"web"})
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)

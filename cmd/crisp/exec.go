@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"time"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -15,45 +15,34 @@ import (
 // (session.Deps); tests replace them with fakes.
 type streamDeps = session.Deps
 
-// execOptions are `crisp exec`'s flags and arguments.
+// execOptions are `crisp exec`'s flags and arguments: they bind to
+// session.Exec's fields, which Run hands to the session layer as they are.
 type execOptions struct {
-	Stdin     bool
-	TTY       bool
-	Sync      bool
-	Timeout   time.Duration
-	Transport string
-	Protocol  string
-	TLS       cmdutil.TLSFlags
-	Trace     cmdutil.TraceFlags  // traceflags.go
-	Record    session.RecordFlags // recordflags.go
-	Many      execManyOptions     // execmany.go: --label, --pod, --name, --parallel
+	session.Exec
+	Many session.Many // execmany.go: --label, --pod, --name, --parallel
 
 	many bool
+	// ttyGiven and offersGiven record, for Validate, whether -t and
+	// --transport or --protocol were on the command line.
+	ttyGiven, offersGiven bool
 
-	// ProtocolCache is --protocol-cache (protocache.go).
-	ProtocolCache bool
-
-	Container string
-	Command   []string
-
-	offers []transport.Offer
-	deps   streamDeps
+	deps streamDeps
 }
 
 func newExecCommand(f *cmdutil.Factory) *cobra.Command {
-	return execCommand(f, &execOptions{})
+	return execCommand(f, &execOptions{}, nil)
 }
 
 // execCommand binds o to the command; o.deps, when set (tests), replaces the
-// factory's dependencies.
-func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
+// factory's dependencies, and runF, when set (tests), replaces Run.
+func execCommand(f *cmdutil.Factory, o *execOptions, runF func(*execOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "exec [-i] [-t] [-s] [--timeout D] [--transport T] [--protocol P] CONTAINER -- CMD [ARG...]",
 		Short:       "Run a command in a running container",
 		Long:        helpLong("exec"),
 		Example:     helpExample("exec"),
 		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
-		RunE:        runOptions(f, o),
+		RunE:        runOptionsF(f, o, runF),
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
@@ -66,10 +55,8 @@ func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
-	o.Trace.CloseAfter(cmd)
 	o.Record.AddFlags(fl)
-	o.Record.CloseAfter(cmd)
-	o.Many.addFlags(fl)
+	addManyFlags(fl, &o.Many)
 	return cmd
 }
 
@@ -79,8 +66,10 @@ func (o *execOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []st
 	if o.deps.Stream == nil {
 		o.deps = session.NewDeps(f)
 	}
-	if o.many = o.Many.selected(cmd); o.many {
-		o.Many.complete(o, args)
+	o.ttyGiven = cmd.Flags().Changed("tty")
+	o.offersGiven = cmd.Flags().Changed("transport") || cmd.Flags().Changed("protocol")
+	if o.many = manySelected(cmd); o.many {
+		o.completeMany(args)
 	} else if len(args) > 0 {
 		o.Container = args[0]
 		o.Command = args[1:]
@@ -88,16 +77,22 @@ func (o *execOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []st
 			o.Command = o.Command[1:]
 		}
 	}
-	if o.Sync && (cmd.Flags().Changed("transport") || cmd.Flags().Changed("protocol")) {
-		return cmdutil.UsageErrorf("--transport and --protocol choose a streaming protocol; -s uses the ExecSync call, which has none")
-	}
 	return nil
 }
 
 // Validate rejects bad input before any connection is made.
 func (o *execOptions) Validate() error {
+	if err := o.Record.Validate(o.ttyGiven); err != nil {
+		return err
+	}
+	if err := o.Trace.Validate(); err != nil {
+		return err
+	}
+	if o.Sync && o.offersGiven {
+		return cmdutil.UsageErrorf("--transport and --protocol choose a streaming protocol; -s uses the ExecSync call, which has none")
+	}
 	if o.many {
-		return o.Many.validate(o)
+		return o.validateMany()
 	}
 	if o.Container == "" {
 		return cmdutil.UsageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
@@ -115,19 +110,18 @@ func (o *execOptions) Validate() error {
 		return cmdutil.UsageErrorf("--timeout bounds an ExecSync call: use it with -s")
 	}
 	var err error
-	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
+	if o.Offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err
 	}
 	return o.TLS.Validate()
 }
 
-// Run execs the command and returns its exit status as an error (nil for 0).
-func (o *execOptions) Run(ctx context.Context) error {
+// Run execs the command and returns its exit status as an error (nil for
+// 0), with a failure to write the trace or the recording joined to it.
+func (o *execOptions) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, o.Trace.Close(), o.Record.Close()) }()
 	if o.many {
-		return o.Many.run(ctx, o)
+		return o.deps.ExecMany(ctx, &o.Exec, &o.Many)
 	}
-	return o.deps.Exec(ctx, session.Exec{
-		Container: o.Container, Command: o.Command, Stdin: o.Stdin, TTY: o.TTY, Sync: o.Sync, Timeout: o.Timeout,
-		Offers: o.offers, TLS: o.TLS, Configure: o.Trace.Apply, Record: &o.Record, ProtocolCache: o.ProtocolCache,
-	})
+	return o.deps.Exec(ctx, &o.Exec)
 }

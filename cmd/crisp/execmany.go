@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"regexp"
 
 	"github.com/spf13/cobra"
@@ -12,71 +11,59 @@ import (
 	"github.com/crisp-cri/crisp/internal/feature/session"
 )
 
-// execManyOptions are exec's flags for running in every matching container
-// (--label, --pod, --name, --parallel); internal/feature/fanout does the running.
-type execManyOptions struct {
-	Labels   []string
-	Pod      string
-	Name     string
-	Parallel int
+// exec's flags for running in every matching container (--label, --pod,
+// --name, --parallel) bind to session.Many, whose ExecMany (fanout.go)
+// does the running.
 
-	labels map[string]string
-	name   *regexp.Regexp
+// addManyFlags binds --label, --pod, --name and --parallel to m.
+func addManyFlags(fs *pflag.FlagSet, m *session.Many) {
+	fs.StringArrayVar(&m.Labels, "label", nil, "run in every running container with this label (k=v, repeatable) instead of one CONTAINER")
+	fs.StringVar(&m.Pod, "pod", "", "with --label or --name: only containers of this pod (ID, prefix or name)")
+	fs.StringVar(&m.Name, "name", "", "run in every running container whose name matches this regular expression")
+	fs.IntVar(&m.Parallel, "parallel", 8, "with --label, --pod or --name: sessions at once")
 }
 
-func (o *execManyOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&o.Labels, "label", nil, "run in every running container with this label (k=v, repeatable) instead of one CONTAINER")
-	fs.StringVar(&o.Pod, "pod", "", "with --label or --name: only containers of this pod (ID, prefix or name)")
-	fs.StringVar(&o.Name, "name", "", "run in every running container whose name matches this regular expression")
-	fs.IntVar(&o.Parallel, "parallel", 8, "with --label, --pod or --name: sessions at once")
-}
-
-// selected reports whether exec runs in many containers.
-func (o *execManyOptions) selected(cmd *cobra.Command) bool {
+// manySelected reports whether exec runs in many containers.
+func manySelected(cmd *cobra.Command) bool {
 	return cmd.Flags().Changed("label") || cmd.Flags().Changed("pod") || cmd.Flags().Changed("name")
 }
 
-// complete takes every argument as the command (there is no CONTAINER).
-func (o *execManyOptions) complete(e *execOptions, args []string) {
+// completeMany takes every argument as the command (there is no CONTAINER).
+func (o *execOptions) completeMany(args []string) {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
-	e.Container, e.Command = "", args
+	o.Container, o.Command = "", args
 }
 
-// validate refuses what one command in many containers cannot do.
-func (o *execManyOptions) validate(e *execOptions) error {
-	if e.Stdin || e.TTY {
+// validateMany refuses what one command in many containers cannot do, and
+// builds the filter from --label and --name.
+func (o *execOptions) validateMany() error {
+	if o.Stdin || o.TTY {
 		return cmdutil.UsageErrorf("exec --label/--pod/--name runs in many containers at once and one stdin cannot be shared safely between them: drop -i and -t (or exec into one CONTAINER)")
 	}
-	if e.Sync || e.Record.File != "" {
+	if o.Sync || o.Record.File != "" {
 		return cmdutil.UsageErrorf("exec --label/--pod/--name streams to every container: -s and --record work with one CONTAINER only")
 	}
-	if len(e.Command) == 0 {
+	if len(o.Command) == 0 {
 		return cmdutil.UsageErrorf("exec needs a command: crisp exec --label k=v -- CMD [ARG...]")
 	}
-	if o.Parallel < 1 {
+	if o.Many.Parallel < 1 {
 		return cmdutil.UsageErrorf("--parallel must be at least 1")
 	}
-	var err error
-	if o.labels, err = client.ParseLabels(o.Labels); err != nil {
+	labels, err := client.ParseLabels(o.Many.Labels)
+	if err != nil {
 		return cmdutil.UsageErrorf("--label: %v", err)
 	}
-	if o.Name != "" {
-		if o.name, err = regexp.Compile(o.Name); err != nil {
+	var name *regexp.Regexp
+	if o.Many.Name != "" {
+		if name, err = regexp.Compile(o.Many.Name); err != nil {
 			return cmdutil.UsageErrorf("--name: %v", err)
 		}
 	}
-	if e.offers, err = session.ParseOffers(e.Transport, e.Protocol); err != nil {
+	o.Many.Filter = client.ContainerFilter{Labels: labels, Name: name, State: "running"}
+	if o.Offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err
 	}
-	return e.TLS.Validate()
-}
-
-// run execs the command in every running match (session.Deps.ExecMany).
-func (o *execManyOptions) run(ctx context.Context, e *execOptions) error {
-	return e.deps.ExecMany(ctx, session.Many{
-		Filter: client.ContainerFilter{Labels: o.labels, Name: o.name, State: "running"}, Pod: o.Pod, Parallel: o.Parallel,
-		Command: e.Command, Offers: e.offers, TLS: e.TLS, Configure: e.Trace.Apply,
-	})
+	return o.TLS.Validate()
 }
