@@ -78,7 +78,9 @@ func TestExecOptions(t *testing.T) {
 			}
 			ignore := cmp.Options{
 				cmpopts.IgnoreFields(session.Exec{}, "TLS", "Trace", "Record"), // the flag groups have their own tests
-				cmp.Comparer(func(a, b *regexp.Regexp) bool { return (a == nil) == (b == nil) && (a == nil || a.String() == b.String()) }),
+				cmp.Comparer(func(a, b *regexp.Regexp) bool {
+					return (a == nil) == (b == nil) && (a == nil || a.String() == b.String())
+				}),
 			}
 			if tc.want.Offers == nil {
 				ignore = append(ignore, cmpopts.IgnoreFields(session.Exec{}, "Offers"))

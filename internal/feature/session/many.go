@@ -16,7 +16,7 @@ import (
 
 // Many is exec in every running container a filter matches: exec's
 // --label, --pod, --name and --parallel bind to its fields
-// (cmd/crisp/execmany.go), which the command checks into Filter.
+// (cmd/crisp/exec.go), which the command checks into Filter.
 type Many struct {
 	Labels   []string
 	Pod      string
