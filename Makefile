@@ -25,7 +25,6 @@ build:
 ## name (deploy_test.go checks they agree); the binary inside carries
 ## $(VERSION) (`crisp version`). Push a release as crisp:VERSION with
 ## `make image IMAGE_TAG=...` and point the manifests at it.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE_TAG ?= dev
 IMAGE_TAR ?= $(CURDIR)/bin/crisp-image.tar
 image:

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/feature/diag"
 )
 
@@ -33,7 +33,7 @@ func newProbeCommand(f *cmdutil.Factory) *cobra.Command {
 	}
 	addTargetFlags(cmd.Flags(), &o.Target)
 	cmd.Flags().StringVar(&o.Command, "command", "", "run `CMD` in the exec probes instead of \"true\" (split on spaces, e.g. --command 'ls /'); the output and stdin checks still use cat")
-	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", 10*time.Second, "bound on each attempt (RPC, upgrade and check)")
+	cmd.Flags().DurationVar(&o.Timeout, "attempt-timeout", client.DefaultRequestTimeout, "bound on each attempt (RPC, upgrade and check)")
 	addNodeNameFlag(cmd.Flags(), &o.NodeName)
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
 // Many is exec in every running container a filter matches: exec's
@@ -65,7 +66,7 @@ func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 		func(ctx context.Context, t Target, stdout, stderr io.Writer) (int, error) {
 			req := &runtimeapi.ExecRequest{ContainerId: t.ID, Cmd: e.Command, Stdout: true, Stderr: true}
 			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: stderr})
-			var coded interface{ ExitStatus() int }
+			var coded transport.RemoteExit
 			if err != nil && errors.As(err, &coded) && ctx.Err() == nil {
 				return coded.ExitStatus(), nil
 			}
