@@ -23,7 +23,7 @@ type Probe struct {
 // Run probes the target and prints the report on f's streams in f's
 // format; reaching nothing at all is an error.
 func (o *Probe) Run(ctx context.Context, f *cmdutil.Factory) error {
-	env, t, err := o.Target.connect(ctx, f)
+	env, t, err := o.connect(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ type Bench struct {
 // format; a failed measurement is named on stderr and is
 // cmdutil.ErrReported.
 func (o *Bench) Run(ctx context.Context, f *cmdutil.Factory) error {
-	env, t, err := o.Target.connect(ctx, f)
+	env, t, err := o.connect(ctx, f)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (o *Smoke) Run(ctx context.Context, f *cmdutil.Factory) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	env, err := o.Target.dial(f)
+	env, err := o.dial(f)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (o *Smoke) Run(ctx context.Context, f *cmdutil.Factory) error {
 	}
 	started := time.Now()
 	rep, err := env.Smoke(ctx, smoker, probe.SmokeTarget{
-		Container: o.Target.Container, Pod: o.Target.Pod, Port: o.Target.Port,
+		Container: o.Container, Pod: o.Pod, Port: o.Port,
 		Image: o.Image, PodConfig: o.PodSandbox, KubeletStopped: o.KubeletStopped, Logf: progressf(f, "smoke"),
 	})
 	if rep == nil || (table && len(rep.Checks) == 0 && err != nil) {
