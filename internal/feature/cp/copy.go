@@ -215,7 +215,7 @@ func (j *job) viaTar(ctx context.Context, t tarSide) error {
 	}
 	defer func() { _ = ls.Close() }()
 	// Is tar there at all? Ask before anything is written.
-	if err := t.x.run(ctx, []string{"tar", "-c", "-f", "/dev/null", "-T", "/dev/null"}, nil, nil); err != nil {
+	if err := t.x.run(ctx, []string{"tar", "-c", "-f", "/dev/null", "-C", "/", "dev/null"}, nil, nil); err != nil {
 		return err
 	}
 	dir, final := path.Dir(r.Remote), path.Base(r.Remote)

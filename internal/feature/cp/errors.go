@@ -25,6 +25,8 @@ func (j *job) explain(err error) error {
 		text = strings.ToLower(ee.stderr)
 	}
 	switch {
+	case ee != nil && ee.missing():
+		return fmt.Errorf("%w (the container has no tar: --via root copies through the node's view of its root, run on the node as root)", err)
 	case errors.Is(err, unix.ENOSPC) || strings.Contains(text, "no space left"):
 		return fmt.Errorf("%w (no space left on the device: nothing was left behind; free some space or copy elsewhere)", err)
 	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) ||
@@ -33,7 +35,7 @@ func (j *job) explain(err error) error {
 	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV):
 		return fmt.Errorf("%w (a symlink or .. on the way would lead outside the copy's directory: cp does not follow it)", err)
 	case errors.Is(err, unix.ENOENT) || strings.Contains(text, "no such file"):
-		return fmt.Errorf("%w (no such file or directory: check the path; `crisp exec %s -- ls DIR` lists a directory when the container has ls)", err, j.c.Container)
+		return fmt.Errorf("%w (no such file or directory: check the path)", err)
 	case errors.Is(err, errUnsafeEntry):
 		return fmt.Errorf("%w (the archive tried to write outside the destination: nothing was written)", err)
 	}

@@ -37,7 +37,7 @@ type execError struct {
 }
 
 func (e *execError) Error() string {
-	msg := strings.TrimSpace(e.stderr)
+	msg := strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(e.stderr), "\n", " / ")), " ")
 	if msg == "" && e.err != nil {
 		msg = e.err.Error()
 	}
