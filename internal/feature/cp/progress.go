@@ -54,14 +54,14 @@ func (p *Progress) Add(n int64) {
 	}
 }
 
-// Finish draws the final state and ends the line, if a bar was drawn.
+// Finish draws the final state of a large copy and ends the line.
 func (p *Progress) Finish() {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.drawn {
+	if p.drawn || p.done >= progressFrom {
 		p.draw(p.now())
 		_, _ = io.WriteString(p.w, "\n") // the error stream is the last resort: a failed write there has nowhere to go
 	}
