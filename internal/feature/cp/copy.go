@@ -232,6 +232,7 @@ func (j *job) viaTar(ctx context.Context, t tarSide) error {
 	bar := j.progress(func() int64 { return treeSize(ls, base) })
 	defer bar.Finish()
 	pr, pw := io.Pipe()
+	packed := make(chan error, 1)
 	go func() {
 		tw := tar.NewWriter(pw)
 		err := Pack(ls, base, stage, tw, bar, j.warn)
@@ -243,9 +244,13 @@ func (j *job) viaTar(ctx context.Context, t tarSide) error {
 			_, err = pw.Write(make([]byte, 10240))
 		}
 		pw.CloseWithError(err)
+		packed <- err
 	}()
 	err = t.x.run(ctx, []string{"tar", "-x", "-f", "-", "-C", dir}, pr, nil)
 	_ = pr.CloseWithError(errUnpackEnded)
+	if perr := <-packed; perr != nil && !errors.Is(perr, errUnpackEnded) && !errors.Is(perr, io.ErrClosedPipe) {
+		err = perr // a local file that could not be read says more than tar's end
+	}
 	if err == nil {
 		err = t.x.run(ctx, []string{"mv", "-f", path.Join(dir, stage), target}, nil, nil)
 	}

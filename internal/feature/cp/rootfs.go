@@ -174,7 +174,7 @@ func statOf(st *unix.Stat_t) Stat {
 	case unix.S_IFBLK:
 		mode |= fs.ModeDevice
 	}
-	return Stat{Mode: mode, Size: st.Size, MTime: time.Unix(st.Mtim.Unix()), Nlink: uint64(st.Nlink), Ino: st.Ino, Dev: st.Dev}
+	return Stat{Mode: mode, Size: st.Size, MTime: time.Unix(st.Mtim.Unix()), Nlink: uint64(st.Nlink), Ino: st.Ino, Dev: st.Dev} //nolint:unconvert // Nlink is uint32 on arm64
 }
 
 // ReadDir lists name's entries (names only, sorted by the kernel's order).
