@@ -163,7 +163,7 @@ func localDest(local, srcBase string) (*Dir, string, error) {
 // unpackInto unpacks the archive that produce writes (its error ends the
 // stream) into dir (inside d) as final, staged first and renamed into
 // place; on any failure the stage is removed.
-func (j *job) unpackInto(d *Dir, dir, final string, count Counter, produce func(io.Writer) error) error {
+func (j *job) unpackInto(ctx context.Context, d *Dir, dir, final string, count Counter, produce func(io.Writer) error) error {
 	stage := path.Join(dir, stageName())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -172,7 +172,7 @@ func (j *job) unpackInto(d *Dir, dir, final string, count Counter, produce func(
 		pw.CloseWithError(err) // nil: a clean end
 		done <- err
 	}()
-	isDir, err := Unpack(tar.NewReader(pr), d, stage, count, j.warn)
+	isDir, err := Unpack(tar.NewReader(ctxReader{ctx, pr}), d, stage, count, j.warn)
 	if err == nil {
 		_, err = io.Copy(io.Discard, pr) // the archive's padding, so the producer ends
 	}
@@ -196,6 +196,20 @@ func (j *job) unpackInto(d *Dir, dir, final string, count Counter, produce func(
 
 var errUnpackEnded = errors.New("cp: the unpacking side stopped reading")
 
+// ctxReader ends a copy once ctx is done (a signal): the node's way has
+// no stream for the cancellation to cut.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.r.Read(p)
+}
+
 // viaTar copies with tar over exec in the container.
 func (j *job) viaTar(ctx context.Context, t tarSide) error {
 	r := j.c.Request
@@ -207,7 +221,7 @@ func (j *job) viaTar(ctx context.Context, t tarSide) error {
 		defer func() { _ = ld.Close() }()
 		bar := j.progress(nil)
 		defer bar.Finish()
-		return j.unpackInto(ld, "", final, bar, func(w io.Writer) error { return t.packTo(ctx, r.Remote, w) })
+		return j.unpackInto(ctx, ld, "", final, bar, func(w io.Writer) error { return t.packTo(ctx, r.Remote, w) })
 	}
 	ls, base, mode, err := localSource(r.Local)
 	if err != nil {
@@ -290,7 +304,7 @@ func (j *job) viaRoot(ctx context.Context) error {
 		defer func() { _ = ld.Close() }()
 		bar := j.progress(func() int64 { return treeSize(root, name) })
 		defer bar.Finish()
-		return j.unpackInto(ld, "", final, bar, func(w io.Writer) error {
+		return j.unpackInto(ctx, ld, "", final, bar, func(w io.Writer) error {
 			tw := tar.NewWriter(w)
 			if err := Pack(root, name, path.Base(name), tw, noCount{}, j.warn); err != nil {
 				return err
@@ -316,7 +330,7 @@ func (j *job) viaRoot(ctx context.Context) error {
 	}
 	bar := j.progress(func() int64 { return treeSize(ls, base) })
 	defer bar.Finish()
-	return j.unpackInto(root, dir, final, bar, func(w io.Writer) error {
+	return j.unpackInto(ctx, root, dir, final, bar, func(w io.Writer) error {
 		tw := tar.NewWriter(w)
 		if err := Pack(ls, base, base, tw, noCount{}, j.warn); err != nil {
 			return err

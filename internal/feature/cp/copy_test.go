@@ -3,6 +3,7 @@ package cp
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"io"
@@ -67,7 +68,7 @@ func TestCutCopyLeavesNothing(t *testing.T) {
 	defer func() { _ = d.Close() }()
 	var stderr bytes.Buffer
 	cut := errors.New("stream cut")
-	err = testJob(&stderr).unpackInto(d, "", "tree", noCount{}, func(w io.Writer) error {
+	err = testJob(&stderr).unpackInto(context.Background(), d, "", "tree", noCount{}, func(w io.Writer) error {
 		tw := tar.NewWriter(w)
 		must(t, tw.WriteHeader(&tar.Header{Name: "tree/", Typeflag: tar.TypeDir, Mode: 0o755}))
 		must(t, tw.WriteHeader(&tar.Header{Name: "tree/f", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1 << 20}))
@@ -100,7 +101,7 @@ func TestDiskFullLeavesNothing(t *testing.T) {
 	must(t, err)
 	defer func() { _ = d.Close() }()
 	j := testJob(io.Discard)
-	err = j.unpackInto(d, "", "big.bin", noCount{}, func(w io.Writer) error {
+	err = j.unpackInto(context.Background(), d, "", "big.bin", noCount{}, func(w io.Writer) error {
 		tw := tar.NewWriter(w)
 		if err := tw.WriteHeader(&tar.Header{Name: "big.bin", Typeflag: tar.TypeReg, Mode: 0o644, Size: 4 << 20}); err != nil {
 			return err
@@ -163,7 +164,7 @@ func copyLocal(tb testing.TB, src, dest, final string) {
 		tb.Fatal(err)
 	}
 	defer func() { _ = ld.Close() }()
-	err = testJob(io.Discard).unpackInto(ld, "", final, noCount{}, func(w io.Writer) error {
+	err = testJob(io.Discard).unpackInto(context.Background(), ld, "", final, noCount{}, func(w io.Writer) error {
 		tw := tar.NewWriter(w)
 		if err := Pack(ls, filepath.Base(src), filepath.Base(src), tw, noCount{}, func(string) {}); err != nil {
 			return err
@@ -197,4 +198,31 @@ func TestProgressDrawsOnlyForLargeCopies(t *testing.T) {
 	var nilBar *Progress
 	nilBar.Add(1) // no terminal: counts nothing, draws nothing
 	nilBar.Finish()
+}
+
+// An interrupted copy (ctx cancelled, as by SIGINT) stops and leaves nothing.
+func TestInterruptedCopyLeavesNothing(t *testing.T) {
+	dest := t.TempDir()
+	d, err := OpenBeneath(dest)
+	must(t, err)
+	defer func() { _ = d.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	err = testJob(io.Discard).unpackInto(ctx, d, "", "big.bin", noCount{}, func(w io.Writer) error {
+		tw := tar.NewWriter(w)
+		if err := tw.WriteHeader(&tar.Header{Name: "big.bin", Typeflag: tar.TypeReg, Mode: 0o644, Size: 64 << 20}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(make([]byte, 1<<20)); err != nil {
+			return err
+		}
+		cancel() // the signal arrives mid-copy
+		_, err := tw.Write(make([]byte, 63<<20))
+		return err
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the cancellation", err)
+	}
+	if names, _ := os.ReadDir(dest); len(names) != 0 {
+		t.Fatalf("left behind: %v", names)
+	}
 }
