@@ -212,7 +212,9 @@ type entry struct {
 func file(name, body string) entry {
 	return entry{tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))}, body}
 }
-func dir(name string) entry { return entry{hdr: tar.Header{Name: name + "/", Typeflag: tar.TypeDir, Mode: 0o755}} }
+func dir(name string) entry {
+	return entry{hdr: tar.Header{Name: name + "/", Typeflag: tar.TypeDir, Mode: 0o755}}
+}
 func symlink(name, target string) entry {
 	return entry{hdr: tar.Header{Name: name, Typeflag: tar.TypeSymlink, Linkname: target, Mode: 0o777}}
 }
