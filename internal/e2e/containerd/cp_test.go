@@ -112,9 +112,8 @@ func TestCpDistroless(t *testing.T) {
 	})
 }
 
-// The busybox container has tar: auto copies a tree in and out over exec
-// (SPDY v4 on containerd and CRI-O, where stdin's end cannot be passed on:
-// tar ends at its archive's end), byte-equal, modes and links kept.
+// The busybox container has tar: auto copies a tree in and out over exec,
+// byte-equal, modes and links kept, nothing staged left.
 func TestCpTarOverExec(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
 		dir := t.TempDir()
