@@ -291,6 +291,12 @@ func (j *job) viaRoot(ctx context.Context) error {
 		return fmt.Errorf("cp: cannot open container %s's root from the node (crisp must run on the node, as root, for a container without tar): %w", j.c.Container, err)
 	}
 	defer func() { _ = root.Close() }()
+	// The PID was the container's when the runtime said so; had it exited
+	// and the PID gone to another process before the open, the runtime
+	// now gives another answer.
+	if again, err := j.pid(ctx); err != nil || again != pid {
+		return fmt.Errorf("cp: container %s stopped or restarted while its root was being opened; try again", j.c.Container)
+	}
 	r := j.c.Request
 	if !r.In {
 		name := strings.TrimPrefix(path.Clean(r.Remote), "/")
