@@ -61,7 +61,7 @@ test-go:
 	@cat .work/e2e-containerd.txt 2>/dev/null || true
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
+	CRISP_CP_BENCH_BYTES=$${CRISP_CP_BENCH_BYTES:-1073741824} $(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
 lint:
 	bash scripts/lint.sh
