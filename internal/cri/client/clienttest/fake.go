@@ -25,8 +25,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Fake is an in-memory CRI runtime. Its fields may be set before Serve and
-// read after; while serving, use the methods.
+// Fake is an in-memory CRI runtime. Its fields may be set until the first
+// call arrives (after Serve too); once calls arrive, use the methods.
 type Fake struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
 	runtimeapi.UnimplementedImageServiceServer
