@@ -14,12 +14,13 @@ import (
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/feature/session"
 )
 
 func runAttach(t *testing.T, deps streamDeps, args ...string) (int, error) {
 	t.Helper()
 	o := &attachOptions{deps: deps}
-	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -94,8 +95,8 @@ func TestAttachWaitsForALateExit(t *testing.T) {
 	late := time.Second + 250*time.Millisecond
 	rt.Before = exitsAfter("ContainerStatus", int32(late/client.ExitPollInterval)+1, rt.Fake, 5)
 	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
-	o := &attachOptions{deps: deps, exitWait: attachExitWait}
-	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
+	o := &attachOptions{deps: deps, Attach: session.Attach{ExitWait: attachExitWait}}
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
 	cmd.SetArgs([]string{"web"})
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
