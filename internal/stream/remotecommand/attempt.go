@@ -175,6 +175,11 @@ func (s *session) acceptedOutcome(ctx context.Context, a *attempt, err error) er
 		a.att.Protocol = transport.ExecProtocolV1
 		spec = lookupSpec(transport.Protocol{Transport: a.att.Transport, Name: a.att.Protocol})
 	}
+	if a.rec.final.tooLong.Load() {
+		// WebSocket v2-v5: the filter cut a flooded error channel
+		// (statuswatch_ws.go); client-go saw only a closed connection.
+		err = errStatusTooLong
+	}
 	if err == nil && ctx.Err() == nil {
 		// v1: client-go returned when stdout and stderr ended; the
 		// server's error text follows them (statuswatch.go).

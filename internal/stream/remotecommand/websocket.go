@@ -54,9 +54,10 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		WriteBufferSize: wsBufferSize,
 		NetDialContext:  d.rec.dial,
 	}
-	if slices.Contains(protocols, transport.ExecProtocolV1) {
-		// statuswatch_ws.go: the filter sits above TLS, so crisp does the
-		// TLS handshake here as gorilla would (watchTLS's configuration
+	{
+		// statuswatch_ws.go: the filter holds v1's error channel and
+		// bounds v2-v5's; it sits above TLS, so crisp does the TLS
+		// handshake here as gorilla would (watchTLS's configuration
 		// verifies the server in VerifyConnection).
 		watch := &d.rec.final
 		dialer.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -64,7 +65,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err != nil {
 				return nil, err
 			}
-			return newWSV1Filter(conn, watch), nil
+			return newWSStatusFilter(conn, watch), nil
 		}
 		dialer.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			conn, err := d.rec.dial(ctx, network, addr)
@@ -77,7 +78,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 				_ = conn.Close() // an error closing or writing here has nowhere better to go
 				return nil, err
 			}
-			return newWSV1Filter(tc, watch), nil
+			return newWSStatusFilter(tc, watch), nil
 		}
 	}
 	d.rec.dialing()
