@@ -102,12 +102,16 @@ var (
 	unixNano = regexp.MustCompile(`("(createdAt|startedAt|finishedAt|timestamp|created_at|started_at|finished_at)":\s*)"?\d{9,}"?`)
 	unixYAML = regexp.MustCompile(`((createdAt|startedAt|finishedAt|timestamp):\s*)"?\d{9,}"?`)
 	hexID    = regexp.MustCompile(`\b[0-9a-f]{12,64}\b`)
+	pid      = regexp.MustCompile(`("pid":\s*|pid:\s*)\d+`)
+	port     = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+	mockDir  = regexp.MustCompile(`/tmp/crisp[-\w]*`)
 	blanks   = regexp.MustCompile(`[ \t]+`)
 )
 
 // Normalize makes an output comparable across two runtimes: the fixture's
-// IDs become their placeholders, other IDs <ID>, times <TIME> and ages
-// <AGO>; runs of blanks become one (a table's columns are as wide as the
+// IDs become their placeholders, other IDs <ID> (process IDs <PID>, the
+// streaming server's port <PORT>, the mock's folders <TMP>), times <TIME>
+// and ages <AGO>; runs of blanks become one (a table's columns are as wide as the
 // values before normalising).
 func (f Fixture) Normalize(out string) string {
 	for id, name := range map[string]string{f.Pod: "{POD}", f.Container: "{CTR}", f.Exited: "{EXITED}"} {
@@ -125,6 +129,9 @@ func (f Fixture) Normalize(out string) string {
 	out = unixNano.ReplaceAllString(out, "${1}<TIME>")
 	out = unixYAML.ReplaceAllString(out, "${1}<TIME>")
 	out = hexID.ReplaceAllString(out, "<ID>")
+	out = pid.ReplaceAllString(out, "${1}<PID>")
+	out = port.ReplaceAllString(out, "127.0.0.1:<PORT>")
+	out = mockDir.ReplaceAllString(out, "<TMP>")
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(blanks.ReplaceAllString(l, " "), " ")

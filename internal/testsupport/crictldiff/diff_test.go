@@ -151,10 +151,10 @@ func seed(ctx context.Context, env *mocktest.Env) (Fixture, error) {
 	if fx.Pod, err = env.CreatePod(ctx, "web"); err != nil {
 		return fx, err
 	}
-	if fx.Container, err = env.CreateContainer(ctx, fx.Pod, mocktest.ContainerSpec{Name: "sleeper", Command: []string{"sleep", "600"}, Labels: map[string]string{"role": "sleeper"}}); err != nil {
+	if fx.Container, err = env.CreateContainer(ctx, fx.Pod, mocktest.ContainerSpec{Name: "sleeper", Command: []string{"sleep", "600"}, Labels: kubeletLabels("sleeper")}); err != nil {
 		return fx, err
 	}
-	if fx.Exited, err = env.CreateContainer(ctx, fx.Pod, mocktest.ContainerSpec{Name: "done", Command: []string{"true"}, Labels: map[string]string{"role": "done"}}); err != nil {
+	if fx.Exited, err = env.CreateContainer(ctx, fx.Pod, mocktest.ContainerSpec{Name: "done", Command: []string{"true"}, Labels: kubeletLabels("done")}); err != nil {
 		return fx, err
 	}
 	for _, tag := range []string{"1", "2"} {
@@ -188,6 +188,13 @@ func seed(ctx context.Context, env *mocktest.Env) (Fixture, error) {
 		}
 	}
 	return fx, nil
+}
+
+// kubeletLabels are the labels a kubelet puts on a container of pod web
+// (crictl's ps shows the pod's name and namespace from them) and role.
+func kubeletLabels(role string) map[string]string {
+	return map[string]string{"role": role, "io.kubernetes.pod.name": "web", "io.kubernetes.pod.namespace": "default",
+		"io.kubernetes.container.name": role}
 }
 
 // snapshot is what the runtime holds, by name and state (IDs differ from
