@@ -34,7 +34,7 @@ func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return f.CompleteGlobals(cmd) },
 	}
 	root.Version = crispVersion
-	root.SetVersionTemplate("crisp {{.Version}}\n")
+	root.SetVersionTemplate("crisp version {{.Version}}\n") // crictl's words: "crictl version v1.37.0"
 	root.SetIn(f.Streams.In)
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.ErrOut)
@@ -100,7 +100,7 @@ func Main(args []string, streams cmdutil.IOStreams) int {
 // reported it already.
 func execute(ctx context.Context, f *cmdutil.Factory, args []string) (int, *cobra.Command, error) {
 	root := newRootCommand(f)
-	root.SetArgs(args)
+	root.SetArgs(crictlArgs(args))
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return cmdutil.ExitOK, cmd, nil
