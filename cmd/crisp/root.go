@@ -59,7 +59,8 @@ func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 	add(groupStreaming, newExecCommand(f), newAttachCommand(f), newPortForwardCommand(f))
 	add(groupInspection, newVersionCommand(f), newInfoCommand(f), newPodsCommand(f), newPsCommand(f),
 		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f), newInspectImageCommand(f),
-		newStatsCommand(f), newPodStatsCommand(f), newImageFsInfoCommand(f), newEventsCommand(f), newRuntimeConfigCommand(f))
+		newStatsCommand(f), newPodStatsCommand(f), newImageFsInfoCommand(f), newEventsCommand(f), newRuntimeConfigCommand(f),
+		newMetricDescsCommand(f), newMetricsPodCommand(f), newUpdateRuntimeConfigCommand(f), newConfigCommand(f))
 	add(groupImages, newPullCommand(f), newRmiCommand(f))
 	add(groupLifecycle, newRunPodCommand(f), newCreateCommand(f), newStartCommand(f), newRunCommand(f),
 		newStopCommand(f), newRmCommand(f), newStopPodCommand(f), newRmPodCommand(f),
