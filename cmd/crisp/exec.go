@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,8 @@ func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
-	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "pass stdin to the command")
+	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "pass stdin to the command (also --interactive, crictl's name)")
+	cmdutil.Alias(fl, "interactive", "stdin")
 	fl.BoolVarP(&o.TTY, "tty", "t", false, "allocate a pseudo-terminal (raw local terminal, resize propagated)")
 	fl.BoolVarP(&o.Sync, "sync", "s", false, "run with the ExecSync call (no streaming); stdout and stderr printed whatever the exit code")
 	fl.Var((*cmdutil.Seconds)(&o.Timeout), "timeout", "with -s: how long the runtime lets the command run, in seconds as crictl (2) or a duration (2s); 0: no limit")
@@ -126,8 +128,12 @@ func (o *execOptions) Run(ctx context.Context) error {
 	if o.many {
 		return o.Many.run(ctx, o)
 	}
-	return o.deps.Exec(ctx, session.Exec{
+	err := o.deps.Exec(ctx, session.Exec{
 		Container: o.Container, Command: o.Command, Stdin: o.Stdin, TTY: o.TTY, Sync: o.Sync, Timeout: o.Timeout,
 		Offers: o.offers, TLS: o.TLS, Configure: o.Trace.Apply, Record: &o.Record, ProtocolCache: o.ProtocolCache,
 	})
+	if o.Many.IgnoreErrors && errors.As(err, new(cmdutil.RemoteStatus)) {
+		return nil // crictl's -e: the command's status is not crisp's
+	}
+	return err
 }

@@ -22,9 +22,13 @@ type Many struct {
 	Filter   client.ContainerFilter
 	Pod      string
 	Parallel int
-	Command  []string
-	Offers   []transport.Offer
-	TLS      cmdutil.TLSFlags
+	// Last, when positive, keeps the Last most recently created matches.
+	Last int
+	// Quiet leaves out the summary line.
+	Quiet   bool
+	Command []string
+	Offers  []transport.Offer
+	TLS     cmdutil.TLSFlags
 	// Configure, when set, adjusts the transport configuration
 	// (crisp's --trace-file).
 	Configure func(*transport.Config) error
@@ -51,8 +55,11 @@ func (d Deps) ExecMany(ctx context.Context, m Many) error {
 	if err != nil {
 		return err
 	}
+	if m.Last > 0 && len(ctrs) > m.Last {
+		ctrs = ctrs[:m.Last] // newest first
+	}
 	if len(ctrs) == 0 {
-		return errors.New("exec: no running container matches --label/--pod/--name (see `crisp ps`)")
+		return errors.New("exec: no container matches the selectors (--label, --pod, --name, --image, --state, -l, -n; see `crisp ps -a`)")
 	}
 	cfg, err := d.config(m.TLS, settings, nil, m.Configure)
 	if err != nil {
@@ -73,7 +80,9 @@ func (d Deps) ExecMany(ctx context.Context, m Many) error {
 			}
 			return 0, err
 		})
-	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: exec: %s\n", res.Summary()) // stderr unwritable: nowhere else to say it
+	if !m.Quiet {
+		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: exec: %s\n", res.Summary()) // stderr unwritable: nowhere else to say it
+	}
 	if code := res.ExitCode(); code != 0 {
 		return cmdutil.RemoteStatus{Code: code}
 	}
