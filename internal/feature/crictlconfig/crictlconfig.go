@@ -42,8 +42,9 @@ func kindOf(key string) string {
 
 // File is crictl.yaml as a node tree.
 type File struct {
-	Path string
-	doc  yaml.Node
+	Path  string
+	doc   yaml.Node
+	added map[string]string // keys Set that the file had not
 }
 
 // Open reads path; a missing file is written with every key at its zero
@@ -84,7 +85,7 @@ func (f *File) Get(key string) (string, error) {
 		return "", fmt.Errorf("no configuration option named %s; the options are %s", key, names())
 	}
 	m := f.mapping()
-	value := ""
+	value := f.added[key]
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			value = m.Content[i+1].Value
@@ -126,9 +127,11 @@ func (f *File) Set(key, value string) error {
 		}
 	}
 	if !found {
-		m.Content = append(m.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key},
-			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!" + kind, Value: value})
+		// Written by Write, after the file's keys, in crictl's order.
+		if f.added == nil {
+			f.added = map[string]string{}
+		}
+		f.added[key] = value
 	}
 	return nil
 }
@@ -151,6 +154,7 @@ func (f *File) SetPairs(sets []string) error {
 
 // Write writes the file back with every key present, as crictl writes it.
 func (f *File) Write() error {
+	m := f.mapping()
 	for _, k := range Keys {
 		v, err := f.Get(k.Name)
 		if err != nil {
@@ -158,6 +162,12 @@ func (f *File) Write() error {
 		}
 		if err := f.Set(k.Name, v); err != nil {
 			return err
+		}
+		if v, ok := f.added[k.Name]; ok {
+			m.Content = append(m.Content,
+				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k.Name},
+				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!" + k.Kind, Value: v})
+			delete(f.added, k.Name)
 		}
 	}
 	data, err := yaml.Marshal(&f.doc)
