@@ -19,6 +19,7 @@ func newRmiCommand(f *cmdutil.Factory) *cobra.Command {
 			if len(args) == 0 && !o.All && !o.Prune {
 				return cmdutil.UsageErrorf("%s needs an IMAGE, -a or --prune", cmd.CommandPath())
 			}
+			o.Warn = f.Streams.ErrOut
 			return f.WithClient(func(c *client.Client) error { return query.RMI(cmd.Context(), c, args, o, f.Streams.Out) })
 		},
 	}

@@ -160,9 +160,14 @@ func (c *Client) callImagesWithin(ctx context.Context, timeout time.Duration, wh
 
 // RemoveImages removes every image refs names, each by its ID, and calls
 // deleted with each tag it carried (its ID when untagged), as crictl rmi
-// prints them. It carries on past a failure; the error lists them all.
-func (c *Client) RemoveImages(ctx context.Context, refs []string, deleted func(string)) error {
+// prints them. Every ref is resolved first, so two tags of one image
+// remove it once; shared, when set, is told of a tag whose image carries
+// other tags too, before anything is removed (crictl warns so). It carries
+// on past a failure; the error lists them all.
+func (c *Client) RemoveImages(ctx context.Context, refs []string, shared func(ref string, tags []string), deleted func(string)) error {
 	var errs []error
+	var images []*runtimeapi.Image
+	seen := map[string]bool{}
 	for _, ref := range refs {
 		st, err := c.InspectImage(ctx, ref, false)
 		if err != nil {
@@ -170,6 +175,16 @@ func (c *Client) RemoveImages(ctx context.Context, refs []string, deleted func(s
 			continue
 		}
 		img := st.GetImage()
+		byID := strings.HasPrefix(strings.TrimPrefix(img.GetId(), "sha256:"), strings.TrimPrefix(ref, "sha256:"))
+		if shared != nil && len(img.GetRepoTags()) > 1 && !byID {
+			shared(ref, img.GetRepoTags())
+		}
+		if !seen[img.GetId()] {
+			seen[img.GetId()] = true
+			images = append(images, img)
+		}
+	}
+	for _, img := range images {
 		if err := c.RemoveImage(ctx, img.GetId()); err != nil {
 			errs = append(errs, err)
 			continue
