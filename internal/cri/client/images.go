@@ -123,6 +123,11 @@ func MatchImage(img *runtimeapi.Image, ref string) bool {
 		if t == ref || t == ref+":latest" || shortName(t) == ref || shortName(t) == ref+":latest" {
 			return true
 		}
+		// A repository without a tag names every tag of it, as docker's and
+		// crictl's images REPO list them.
+		if repo := tagRepo(t); isBareRepo(ref) && (repo == ref || shortName(repo) == ref) {
+			return true
+		}
 	}
 	for _, d := range img.GetRepoDigests() {
 		if d == ref || shortName(d) == ref {
@@ -133,6 +138,19 @@ func MatchImage(img *runtimeapi.Image, ref string) bool {
 }
 
 var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
+
+// tagRepo is a tag's repository: name:tag without :tag.
+func tagRepo(tag string) string {
+	if i := strings.LastIndex(tag, ":"); i > strings.LastIndex(tag, "/") {
+		return tag[:i]
+	}
+	return tag
+}
+
+// isBareRepo says whether ref is a repository with neither tag nor digest.
+func isBareRepo(ref string) bool {
+	return !strings.Contains(ref, "@") && tagRepo(ref) == ref && !hexRE.MatchString(ref)
+}
 
 // shortName drops docker.io/library/ and docker.io/ as docker does.
 func shortName(ref string) string {

@@ -117,6 +117,9 @@ func Images(ctx context.Context, c *client.Client, ref string, quiet bool, t out
 	if err != nil {
 		return err
 	}
+	if images, err = client.FilterImages(images, t.Filters); err != nil {
+		return fmt.Errorf("images -f: %w", err)
+	}
 	if quiet {
 		return printIDs(p.Out, images)
 	}
