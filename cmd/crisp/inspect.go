@@ -37,13 +37,13 @@ func inspectCommand(o *inspectOptions, cmd *cobra.Command) *cobra.Command {
 }
 
 func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
-	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.Inspect}, &cobra.Command{
+	return withContainerSelectors(f, inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.Inspect}, &cobra.Command{
 		Use:     "inspect CONTAINER...",
 		Short:   "Show the full status of containers",
 		Long:    helpLong("inspect"),
 		Example: helpExample("inspect"),
 		Args:    cmdutil.AtLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
-	})
+	}))
 }
 
 // Run fetches and prints every reference.
