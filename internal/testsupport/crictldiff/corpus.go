@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,33 @@ import (
 type Case struct {
 	Line string // as written, the case's name and its key in the list of differences
 	Args []string
+}
+
+// readOnlyVerbs change nothing in the runtime nor in crictl.yaml.
+var readOnlyVerbs = map[string]bool{
+	"version": true, "info": true, "runtime-config": true, "pods": true, "ps": true,
+	"inspect": true, "inspectp": true, "inspecti": true, "images": true, "image": true, "img": true,
+	"imagefsinfo": true, "stats": true, "statsp": true, "metricdescs": true, "metricsp": true,
+	"logs": true, "exec": true,
+}
+
+// ReadOnly says whether c changes nothing: a read-only verb, or no verb
+// (--version), or config without --set. The test runs these on one
+// runtime and checks that they did change nothing.
+func (c Case) ReadOnly() bool {
+	for i, a := range c.Args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if i > 0 && !strings.HasPrefix(c.Args[i-1], "--") && len(c.Args[i-1]) == 2 && c.Args[i-1] != "-D" && c.Args[i-1] != "-v" {
+			continue // the value of -r, -i, -c or -t
+		}
+		if a == "config" {
+			return !slices.Contains(c.Args, "--set")
+		}
+		return readOnlyVerbs[a]
+	}
+	return true
 }
 
 // ParseCorpus reads a corpus: one command line a line, after the binary's
@@ -141,7 +169,8 @@ func (f Fixture) Normalize(out string) string {
 
 // Difference is one row of docs/crictl.md's table: a corpus line whose
 // outcome differs from crictl's on purpose, in what (status, stdout or
-// state; "all" for each).
+// state; "all" for each; "figures": stdout shows live figures, CPU and
+// memory of real processes, and is not compared).
 type Difference struct {
 	Line, What, Why string
 }
@@ -171,9 +200,9 @@ func ParseDifferences(r io.Reader) (map[string]Difference, error) {
 			Why:  strings.TrimSpace(cells[2]),
 		}
 		switch d.What {
-		case "status", "stdout", "state", "all":
+		case "status", "stdout", "state", "all", "figures":
 		default:
-			return nil, fmt.Errorf("docs/crictl.md line %d: what is status, stdout, state or all, not %q", n, d.What)
+			return nil, fmt.Errorf("docs/crictl.md line %d: what is status, stdout, state, all or figures, not %q", n, d.What)
 		}
 		if _, dup := diffs[d.Line]; dup {
 			return nil, fmt.Errorf("docs/crictl.md line %d: %q listed twice", n, d.Line)
