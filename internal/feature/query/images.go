@@ -1,7 +1,9 @@
 package query
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,7 +78,14 @@ func ImageFsInfo(ctx context.Context, c *client.Client, p output.Printer) error 
 	if err != nil {
 		return err
 	}
-	return p.Print(map[string]any{"status": data}, func(w io.Writer) error {
+	// crictl's keys are sorted here: decoded into maps, encoded again.
+	var sorted any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&sorted); err != nil {
+		return err
+	}
+	return p.Print(map[string]any{"status": sorted}, func(w io.Writer) error {
 		output.FsTable(w, resp)
 		return nil
 	})
