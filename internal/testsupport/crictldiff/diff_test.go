@@ -56,6 +56,14 @@ func TestCrictlCorpus(t *testing.T) {
 			}
 			found := compare(want, got)
 			d, listed := diffs[c.Line]
+			if listed && d.What == "order" {
+				// The runtime's order varies from run to run: the lines are
+				// compared, not their order.
+				if sortedLines(want.stdout) == sortedLines(got.stdout) {
+					found = slices.DeleteFunc(found, func(f finding) bool { return f.what == "stdout" })
+				}
+				listed = false
+			}
 			if listed && d.What == "figures" {
 				// Live figures (CPU, memory of real processes): stdout is
 				// not compared, the rest is.
@@ -102,6 +110,12 @@ func compare(crictl, crisp outcome) []finding {
 		out = append(out, finding{"state", fmt.Sprintf("after crictl:\n%s\nafter crisp:\n%s", crictl.state, crisp.state)})
 	}
 	return out
+}
+
+func sortedLines(s string) string {
+	lines := strings.Split(s, "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
 
 func clip(s string) string {
