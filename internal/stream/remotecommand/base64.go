@@ -52,13 +52,15 @@ type base64Executor struct {
 	version   int // the protocol's remote-command version
 }
 
-func newBase64Executor(cfg transport.Config, rawURL string, protocols []string, rec *recorder) (clientremotecommand.Executor, error) {
-	e := &base64Executor{cfg: cfg, url: rawURL, protocols: protocols, rec: rec}
-	for _, p := range protocols {
-		spec, ok := transport.Lookup(transport.CallExec, transport.Protocol{Transport: transport.WebSocket, Name: p})
-		if !ok || spec.Framing != transport.FramingBase64 {
-			return nil, fmt.Errorf("%s is not a base64 framing; offer it alone or with other base64 framings", p)
+// newBase64Executor speaks the offered protocols, given with their
+// catalogue entries (specs, in offer order).
+func newBase64Executor(cfg transport.Config, rawURL string, specs []protocolSpec, rec *recorder) (clientremotecommand.Executor, error) {
+	e := &base64Executor{cfg: cfg, url: rawURL, rec: rec}
+	for _, spec := range specs {
+		if !spec.known || spec.Transport != transport.WebSocket || spec.Framing != transport.FramingBase64 {
+			return nil, fmt.Errorf("%s is not a base64 framing; offer it alone or with other base64 framings", spec.Name)
 		}
+		e.protocols = append(e.protocols, spec.Name)
 		e.version = max(e.version, spec.Version)
 	}
 	return e, nil

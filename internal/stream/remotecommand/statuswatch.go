@@ -86,11 +86,10 @@ const maxErrorText = 64 << 10
 // text right after the output, then closes the connection.
 const errorTextWait = 2 * time.Second
 
-// statusCarryingProtocol reports whether the protocol's servers always send
-// a final status (v4 and v5; v1-v3 send one only on failure).
-func statusCarryingProtocol(protocol string) bool {
-	return protocol == transport.ExecProtocolV4 || protocol == transport.ExecProtocolV5
-}
+// statusCarrying reports whether the protocol's servers always send a
+// final status: those with an exit code (v4 and v5; v1-v3 send one only on
+// failure).
+func (p protocolSpec) statusCarrying() bool { return p.known && p.Caps.ExitCode }
 
 // wrap returns conn, negotiated for protocol, with its error stream
 // observed (and held, on v1).

@@ -71,14 +71,8 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err != nil {
 				return nil, err
 			}
-			cfg := d.cfg.TLS.Clone()
-			if cfg == nil {
-				cfg = &tls.Config{MinVersion: tls.VersionTLS12}
-			}
-			if cfg.ServerName == "" {
-				cfg.ServerName, _, _ = net.SplitHostPort(addr)
-			}
-			tc := tls.Client(conn, cfg)
+			host, _, _ := net.SplitHostPort(addr)
+			tc := tls.Client(conn, transport.UpgradeTLS(d.cfg.TLS, host))
 			if err := tc.HandshakeContext(ctx); err != nil {
 				_ = conn.Close() // an error closing or writing here has nowhere better to go
 				return nil, err
