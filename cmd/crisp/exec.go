@@ -151,8 +151,8 @@ func addManyFlags(fs *pflag.FlagSet, m *session.Many) {
 	fs.BoolVarP(&m.IgnoreErrors, "ignore-errors", "e", false, "exit 0 whatever the command's status (crictl's -e)")
 	// crictl's -x/--parallel is a switch; crisp runs in parallel anyway,
 	// 8 at a time unless --parallel=N says otherwise.
-	fs.IntVarP(&m.Parallel, "parallel", "x", 8, "with many containers: sessions at once (--parallel=N; -x alone as crictl: 8)")
-	fs.Lookup("parallel").NoOptDefVal = "8"
+	// (Main rewrites a bare -x or --parallel to --parallel=8: execSwitches.)
+	fs.IntVarP(&m.Parallel, "parallel", "x", 8, "with many containers: sessions at once (-x or --parallel alone, as crictl's switch: 8)")
 }
 
 // manySelected reports whether exec runs in many containers.

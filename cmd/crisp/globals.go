@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -68,7 +69,38 @@ func crictlArgs(args []string) []string {
 			}
 		}
 	}
-	return append(out, args[i:]...)
+	rest := slices.Clone(args[i:])
+	if len(rest) > 0 && rest[0] == "exec" {
+		execSwitches(rest[1:])
+	}
+	return append(out, rest...)
+}
+
+// execValueFlags are exec's flags that take a value as the next argument.
+var execValueFlags = map[string]bool{
+	"--timeout": true, "--transport": true, "-r": true, "--protocol": true, "--label": true, "--pod": true, "-p": true,
+	"--name": true, "--image": true, "--state": true, "--last": true, "-n": true, "--tls-ca": true, "--tls-cert": true,
+	"--tls-key": true, "--tls-server-name": true, "--tls-sni": true, "--record": true, "--trace-file": true,
+}
+
+// execSwitches rewrites crictl's exec -x/--parallel, a switch, to crisp's
+// --parallel=8 when no number follows it (crisp's --parallel N counts
+// the sessions at once), among exec's flags: up to "--" or the first
+// argument that is not a flag's value (CONTAINER or the command).
+func execSwitches(args []string) {
+	for j, a := range args {
+		isValue := j > 0 && execValueFlags[args[j-1]]
+		if a == "--" || !strings.HasPrefix(a, "-") && !isValue {
+			return
+		}
+		if !isValue && (a == "-x" || a == "--parallel") {
+			if j+1 == len(args) {
+				args[j] = "--parallel=8"
+			} else if _, err := strconv.Atoi(args[j+1]); err != nil {
+				args[j] = "--parallel=8"
+			}
+		}
+	}
 }
 
 // crictlTimeout is a -t/--timeout value as --request-timeout takes it:

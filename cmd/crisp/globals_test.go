@@ -20,6 +20,10 @@ func TestCrictlArgsRewritesOnlyTheFlagsBeforeTheVerb(t *testing.T) {
 		{[]string{"-v", "exec", "c", "true"}, []string{"-v", "exec", "c", "true"}}, // crisp's verbose exec
 		{[]string{"ps", "-r", "-v"}, []string{"ps", "-r", "-v"}},
 		{[]string{"-r"}, []string{"-r"}}, // cobra says the value is missing
+		{[]string{"exec", "-x", "--label", "a=b", "true"}, []string{"exec", "--parallel=8", "--label", "a=b", "true"}},
+		{[]string{"exec", "--parallel", "2", "--label", "a=b", "true"}, []string{"exec", "--parallel", "2", "--label", "a=b", "true"}},
+		{[]string{"exec", "--name", "-x", "--parallel", "true"}, []string{"exec", "--name", "-x", "--parallel=8", "true"}},
+		{[]string{"exec", "ctr", "tool", "-x", "y"}, []string{"exec", "ctr", "tool", "-x", "y"}}, // the command's own -x
 	} {
 		if got := crictlArgs(tt.in); !slices.Equal(got, tt.want) {
 			t.Errorf("crictlArgs(%q) = %q, want %q", tt.in, got, tt.want)
