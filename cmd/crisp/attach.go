@@ -60,7 +60,7 @@ func attachCommand(f *cmdutil.Factory, o *attachOptions, runF func(*attachOption
 	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "send stdin to the container")
 	fl.BoolVarP(&o.TTY, "tty", "t", false, "the container has a TTY: raw local terminal, resize propagated")
 	fl.StringVar(&o.DetachKeys, "detach-keys", tty.DefaultDetachKeys, `keys that detach (with -i); "" disables`)
-	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
+	fl.StringVarP(&o.Transport, "transport", "r", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io (debugging)")
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)

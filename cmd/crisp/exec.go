@@ -49,11 +49,12 @@ func execCommand(f *cmdutil.Factory, o *execOptions, runF func(*execOptions) err
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
-	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "pass stdin to the command")
+	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "pass stdin to the command (also --interactive, crictl's name)")
+	cmdutil.Alias(fl, "interactive", "stdin")
 	fl.BoolVarP(&o.TTY, "tty", "t", false, "allocate a pseudo-terminal (raw local terminal, resize propagated)")
 	fl.BoolVarP(&o.Sync, "sync", "s", false, "run with the ExecSync call (no streaming); stdout and stderr printed whatever the exit code")
-	fl.DurationVar(&o.Timeout, "timeout", 0, "with -s: how long the runtime lets the command run (0: no limit)")
-	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "streaming transport: auto, websocket or spdy")
+	fl.Var((*cmdutil.Seconds)(&o.Timeout), "timeout", "with -s: how long the runtime lets the command run, in seconds as crictl (2) or a duration (2s); 0: no limit")
+	fl.StringVarP(&o.Transport, "transport", "r", string(transport.Auto), "streaming transport: auto, websocket or spdy")
 	fl.StringVar(&o.Protocol, "protocol", "", "offer only this subprotocol, e.g. v4.channel.k8s.io or v4 (debugging)")
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)
@@ -124,9 +125,14 @@ func (o *execOptions) Validate() error {
 func (o *execOptions) Run(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, o.Trace.Close(), o.Record.Close()) }()
 	if o.many {
-		return o.deps.ExecMany(ctx, &o.Exec, &o.Many)
+		err = o.deps.ExecMany(ctx, &o.Exec, &o.Many)
+	} else {
+		err = o.deps.Exec(ctx, &o.Exec)
 	}
-	return o.deps.Exec(ctx, &o.Exec)
+	if o.Many.IgnoreErrors && errors.As(err, new(cmdutil.RemoteStatus)) {
+		return nil // crictl's -e: the command's status is not crisp's
+	}
+	return err
 }
 
 // exec's flags for running in every matching container (--label, --pod,
@@ -135,14 +141,28 @@ func (o *execOptions) Run(ctx context.Context) (err error) {
 // addManyFlags binds --label, --pod, --name and --parallel to m.
 func addManyFlags(fs *pflag.FlagSet, m *session.Many) {
 	fs.StringArrayVar(&m.Labels, "label", nil, "run in every running container with this label (k=v, repeatable) instead of one CONTAINER")
-	fs.StringVar(&m.Pod, "pod", "", "with --label or --name: only containers of this pod (ID, prefix or name)")
+	fs.StringVarP(&m.Pod, "pod", "p", "", "run in every running container of this pod (ID, prefix or name)")
 	fs.StringVar(&m.Name, "name", "", "run in every running container whose name matches this regular expression")
-	fs.IntVar(&m.Parallel, "parallel", 8, "with --label, --pod or --name: sessions at once")
+	fs.StringVar(&m.Image, "image", "", "run in every running container created from this image")
+	fs.StringVar(&m.State, "state", "", "run in every container in this state (instead of running ones)")
+	fs.BoolVarP(&m.Latest, "latest", "l", false, "run in the most recently created container")
+	fs.IntVarP(&m.Last, "last", "n", 0, "run in the N most recently created containers")
+	fs.BoolVarP(&m.Quiet, "quiet", "q", false, "with many containers: no summary line")
+	fs.BoolVarP(&m.IgnoreErrors, "ignore-errors", "e", false, "exit 0 whatever the command's status (crictl's -e)")
+	// crictl's -x/--parallel is a switch; crisp runs in parallel anyway,
+	// 8 at a time unless --parallel=N says otherwise.
+	// (Main rewrites a bare -x or --parallel to --parallel=8: execSwitches.)
+	fs.IntVarP(&m.Parallel, "parallel", "x", 8, "with many containers: sessions at once (-x or --parallel alone, as crictl's switch: 8)")
 }
 
 // manySelected reports whether exec runs in many containers.
 func manySelected(cmd *cobra.Command) bool {
-	return cmd.Flags().Changed("label") || cmd.Flags().Changed("pod") || cmd.Flags().Changed("name")
+	for _, name := range []string{"label", "pod", "name", "image", "state", "latest", "last"} {
+		if cmd.Flags().Changed(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // completeMany takes every argument as the command (there is no CONTAINER).
@@ -168,6 +188,14 @@ func (o *execOptions) validateMany() error {
 	if o.Many.Parallel < 1 {
 		return cmdutil.UsageErrorf("--parallel must be at least 1")
 	}
+	if o.Many.Last < 0 {
+		return cmdutil.UsageErrorf("-n/--last must not be negative")
+	}
+	if o.Many.State != "" {
+		if _, err := client.ParseContainerState(o.Many.State); err != nil {
+			return cmdutil.UsageErrorf("--state: %v", err)
+		}
+	}
 	labels, err := client.ParseLabels(o.Many.Labels)
 	if err != nil {
 		return cmdutil.UsageErrorf("--label: %v", err)
@@ -178,7 +206,15 @@ func (o *execOptions) validateMany() error {
 			return cmdutil.UsageErrorf("--name: %v", err)
 		}
 	}
-	o.Many.Filter = client.ContainerFilter{Labels: labels, Name: name, State: "running"}
+	o.Many.Filter = client.ContainerFilter{Labels: labels, Name: name, State: "running", Image: o.Many.Image}
+	if o.Many.Latest {
+		o.Many.Last = 1
+	}
+	if o.Many.State != "" {
+		o.Many.Filter.State = o.Many.State
+	} else if o.Many.Last > 0 {
+		o.Many.Filter.State, o.Many.Filter.All = "", true // as ps: -l and -n look at every state
+	}
 	if o.Offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err
 	}

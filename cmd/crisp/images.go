@@ -40,6 +40,8 @@ func imagesCommand(o *imagesOptions) *cobra.Command {
 	fl.BoolVar(&o.Table.NoTrunc, "no-trunc", false, "do not truncate image IDs")
 	fl.BoolVar(&o.Table.Digests, "digests", false, "show a DIGEST column")
 	fl.BoolVar(&o.Table.Pinned, "pinned", false, "show a PINNED column")
+	fl.StringArrayVarP(&o.Table.Filters, "filter", "f", nil, "crictl's conditions: dangling=true|false, reference=REGEX, before=IMAGE, since=IMAGE (repeatable)")
+	fl.BoolVarP(&o.Table.Verbose, "verbose", "v", false, "a block of key: value lines an image instead of the table (crictl's -v)")
 	return cmd
 }
 

@@ -33,13 +33,13 @@ func inspectCommand(f *cmdutil.Factory, o *inspectOptions, cmd *cobra.Command) *
 }
 
 func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
-	return inspectCommand(f, &inspectOptions{run: query.Inspect}, &cobra.Command{
+	return withContainerSelectors(f, inspectCommand(f, &inspectOptions{run: query.Inspect}, &cobra.Command{
 		Use:     "inspect CONTAINER...",
 		Short:   "Show the full status of containers",
 		Long:    helpLong("inspect"),
 		Example: helpExample("inspect"),
 		Args:    cmdutil.AtLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
-	})
+	}))
 }
 
 // Complete takes the references, the printer (JSON unless -o says

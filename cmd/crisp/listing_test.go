@@ -350,7 +350,7 @@ func TestInspectRun(t *testing.T) {
 // through the whole command.
 func TestInspectDefaultsToJSON(t *testing.T) {
 	f, out, errOut := listFixture(t, "table")
-	global := []string{"-r", f.Global.RuntimeEndpoint, "-c", f.Global.ConfigFile}
+	global := []string{"--runtime-endpoint", f.Global.RuntimeEndpoint, "-c", f.Global.ConfigFile}
 	root := newRootCommand(f)
 	root.SetArgs(append(global, "inspectp", "db"))
 	if err := root.Execute(); err != nil {

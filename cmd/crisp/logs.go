@@ -50,8 +50,7 @@ func newLogsCommand(f *cmdutil.Factory) *cobra.Command {
 	fs := cmd.Flags()
 	fs.BoolVarP(&o.Follow, "follow", "f", false, "follow the log until the container stops")
 	fs.BoolVarP(&o.Previous, "previous", "p", false, "the log of the container's previous attempt")
-	// crictl also has -r for --reopen; crisp's -r is --runtime-endpoint.
-	fs.BoolVar(&o.Reopen, "reopen", false, "ask the runtime to reopen the log file first")
+	fs.BoolVarP(&o.Reopen, "reopen", "r", false, "ask the runtime to reopen the log file first")
 	fs.Int64Var(&o.Tail, "tail", -1, "lines to show from the end (-1: all)")
 	fs.Int64Var(&o.LimitBytes, "limit-bytes", -1, "bytes to show at most (-1: no limit)")
 	fs.StringVar(&o.Since, "since", "", "show lines since a time (2013-01-02T13:23:37Z) or a duration ago (42m)")

@@ -20,6 +20,7 @@ type podsOptions struct {
 	ID, Name, Namespace, State string
 	Labels                     []string
 	Quiet, NoTrunc, Latest     bool
+	Verbose                    bool
 	Last                       int
 
 	filter client.PodFilter
@@ -46,6 +47,7 @@ func podsCommand(o *podsOptions) *cobra.Command {
 	fl.StringVarP(&o.State, "state", "s", "", "only pods in this state: ready or notready")
 	fl.StringArrayVar(&o.Labels, "label", nil, "only pods with this label, key=value (repeatable)")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print pod IDs only")
+	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "a block of key: value lines a pod instead of the table (crictl's -v)")
 	fl.BoolVar(&o.NoTrunc, "no-trunc", false, "do not truncate IDs")
 	fl.IntVarP(&o.Last, "last", "n", 0, "only the N most recently created pods")
 	fl.BoolVarP(&o.Latest, "latest", "l", false, "only the most recently created pod")
@@ -85,6 +87,6 @@ func (o *podsOptions) Validate() error {
 // Run lists the pods and prints them.
 func (o *podsOptions) Run(ctx context.Context) error {
 	return o.f.WithClient(func(c *client.Client) error {
-		return query.Pods(ctx, c, o.filter, query.ListOptions{Quiet: o.Quiet, Last: o.Last, NoTrunc: o.NoTrunc, Now: o.now()}, o.f.Printer())
+		return query.Pods(ctx, c, o.filter, query.ListOptions{Quiet: o.Quiet, Last: o.Last, NoTrunc: o.NoTrunc, Now: o.now(), Verbose: o.Verbose}, o.f.Printer())
 	})
 }

@@ -51,7 +51,7 @@ func portForwardCommand(f *cmdutil.Factory, o *portForwardOptions, runF func(*po
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&o.Addresses, "address", []string{"localhost"}, "local addresses to listen on: IP addresses and localhost (127.0.0.1 and ::1), comma separated")
-	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "protocol family: auto, websocket or spdy")
+	fl.StringVarP(&o.Transport, "transport", "r", string(transport.Auto), "protocol family: auto, websocket or spdy")
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
 	return cmd

@@ -19,6 +19,7 @@ type psOptions struct {
 	ID, Name, Namespace, State, Pod, Image string
 	Labels                                 []string
 	All, Quiet, NoTrunc, Latest            bool
+	Verbose, ResolveImagePath              bool
 	Last                                   int
 
 	filter client.ContainerFilter
@@ -48,6 +49,8 @@ func psCommand(o *psOptions) *cobra.Command {
 	fl.StringArrayVar(&o.Labels, "label", nil, "only containers with this label, key=value (repeatable)")
 	fl.BoolVarP(&o.All, "all", "a", false, "containers in every state, not only running ones")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print container IDs only")
+	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "a block of key: value lines a container instead of the table (crictl's -v)")
+	fl.BoolVarP(&o.ResolveImagePath, "resolve-image-path", "r", false, "crictl's: show the image's name, not its ID (crisp's table always does)")
 	fl.BoolVar(&o.NoTrunc, "no-trunc", false, "do not truncate IDs")
 	fl.IntVarP(&o.Last, "last", "n", 0, "only the N most recently created containers (implies --all)")
 	fl.BoolVarP(&o.Latest, "latest", "l", false, "only the most recently created container (implies --all)")
@@ -88,6 +91,6 @@ func (o *psOptions) Validate() error {
 // Run lists the containers and prints them.
 func (o *psOptions) Run(ctx context.Context) error {
 	return o.f.WithClient(func(c *client.Client) error {
-		return query.PS(ctx, c, o.filter, o.Pod, query.ListOptions{Quiet: o.Quiet, Last: o.Last, NoTrunc: o.NoTrunc, Now: o.now()}, o.f.Printer())
+		return query.PS(ctx, c, o.filter, o.Pod, query.ListOptions{Quiet: o.Quiet, Last: o.Last, NoTrunc: o.NoTrunc, Now: o.now(), Verbose: o.Verbose}, o.f.Printer())
 	})
 }

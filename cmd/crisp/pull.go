@@ -37,7 +37,8 @@ func newPullCommand(f *cmdutil.Factory) *cobra.Command {
 	fl.StringVarP(&o.Username, "username", "u", "", "USERNAME for the registry; the password is read from stdin")
 	fl.StringArrayVarP(&o.Annotations, "annotation", "a", nil, "annotation key=value for the image (repeatable)")
 	fl.StringVar(&o.PodConfig, "pod-config", "", "a pod sandbox config (JSON or YAML) the runtime may pull for")
-	fl.DurationVar(&o.Timeout, "pull-timeout", 0, "the longest the pull may take (0: no limit; env CRICTL_PULL_TIMEOUT)")
+	fl.DurationVar(&o.Timeout, "pull-timeout", 0, "the longest the pull may take (0: no limit; env CRICTL_PULL_TIMEOUT); also --pt")
+	cmdutil.Alias(fl, "pt", "pull-timeout")
 	return cmd
 }
 

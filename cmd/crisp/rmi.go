@@ -26,6 +26,7 @@ func (o *rmiOptions) Validate() error {
 
 // Run removes the images.
 func (o *rmiOptions) Run(ctx context.Context) error {
+	o.Warn = o.F.Streams.ErrOut
 	return o.WithRuntime(func(c *client.Client) error { return query.RMI(ctx, c, o.Args, o.RMIOptions, o.Out()) })
 }
 

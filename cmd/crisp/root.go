@@ -34,7 +34,7 @@ func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return f.CompleteGlobals(cmd) },
 	}
 	root.Version = crispVersion
-	root.SetVersionTemplate("crisp {{.Version}}\n")
+	root.SetVersionTemplate("crisp version {{.Version}}\n") // crictl's words: "crictl version v1.37.0"
 	root.SetIn(f.Streams.In)
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.ErrOut)
@@ -59,7 +59,8 @@ func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 	add(groupStreaming, newExecCommand(f), newAttachCommand(f), newPortForwardCommand(f), newCpCommand(f))
 	add(groupInspection, newVersionCommand(f), newInfoCommand(f), newPodsCommand(f), newPsCommand(f),
 		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f), newInspectImageCommand(f),
-		newStatsCommand(f), newPodStatsCommand(f), newImageFsInfoCommand(f), newEventsCommand(f), newRuntimeConfigCommand(f))
+		newStatsCommand(f), newPodStatsCommand(f), newImageFsInfoCommand(f), newEventsCommand(f), newRuntimeConfigCommand(f),
+		newMetricDescsCommand(f), newMetricsPodCommand(f), newUpdateRuntimeConfigCommand(f), newConfigCommand(f))
 	add(groupImages, newPullCommand(f), newRmiCommand(f))
 	add(groupLifecycle, newRunPodCommand(f), newCreateCommand(f), newStartCommand(f), newRunCommand(f),
 		newStopCommand(f), newRmCommand(f), newStopPodCommand(f), newRmPodCommand(f),
@@ -100,7 +101,7 @@ func Main(args []string, streams cmdutil.IOStreams) int {
 // reported it already.
 func execute(ctx context.Context, f *cmdutil.Factory, args []string) (int, *cobra.Command, error) {
 	root := newRootCommand(f)
-	root.SetArgs(args)
+	root.SetArgs(crictlArgs(args))
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return cmdutil.ExitOK, cmd, nil

@@ -35,6 +35,6 @@ func newRunCommand(f *cmdutil.Factory) *cobra.Command {
 		RunE:    runOptions(f, o),
 	}
 	o.Bind(cmd.Flags())
-	cmd.Flags().StringVar(&o.Runtime, "runtime", "", "runtime handler for the pod (the runtime defines them)")
+	cmd.Flags().StringVarP(&o.Runtime, "runtime", "r", "", "runtime handler for the pod (the runtime defines them)")
 	return cmd
 }

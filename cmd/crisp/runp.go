@@ -33,7 +33,7 @@ func newRunPodCommand(f *cmdutil.Factory) *cobra.Command {
 		RunE:    runOptions(f, o),
 	}
 	// crictl also has -r for --runtime; crisp's -r is --runtime-endpoint.
-	cmd.Flags().StringVar(&o.Runtime, "runtime", "", "runtime handler to use (the runtime defines them)")
+	cmd.Flags().StringVarP(&o.Runtime, "runtime", "r", "", "runtime handler to use (the runtime defines them)")
 	cmd.Flags().DurationVarP(&o.CancelTimeout, "cancel-timeout", "T", 0, "cancel the request after this long (default --request-timeout)")
 	return cmd
 }

@@ -36,7 +36,7 @@ func newStatsCommand(f *cmdutil.Factory) *cobra.Command {
 	fl := o.flags(cmd)
 	fl.BoolVarP(&o.q.All, "all", "a", false, "also containers that use no CPU and no memory")
 	fl.StringVarP(&o.q.Pod, "pod", "p", "", "only containers of this pod (ID, ID prefix or name)")
-	fl.StringVar(&o.q.Filter.ID, "id", "", "only the container with this full ID")
+	fl.StringVar(&o.q.Filter.ID, "id", "", "only the container with this ID or ID prefix")
 	_ = cmd.RegisterFlagCompletionFunc("pod", completePods(f))
 	return cmd
 }
@@ -51,7 +51,7 @@ func newPodStatsCommand(f *cmdutil.Factory) *cobra.Command {
 		Args:    cmdutil.MaxArgs(1, "one POD"),
 		RunE:    runOptions(o.f, o),
 	}
-	o.flags(cmd).StringVar(&o.q.Filter.ID, "id", "", "only the pod with this full ID")
+	o.flags(cmd).StringVar(&o.q.Filter.ID, "id", "", "only the pod with this ID or ID prefix")
 	return cmd
 }
 

@@ -32,10 +32,15 @@ type IOStreams struct {
 // GlobalOptions are the persistent flags every command shares.
 type GlobalOptions struct {
 	RuntimeEndpoint string
+	ImageEndpoint   string
 	ConfigFile      string
-	RequestTimeout  time.Duration
-	Verbose         int
-	Output          string
+	// Debug is -D/--debug: each CRI request and response on stderr.
+	Debug bool
+	// MaxRetries is crictl's --max-retries, accepted for its scripts.
+	MaxRetries     int
+	RequestTimeout time.Duration
+	Verbose        int
+	Output         string
 	// Template is --template, the text -o go-template runs.
 	Template string
 }
@@ -60,13 +65,17 @@ func (f *Factory) Env(key string) string {
 // Settings resolves endpoint, timeouts and config-file keys.
 func (f *Factory) Settings() (client.Settings, error) {
 	settings, err := client.Resolve(client.Sources{
-		FlagEndpoint: f.Global.RuntimeEndpoint,
-		FlagConfig:   f.Global.ConfigFile,
-		FlagTimeout:  f.Global.RequestTimeout,
-		Getenv:       f.Getenv,
+		FlagEndpoint:      f.Global.RuntimeEndpoint,
+		FlagImageEndpoint: f.Global.ImageEndpoint,
+		FlagConfig:        f.Global.ConfigFile,
+		FlagTimeout:       f.Global.RequestTimeout,
+		Getenv:            f.Getenv,
 	})
 	if err != nil {
 		return settings, err
+	}
+	if f.Global.Debug || settings.Debug {
+		settings.DebugOut = f.Streams.ErrOut
 	}
 	if settings.EndpointSource == client.SourceUsualSocket {
 		_, _ = fmt.Fprintf(f.Streams.ErrOut, "crisp: no runtime endpoint configured; using %s\n", settings.RuntimeEndpoint) // the error stream is the last resort: a failed write there has nowhere to go

@@ -10,9 +10,15 @@ import (
 
 // AddFlags binds the persistent flags every command shares to o.
 func (o *GlobalOptions) AddFlags(pf *pflag.FlagSet) {
-	pf.StringVarP(&o.RuntimeEndpoint, "runtime-endpoint", "r", "", "CRI runtime endpoint (unix:///path or tcp://host:port); default: CONTAINER_RUNTIME_ENDPOINT, the config file, then the usual sockets")
+	// -r, -i and -t are crictl's shorthands before the verb only (after it
+	// they are the verb's own: exec -r transport, exec -i stdin, ...):
+	// Main rewrites them to these long names (see cmd/crisp/globals.go).
+	pf.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint (unix:///path or tcp://host:port); default: CONTAINER_RUNTIME_ENDPOINT, the config file, then the usual sockets; -r before the verb")
+	pf.StringVar(&o.ImageEndpoint, "image-endpoint", "", "CRI image service endpoint (default: IMAGE_SERVICE_ENDPOINT, the config file, then the runtime endpoint); -i before the verb")
+	pf.BoolVarP(&o.Debug, "debug", "D", false, "print each CRI request and response to stderr, as crictl's --debug (also the config file's debug: true)")
+	pf.IntVar(&o.MaxRetries, "max-retries", 3, "crictl's retries of an unreachable endpoint: accepted; crisp reports an unreachable endpoint at once")
 	pf.StringVarP(&o.ConfigFile, "config", "c", "", "crictl-style YAML config file (default: CRI_CONFIG_FILE, then "+client.DefaultConfigFile+")")
-	pf.DurationVar(&o.RequestTimeout, "request-timeout", 0, "timeout of each gRPC call (default 10s, or the config file's timeout)")
+	pf.DurationVar(&o.RequestTimeout, "request-timeout", 0, "timeout of each gRPC call (default 10s, or the config file's timeout); crictl's -t/--timeout before the verb")
 	pf.CountVarP(&o.Verbose, "verbose", "v", "-v shows the negotiated transport and protocol, -vv every frame")
 	pf.StringVarP(&o.Output, "output", "o", "table", "output format where output is data: table, json, yaml or go-template")
 	pf.StringVar(&o.Template, "template", "", "the Go template -o go-template runs over the JSON (crictl's functions: json, title, lower, upper)")

@@ -27,7 +27,8 @@ func (o *TLSFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CA, "tls-ca", "", "CA certificate file to verify the streaming server (default: system roots; config key tls-ca)")
 	fs.StringVar(&o.Cert, "tls-cert", "", "client certificate file for streaming mTLS (config key tls-cert)")
 	fs.StringVar(&o.Key, "tls-key", "", "client key file for streaming mTLS (config key tls-key)")
-	fs.StringVar(&o.ServerName, "tls-server-name", "", "server name to verify instead of the streaming URL's host (config key tls-server-name)")
+	fs.StringVar(&o.ServerName, "tls-server-name", "", "server name to verify instead of the streaming URL's host (config key tls-server-name); also --tls-sni")
+	Alias(fs, "tls-sni", "tls-server-name")
 	fs.BoolVar(&o.Insecure, "insecure-skip-tls-verify", false, "do not verify the streaming server's certificate (insecure; warns)")
 }
 

@@ -80,7 +80,8 @@ func (p Printer) Print(v any, table func(w io.Writer) error) error {
 		if data, err = yaml.JSONToYAML(data); err != nil {
 			return err
 		}
-		_, err = p.Out.Write(data)
+		// crictl prints its YAML with Println: a blank line ends it.
+		_, err = p.Out.Write(append(data, '\n'))
 		return err
 	case GoTemplate:
 		return p.template(v)

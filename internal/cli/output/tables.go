@@ -63,6 +63,10 @@ func PodTable(w io.Writer, o TableOptions, pods []*runtimeapi.PodSandbox) {
 // ImageTableOptions are crisp images' table flags.
 type ImageTableOptions struct {
 	NoTrunc, Digests, Pinned bool
+	// Verbose is crictl's images -v (ImagesVerbose instead of the table).
+	Verbose bool
+	// Filters are crictl's -f/--filter conditions (client.FilterImages).
+	Filters []string
 }
 
 // ImageTable is crisp images: one line per tag.

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -42,7 +43,7 @@ type Client struct {
 // differs). Connections are lazy: an unreachable socket surfaces at the first
 // call, as an error that names the endpoint.
 func Dial(settings Settings) (*Client, error) {
-	rconn, err := dialEndpoint(settings.RuntimeEndpoint)
+	rconn, err := dialEndpoint(settings.RuntimeEndpoint, settings.DebugOut)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func Dial(settings Settings) (*Client, error) {
 		conns:         []*grpc.ClientConn{rconn},
 	}
 	if settings.ImageEndpoint != "" && settings.ImageEndpoint != settings.RuntimeEndpoint {
-		iconn, err := dialEndpoint(settings.ImageEndpoint)
+		iconn, err := dialEndpoint(settings.ImageEndpoint, settings.DebugOut)
 		if err != nil {
 			_ = c.Close() // the dial error is the one to report
 			return nil, err
@@ -168,7 +169,7 @@ func notSocket(path string) string {
 }
 
 // dialEndpoint accepts unix:// (or a bare path) and tcp:// endpoints.
-func dialEndpoint(endpoint string) (*grpc.ClientConn, error) {
+func dialEndpoint(endpoint string, debugOut io.Writer) (*grpc.ClientConn, error) {
 	network, addr, err := parseEndpoint(endpoint)
 	if err != nil {
 		return nil, err
@@ -185,11 +186,15 @@ func dialEndpoint(endpoint string) (*grpc.ClientConn, error) {
 		}
 		return conn, err
 	}
-	conn, err := grpc.NewClient("passthrough:///"+addr,
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(dialer),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
-	)
+	}
+	if debugOut != nil {
+		opts = append(opts, grpc.WithChainUnaryInterceptor(debugInterceptor(debugOut)))
+	}
+	conn, err := grpc.NewClient("passthrough:///"+addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("runtime endpoint %s: %w", endpoint, err)
 	}

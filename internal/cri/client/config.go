@@ -83,6 +83,9 @@ type Settings struct {
 	RequestTimeout  time.Duration
 	// Debug is the config file's debug key (see FileConfig.Verbosity).
 	Debug bool
+	// DebugOut, when set, receives each CRI request and response (-D,
+	// --debug, or the config file's debug key), as crictl's debug prints them.
+	DebugOut io.Writer
 	// EndpointSource says where RuntimeEndpoint came from, for messages.
 	EndpointSource string
 	// File is the parsed configuration file (zero when none was read).
@@ -91,13 +94,16 @@ type Settings struct {
 
 // Sources are the inputs to Resolve. Empty strings mean "not given".
 type Sources struct {
-	FlagEndpoint  string
-	FlagConfig    string
-	FlagTimeout   time.Duration // zero when the flag was not set; negative is an error
-	Getenv        func(string) string
-	DefaultConfig string                 // DefaultConfigFile unless a test overrides it
-	Defaults      []string               // DefaultEndpoints unless a test overrides it
-	SocketExists  func(path string) bool // nil means os.Stat
+	FlagEndpoint string
+	// FlagImageEndpoint is -i/--image-endpoint: it wins over
+	// IMAGE_SERVICE_ENDPOINT and the file.
+	FlagImageEndpoint string
+	FlagConfig        string
+	FlagTimeout       time.Duration // zero when the flag was not set; negative is an error
+	Getenv            func(string) string
+	DefaultConfig     string                 // DefaultConfigFile unless a test overrides it
+	Defaults          []string               // DefaultEndpoints unless a test overrides it
+	SocketExists      func(path string) bool // nil means os.Stat
 }
 
 // Resolve decides the runtime endpoint in crictl's order: the flag,
@@ -129,6 +135,9 @@ func Resolve(src Sources) (Settings, error) {
 	s.ImageEndpoint = file.ImageEndpoint
 	if env := getenv("IMAGE_SERVICE_ENDPOINT"); env != "" {
 		s.ImageEndpoint = env
+	}
+	if src.FlagImageEndpoint != "" {
+		s.ImageEndpoint = src.FlagImageEndpoint
 	}
 	s.Debug = file.Debug
 	if file.Timeout != nil {

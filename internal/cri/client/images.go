@@ -123,6 +123,11 @@ func MatchImage(img *runtimeapi.Image, ref string) bool {
 		if t == ref || t == ref+":latest" || shortName(t) == ref || shortName(t) == ref+":latest" {
 			return true
 		}
+		// A repository without a tag names every tag of it, as docker's and
+		// crictl's images REPO list them.
+		if repo := tagRepo(t); isBareRepo(ref) && (repo == ref || shortName(repo) == ref) {
+			return true
+		}
 	}
 	for _, d := range img.GetRepoDigests() {
 		if d == ref || shortName(d) == ref {
@@ -133,6 +138,19 @@ func MatchImage(img *runtimeapi.Image, ref string) bool {
 }
 
 var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
+
+// tagRepo is a tag's repository: name:tag without :tag.
+func tagRepo(tag string) string {
+	if i := strings.LastIndex(tag, ":"); i > strings.LastIndex(tag, "/") {
+		return tag[:i]
+	}
+	return tag
+}
+
+// isBareRepo says whether ref is a repository with neither tag nor digest.
+func isBareRepo(ref string) bool {
+	return !strings.Contains(ref, "@") && tagRepo(ref) == ref && !hexRE.MatchString(ref)
+}
 
 // shortName drops docker.io/library/ and docker.io/ as docker does.
 func shortName(ref string) string {
@@ -160,9 +178,14 @@ func (c *Client) callImagesWithin(ctx context.Context, timeout time.Duration, wh
 
 // RemoveImages removes every image refs names, each by its ID, and calls
 // deleted with each tag it carried (its ID when untagged), as crictl rmi
-// prints them. It carries on past a failure; the error lists them all.
-func (c *Client) RemoveImages(ctx context.Context, refs []string, deleted func(string)) error {
+// prints them. Every ref is resolved first, so two tags of one image
+// remove it once; shared, when set, is told of a tag whose image carries
+// other tags too, before anything is removed (crictl warns so). It carries
+// on past a failure; the error lists them all.
+func (c *Client) RemoveImages(ctx context.Context, refs []string, shared func(ref string, tags []string), deleted func(string)) error {
 	var errs []error
+	var images []*runtimeapi.Image
+	seen := map[string]bool{}
 	for _, ref := range refs {
 		st, err := c.InspectImage(ctx, ref, false)
 		if err != nil {
@@ -170,6 +193,16 @@ func (c *Client) RemoveImages(ctx context.Context, refs []string, deleted func(s
 			continue
 		}
 		img := st.GetImage()
+		byID := strings.HasPrefix(strings.TrimPrefix(img.GetId(), "sha256:"), strings.TrimPrefix(ref, "sha256:"))
+		if shared != nil && len(img.GetRepoTags()) > 1 && !byID {
+			shared(ref, img.GetRepoTags())
+		}
+		if !seen[img.GetId()] {
+			seen[img.GetId()] = true
+			images = append(images, img)
+		}
+	}
+	for _, img := range images {
 		if err := c.RemoveImage(ctx, img.GetId()); err != nil {
 			errs = append(errs, err)
 			continue

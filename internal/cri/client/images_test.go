@@ -61,7 +61,9 @@ func TestMatchImage(t *testing.T) {
 	}
 	for ref, want := range map[string]bool{
 		"": true, "busybox": true, "busybox:latest": true, "docker.io/library/busybox": true,
-		"registry.k8s.io/pause:3.9": true, "registry.k8s.io/pause": false, "pause:3.9": false,
+		// A repository without a tag names each of its tags, as `docker
+		// images REPO` and `crictl images REPO` list them.
+		"registry.k8s.io/pause:3.9": true, "registry.k8s.io/pause": true, "registry.k8s.io/paus": false, "pause:3.9": false,
 		"6585": true, "sha256:6585": true, "65": false, img.GetId(): true, "busybox@sha256:1234": true,
 		"nginx": false, "bus": false, "6585z": false,
 	} {

@@ -235,7 +235,7 @@ func (c *Client) ListContainers(ctx context.Context, f ContainerFilter) ([]*runt
 // sorted by their first tag, untagged ones last.
 func (c *Client) ListImages(ctx context.Context, ref string) ([]*runtimeapi.Image, error) {
 	req := &runtimeapi.ListImagesRequest{}
-	if ref != "" {
+	if ref != "" && !isBareRepo(ref) { // a bare repository: every tag, matched here
 		req.Filter = &runtimeapi.ImageFilter{Image: &runtimeapi.ImageSpec{Image: ref}}
 	}
 	var resp *runtimeapi.ListImagesResponse

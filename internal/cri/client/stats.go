@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"sort"
+	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -19,7 +20,7 @@ type StatsFilter struct {
 // sorts them. Filters are applied again here for runtimes that ignore them.
 func (c *Client) ContainerStats(ctx context.Context, f StatsFilter) (*runtimeapi.ListContainerStatsResponse, error) {
 	req := &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{
-		Id: f.ID, PodSandboxId: f.PodID, LabelSelector: f.Labels,
+		Id: fullID(f.ID), PodSandboxId: f.PodID, LabelSelector: f.Labels,
 	}}
 	var resp *runtimeapi.ListContainerStatsResponse
 	err := c.Call(ctx, "listing container stats", func(ctx context.Context) (err error) {
@@ -37,7 +38,7 @@ func (c *Client) ContainerStats(ctx context.Context, f StatsFilter) (*runtimeapi
 // pod), sorted by pod ID.
 func (c *Client) PodStats(ctx context.Context, f StatsFilter) (*runtimeapi.ListPodSandboxStatsResponse, error) {
 	req := &runtimeapi.ListPodSandboxStatsRequest{Filter: &runtimeapi.PodSandboxStatsFilter{
-		Id: f.ID, LabelSelector: f.Labels,
+		Id: fullID(f.ID), LabelSelector: f.Labels,
 	}}
 	var resp *runtimeapi.ListPodSandboxStatsResponse
 	err := c.Call(ctx, "listing pod stats", func(ctx context.Context) (err error) {
@@ -49,6 +50,16 @@ func (c *Client) PodStats(ctx context.Context, f StatsFilter) (*runtimeapi.ListP
 	}
 	resp.Stats = matchingStats(resp.GetStats(), f)
 	return resp, nil
+}
+
+// fullID is id when it is a whole 64-digit ID, for the runtime to filter
+// by; a prefix (stats --id 4e18) is matched here instead, as crictl's
+// --id matches one.
+func fullID(id string) string {
+	if len(id) == 64 {
+		return id
+	}
+	return ""
 }
 
 // statsAttributes is what container and pod stats' attributes share.
@@ -64,7 +75,7 @@ func matchingStats[S interface{ GetAttributes() A }, A statsAttributes](stats []
 	out := stats[:0]
 	for _, s := range stats {
 		a := s.GetAttributes()
-		if (f.ID == "" || a.GetId() == f.ID) && hasLabels(a.GetLabels(), f.Labels) {
+		if strings.HasPrefix(a.GetId(), f.ID) && hasLabels(a.GetLabels(), f.Labels) {
 			out = append(out, s)
 		}
 	}

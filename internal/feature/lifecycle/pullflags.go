@@ -21,7 +21,8 @@ func (p *PullFlags) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.Creds, "creds", "", "registry credentials USERNAME[:PASSWORD]")
 	fs.StringVar(&p.Auth, "auth", "", "registry credentials as base64 of USERNAME:PASSWORD")
 	fs.StringVarP(&p.Username, "username", "u", "", "registry user; the password is read from stdin")
-	fs.DurationVar(&p.Timeout, "pull-timeout", 0, "longest a pull may take (0: no limit beyond --request-timeout)")
+	fs.DurationVar(&p.Timeout, "pull-timeout", 0, "longest a pull may take (0: no limit beyond --request-timeout); also --pt")
+	cmdutil.Alias(fs, "pt", "pull-timeout")
 	fs.DurationVarP(&p.CancelTimeout, "cancel-timeout", "T", 0, "cancel each request after this long (default --request-timeout)")
 }
 

@@ -1,7 +1,9 @@
 package query
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +28,9 @@ func Pull(ctx context.Context, c *client.Client, ref string, o client.PullOption
 type RMIOptions struct {
 	// All removes every image; Prune every image no container uses.
 	All, Prune bool
+	// Warn, when set, receives crictl's warning that a tag's image
+	// carries other tags, which go with it.
+	Warn io.Writer
 }
 
 // RMI removes images and prints "Deleted: TAG" for each, as crictl rmi.
@@ -45,7 +50,16 @@ func RMI(ctx context.Context, c *client.Client, refs []string, o RMIOptions, out
 		refs = append(refs, img.GetId())
 	}
 	var werr error
-	err = c.RemoveImages(ctx, refs, func(deleted string) {
+	var shared func(string, []string)
+	if o.Warn != nil {
+		shared = func(ref string, tags []string) {
+			_, _ = fmt.Fprintf(o.Warn, "crisp: image %q has %d tags; removing it removes them all:\n", ref, len(tags)) // a warning: best effort
+			for _, t := range tags {
+				_, _ = fmt.Fprintf(o.Warn, "  %s\n", t) // a warning: best effort
+			}
+		}
+	}
+	err = c.RemoveImages(ctx, refs, shared, func(deleted string) {
 		if _, err := fmt.Fprintf(out, "Deleted: %s\n", deleted); err != nil {
 			werr = err
 		}
@@ -64,7 +78,14 @@ func ImageFsInfo(ctx context.Context, c *client.Client, p output.Printer) error 
 	if err != nil {
 		return err
 	}
-	return p.Print(map[string]any{"status": data}, func(w io.Writer) error {
+	// crictl's keys are sorted here: decoded into maps, encoded again.
+	var sorted any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&sorted); err != nil {
+		return err
+	}
+	return p.Print(map[string]any{"status": sorted}, func(w io.Writer) error {
 		output.FsTable(w, resp)
 		return nil
 	})

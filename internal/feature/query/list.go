@@ -20,6 +20,9 @@ type ListOptions struct {
 	Last    int
 	NoTrunc bool
 	Now     time.Time
+	// Verbose is crictl's -v: a block of key: value lines an object
+	// instead of the table.
+	Verbose bool
 }
 
 func lastN[T any](items []T, n int) []T {
@@ -75,6 +78,10 @@ func PS(ctx context.Context, c *client.Client, f client.ContainerFilter, pod str
 		}
 	}
 	return p.Print(nil, func(w io.Writer) error {
+		if o.Verbose {
+			output.ContainersVerbose(w, o.Now, ctrs, pods)
+			return nil
+		}
 		output.ContainerTable(w, output.TableOptions{Now: o.Now, NoTrunc: o.NoTrunc}, ctrs, pods)
 		return nil
 	})
@@ -95,6 +102,10 @@ func Pods(ctx context.Context, c *client.Client, f client.PodFilter, o ListOptio
 		return err
 	}
 	return p.Print(data, func(w io.Writer) error {
+		if o.Verbose {
+			output.PodsVerbose(w, pods)
+			return nil
+		}
 		output.PodTable(w, output.TableOptions{Now: o.Now, NoTrunc: o.NoTrunc}, pods)
 		return nil
 	})
@@ -106,6 +117,9 @@ func Images(ctx context.Context, c *client.Client, ref string, quiet bool, t out
 	if err != nil {
 		return err
 	}
+	if images, err = client.FilterImages(images, t.Filters); err != nil {
+		return fmt.Errorf("images -f: %w", err)
+	}
 	if quiet {
 		return printIDs(p.Out, images)
 	}
@@ -114,6 +128,10 @@ func Images(ctx context.Context, c *client.Client, ref string, quiet bool, t out
 		return err
 	}
 	return p.Print(data, func(w io.Writer) error {
+		if t.Verbose {
+			output.ImagesVerbose(w, images)
+			return nil
+		}
 		output.ImageTable(w, t, images)
 		return nil
 	})

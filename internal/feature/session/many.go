@@ -23,6 +23,14 @@ type Many struct {
 	Pod      string
 	Name     string
 	Parallel int
+	// crictl's selectors and switches besides those: --image, --state,
+	// -l/--latest and -n/--last (Last keeps the N most recently created
+	// matches), -q/--quiet (no summary line), -e/--ignore-errors (exit 0).
+	Image, State string
+	Latest       bool
+	Last         int
+	Quiet        bool
+	IgnoreErrors bool
 
 	// Filter selects the containers (set by the command's Validate from
 	// Labels and Name); Pod, when set, is resolved into it.
@@ -50,8 +58,11 @@ func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 	if err != nil {
 		return err
 	}
+	if m.Last > 0 && len(ctrs) > m.Last {
+		ctrs = ctrs[:m.Last] // newest first
+	}
 	if len(ctrs) == 0 {
-		return errors.New("exec: no running container matches --label/--pod/--name (see `crisp ps`)")
+		return errors.New("exec: no container matches the selectors (--label, --pod, --name, --image, --state, -l, -n; see `crisp ps -a`)")
 	}
 	cfg, err := d.config(e.TLS, settings, nil, e.Trace.Apply)
 	if err != nil {
@@ -72,7 +83,9 @@ func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 			}
 			return 0, err
 		})
-	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: exec: %s\n", res.Summary()) // stderr unwritable: nowhere else to say it
+	if !m.Quiet {
+		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: exec: %s\n", res.Summary()) // stderr unwritable: nowhere else to say it
+	}
 	if code := res.ExitCode(); code != 0 {
 		return cmdutil.RemoteStatus{Code: code}
 	}
