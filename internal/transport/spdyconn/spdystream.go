@@ -21,6 +21,10 @@ const spdystreamReplyTimeout = 30 * time.Second
 // end is noticed between slices.
 const spdystreamReplyPoll = 20 * time.Millisecond
 
+// spdystreamLateAnswer is how long a stream given up on (no reply in time,
+// or the connection ended) still takes an answer that was on its way.
+const spdystreamLateAnswer = 100 * time.Millisecond
+
 // spdystreamConn is the way back (KindSpdystream): spdystream's client
 // connection set up as k8s.io/streaming does it for kubectl (pings, a reply
 // wait per stream, every stream reset at Close), but with every stream it
@@ -95,15 +99,21 @@ func (c *spdystreamConn) CreateStream(headers http.Header) (httpstream.Stream, e
 	if s == nil {
 		return nil, err
 	}
-	if !c.track(s) {
-		_ = s.Reset()
-		return nil, errClosed
-	}
-	if err == nil {
+	switch {
+	case !c.track(s):
+		err = errClosed
+	case err == nil:
 		err = c.waitReply(s)
 	}
 	if err != nil {
 		c.drop(s)
+		if !errors.Is(err, ErrReset) {
+			// A reset the server sent as this wait gave up may be in
+			// spdystream's frame handler already, past its look-up of the
+			// stream: it then blocks until someone takes it, holding up
+			// every frame after it. Take it.
+			_ = s.WaitTimeout(spdystreamLateAnswer)
+		}
 		return nil, err
 	}
 	return s, nil
