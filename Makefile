@@ -107,6 +107,13 @@ containerd-down:
 perf: deps build
 	bash scripts/perf-doc.sh docs/performance.md
 
+## perf-kubectl: crisp on a kubelet's CRI socket beside kubectl through the API
+## server and the kubelet (alternating, both orders, medians), printed; make perf
+## puts the same table in docs/performance.md. Needs root.
+.PHONY: perf-kubectl
+perf-kubectl: deps build
+	bash scripts/k8s/perf.sh
+
 ## perf-mock: the same side by side against crisp's mock runtime (no root
 ## needed); prints the tables.
 .PHONY: perf-mock

@@ -10,19 +10,17 @@ import (
 	"flag"
 	"fmt"
 	"os"
-
-	"github.com/crisp-cri/crisp/internal/ociimage"
 )
 
 func main() {
-	var o ociimage.Options
+	var o Options
 	flag.StringVar(&o.Binary, "binary", "bin/crisp-static", "the static crisp binary to pack")
 	flag.StringVar(&o.Name, "name", "crisp", "image name (docker.io/library/ is implied, as for docker)")
 	flag.StringVar(&o.Tag, "tag", "dev", "image tag: crisp's version")
 	flag.StringVar(&o.Arch, "arch", "amd64", "the binary's architecture (GOARCH)")
 	flag.StringVar(&o.Out, "o", "bin/crisp-image.tar", "the tarball to write")
 	flag.Parse()
-	digest, err := ociimage.Write(o)
+	digest, err := Write(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crisp-image:", err)
 		os.Exit(1) //nolint:forbidigo // a build tool's own main: make reads its exit status

@@ -6,11 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/session"
-	"github.com/crisp-cri/crisp/internal/transport"
-	"github.com/crisp-cri/crisp/internal/tty"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/session"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/stream/tty"
 )
 
 // attachOptions are `crisp attach`'s flags and arguments.
@@ -59,8 +58,8 @@ func attachCommand(f *cmdutil.Factory, o *attachOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
 		Short:       "Attach to a running container's main process",
-		Long:        helptext.Long("attach"),
-		Example:     helptext.Example("attach"),
+		Long:        helpLong("attach"),
+		Example:     helpExample("attach"),
 		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {

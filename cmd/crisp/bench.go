@@ -3,9 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/diag"
-	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/diag"
 )
 
 func newBenchCommand(f *cmdutil.Factory) *cobra.Command {
@@ -13,8 +12,8 @@ func newBenchCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "bench CONTAINER [--pod POD] [--port N] [-o json] [--size BYTES] [--runs N]",
 		Short:             "Measure exec latency and exec and port-forward throughput per transport",
-		Long:              helptext.Long("bench"),
-		Example:           helptext.Example("bench"),
+		Long:              helpLong("bench"),
+		Example:           helpExample("bench"),
 		Args:              cmdutil.ExactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/crisp-cri/crisp/internal/feature/probe"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
-	"github.com/crisp-cri/crisp/internal/probe"
-	"github.com/crisp-cri/crisp/internal/testkit"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // benchSteps is, per profile, what bench must measure: the steps of

@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // checkpointOptions are the flags of `crisp checkpoint`.
@@ -35,8 +34,8 @@ func newCheckpointCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "checkpoint --export FILE.tar CONTAINER...",
 		Short:   "Checkpoint one or more running containers",
-		Long:    helptext.Long("checkpoint"),
-		Example: helptext.Example("checkpoint"),
+		Long:    helpLong("checkpoint"),
+		Example: helpExample("checkpoint"),
 		Args:    cmdutil.ArgsRange(1, -1, "at least one CONTAINER"),
 		RunE:    runOptions(f, o),
 	}

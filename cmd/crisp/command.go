@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
 // commandOptions is the shape of every crisp command, after kubectl's:

@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/completion"
-	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/completion"
 )
 
 // completionOptions are `crisp completion`'s argument and dependencies.
@@ -26,8 +25,8 @@ func newCompletionCommand(f *cmdutil.Factory) *cobra.Command {
 		Use:       "completion bash|zsh|fish|powershell",
 		Short:     "Print a shell completion script (container and pod names complete from the runtime)",
 		ValidArgs: completion.ShellNames(),
-		Example:   helptext.Example("completion"),
-		Long:      helptext.Long("completion"),
+		Example:   helpExample("completion"),
+		Long:      helpLong("completion"),
 		Args:      cmdutil.ExactArgs(1, "a shell (bash, zsh, fish or powershell)"),
 		RunE:      runOptions(f, &completionOptions{}),
 	}
@@ -65,8 +64,8 @@ func newGenDocsCommand(f *cmdutil.Factory) *cobra.Command {
 		Use:     "gen-docs [--man DIR] [--completions DIR]",
 		Short:   "Generate man pages and completion scripts",
 		Hidden:  true,
-		Example: helptext.Example("gen-docs"),
-		Long:    helptext.Long("gen-docs"),
+		Example: helpExample("gen-docs"),
+		Long:    helpLong("gen-docs"),
 		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(f, o),
 	}

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/completion"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/completion"
 )
 
 // TestCompletionScriptsUpToDate fails when the checked-in scripts under

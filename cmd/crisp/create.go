@@ -5,14 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // createOptions are the flags of `crisp create`.
-type createOptions struct{ cmdutil.PullFlags }
+type createOptions struct{ lifecycle.PullFlags }
 
 func (o *createOptions) Validate() error { return o.ValidatePull(lifecycle.PullNever) }
 
@@ -27,8 +26,8 @@ func newCreateCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "create [flags] POD CONTAINER_CONFIG POD_CONFIG",
 		Short:   "Create a container in a pod from config files",
-		Long:    helptext.Long("create"),
-		Example: helptext.Example("create"),
+		Long:    helpLong("create"),
+		Example: helpExample("create"),
 		Args:    cmdutil.ArgsRange(3, 3, "POD CONTAINER_CONFIG POD_CONFIG"),
 		RunE:    runOptions(f, o),
 	}

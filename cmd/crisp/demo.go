@@ -9,9 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/demo"
-	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/demo"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
@@ -34,8 +33,8 @@ func newDemoCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "demo [--profile P]",
 		Short:   "Start a mock runtime in-process and show probe, exec, attach and port-forward on it",
-		Long:    helptext.Long("demo"),
-		Example: helptext.Example("demo"),
+		Long:    helpLong("demo"),
+		Example: helpExample("demo"),
 		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(f, o),
 	}

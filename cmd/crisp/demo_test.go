@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
 // demoSocketDir is the temporary folder of the demo's socket, read from its

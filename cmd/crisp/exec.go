@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/session"
-	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/session"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
 // streamDeps are what exec, attach and port-forward need from the world
@@ -51,8 +50,8 @@ func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "exec [-i] [-t] [-s] [--timeout D] [--transport T] [--protocol P] CONTAINER -- CMD [ARG...]",
 		Short:       "Run a command in a running container",
-		Long:        helptext.Long("exec"),
-		Example:     helptext.Example("exec"),
+		Long:        helpLong("exec"),
+		Example:     helpExample("exec"),
 		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
 		RunE:        runOptions(f, o),
 	}

@@ -7,13 +7,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/session"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/session"
 )
 
 // execManyOptions are exec's flags for running in every matching container
-// (--label, --pod, --name, --parallel); internal/fanout does the running.
+// (--label, --pod, --name, --parallel); internal/feature/fanout does the running.
 type execManyOptions struct {
 	Labels   []string
 	Pod      string

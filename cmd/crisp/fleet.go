@@ -9,10 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/fleet"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/report"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/fleet"
+	"github.com/crisp-cri/crisp/internal/feature/report"
 )
 
 // fleetOptions is `crisp fleet smoke|probe`'s options.
@@ -31,8 +30,8 @@ func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:       "fleet (smoke|probe) [-l SELECTOR | --nodes N1,N2] [--junit FILE] [-o table|markdown|json|yaml]",
 		Short:     "Run smoke or probe on many Kubernetes nodes through the API server, and merge their reports",
-		Long:      helptext.Long("fleet"),
-		Example:   helptext.Example("fleet"),
+		Long:      helpLong("fleet"),
+		Example:   helpExample("fleet"),
 		ValidArgs: []string{fleet.ModeSmoke, fleet.ModeProbe},
 		// fleet reads a kubeconfig, not a runtime's config: -o also takes markdown.
 		PersistentPreRunE: func(*cobra.Command, []string) error {

@@ -14,9 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/fleet"
-	"github.com/crisp-cri/crisp/internal/junit"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/feature/fleet"
 )
 
 func TestFleetUsageErrors(t *testing.T) {
@@ -117,7 +117,7 @@ func TestFleetRunExitAndOutputs(t *testing.T) {
 				t.Errorf("stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 			}
 			x, err := os.ReadFile(o.JUnit)
-			var s junit.Suites
+			var s output.JUnitSuites
 			if err != nil || xml.Unmarshal(x, &s) != nil || s.Failures != tc.exit {
 				t.Errorf("JUnit failures %d (err %v), want %d", s.Failures, err, tc.exit)
 			}

@@ -7,8 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
 // TestEveryCommandHasExamplesAndExitStatus walks the command tree: every
@@ -64,12 +63,12 @@ func TestEveryHelpTextIsUsed(t *testing.T) {
 	for _, c := range root.Commands() {
 		byName[c.Name()] = c
 	}
-	for _, n := range helptext.Names() {
+	for _, n := range helpNames() {
 		c := byName[n]
 		switch {
 		case c == nil:
 			t.Errorf("internal/helptext/%s.txt belongs to no command", n)
-		case c.Long != helptext.Long(n) || c.Example != helptext.Example(n):
+		case c.Long != helpLong(n) || c.Example != helpExample(n):
 			t.Errorf("%s does not show internal/helptext's %s texts", c.CommandPath(), n)
 		}
 	}

@@ -6,19 +6,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/output"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 func newImageFsInfoCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "imagefsinfo",
 		Short:   "Show the image filesystems' usage",
-		Long:    helptext.Long("imagefsinfo"),
-		Example: helptext.Example("imagefsinfo"),
+		Long:    helpLong("imagefsinfo"),
+		Example: helpExample("imagefsinfo"),
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := f.PrinterOr(cmd, output.JSON)
@@ -31,8 +30,8 @@ func newRuntimeConfigCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "runtime-config",
 		Short:   "Show the runtime's configuration (cgroup driver)",
-		Long:    helptext.Long("runtime-config"),
-		Example: helptext.Example("runtime-config"),
+		Long:    helpLong("runtime-config"),
+		Example: helpExample("runtime-config"),
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return f.WithClient(func(c *client.Client) error { return query.RuntimeConfig(cmd.Context(), c, f.Printer()) })
@@ -45,8 +44,8 @@ func newEventsCommand(f *cmdutil.Factory) *cobra.Command {
 		Use:     "events",
 		Aliases: []string{"event"},
 		Short:   "Stream the runtime's container events",
-		Long:    helptext.Long("events"),
-		Example: helptext.Example("events"),
+		Long:    helpLong("events"),
+		Example: helpExample("events"),
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := f.PrinterOr(cmd, output.JSON)

@@ -5,11 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/output"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 // imagesOptions are the flags of `crisp images`.
@@ -31,8 +30,8 @@ func imagesCommand(o *imagesOptions) *cobra.Command {
 		Use:     "images [IMAGE]",
 		Aliases: []string{"image", "img"},
 		Short:   "List images",
-		Long:    helptext.Long("images"),
-		Example: helptext.Example("images"),
+		Long:    helpLong("images"),
+		Example: helpExample("images"),
 		Args:    cmdutil.MaxArgs(1, "one IMAGE"),
 		RunE:    runOptions(o.f, o),
 	}

@@ -3,11 +3,10 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/output"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 func newInfoCommand(f *cmdutil.Factory) *cobra.Command {
@@ -15,8 +14,8 @@ func newInfoCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "info",
 		Short:   "Show the runtime's status, conditions and configuration",
-		Long:    helptext.Long("info"),
-		Example: helptext.Example("info"),
+		Long:    helpLong("info"),
+		Example: helpExample("info"),
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := f.PrinterOr(cmd, output.JSON)

@@ -6,11 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/output"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 // inspectOptions are the flags of inspect, inspectp and inspecti, which
@@ -41,8 +40,8 @@ func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
 	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.Inspect}, &cobra.Command{
 		Use:     "inspect CONTAINER...",
 		Short:   "Show the full status of containers",
-		Long:    helptext.Long("inspect"),
-		Example: helptext.Example("inspect"),
+		Long:    helpLong("inspect"),
+		Example: helpExample("inspect"),
 		Args:    cmdutil.AtLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
 	})
 }

@@ -5,17 +5,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 func newInspectPodCommand(f *cmdutil.Factory) *cobra.Command {
 	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.InspectPod}, &cobra.Command{
 		Use:     "inspectp POD...",
 		Short:   "Show the full status of pod sandboxes",
-		Long:    helptext.Long("inspectp"),
-		Example: helptext.Example("inspectp"),
+		Long:    helpLong("inspectp"),
+		Example: helpExample("inspectp"),
 		Args:    cmdutil.AtLeastArgs(1, "at least one POD (ID, ID prefix or name)"),
 	})
 }
@@ -24,8 +23,8 @@ func newInspectImageCommand(f *cmdutil.Factory) *cobra.Command {
 	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.InspectImage}, &cobra.Command{
 		Use:     "inspecti IMAGE...",
 		Short:   "Show the full status of images",
-		Long:    helptext.Long("inspecti"),
-		Example: helptext.Example("inspecti"),
+		Long:    helpLong("inspecti"),
+		Example: helpExample("inspecti"),
 		Args:    cmdutil.AtLeastArgs(1, "at least one IMAGE (name, tag, digest or ID)"),
 	})
 }

@@ -2,7 +2,7 @@ package main
 
 // Layers 1 and 2 of STYLE.md's tests for pods, ps, images, inspect and
 // inspectp: flags parsed into options, and Run against a fake runtime
-// (internal/client/clienttest) with buffers for streams and a pinned clock.
+// (internal/cri/client/clienttest) with buffers for streams and a pinned clock.
 
 import (
 	"bytes"
@@ -20,11 +20,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/client/clienttest"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/output"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 // listNow is the pinned clock: every fixture object is created relative to it.

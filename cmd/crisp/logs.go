@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // logsFlags are the flags of `crisp logs`, crictl's names and defaults.
@@ -43,8 +42,8 @@ func newLogsCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "logs [flags] CONTAINER",
 		Short:   "Print the logs of a container",
-		Long:    helptext.Long("logs"),
-		Example: helptext.Example("logs"),
+		Long:    helpLong("logs"),
+		Example: helpExample("logs"),
 		Args:    cmdutil.ArgsRange(1, 1, "one CONTAINER"),
 		RunE:    runOptions(f, o),
 	}

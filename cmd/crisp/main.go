@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/crisp-cri/crisp/internal/startup"
+	"github.com/crisp-cri/crisp/internal/base/startup"
 )
 
 func main() {

@@ -7,8 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 )
@@ -26,8 +25,8 @@ func newMockRuntimeCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "mock-runtime --listen unix:///PATH [--profile P] [--stream-addr 127.0.0.1:0] [--fault F]...",
 		Short:   "Run the loopback mock CRI runtime in the foreground",
-		Long:    helptext.Long("mock-runtime"),
-		Example: helptext.Example("mock-runtime"),
+		Long:    helpLong("mock-runtime"),
+		Example: helpExample("mock-runtime"),
 		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(f, o),
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
-	"github.com/crisp-cri/crisp/internal/testkit"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // Bad flags of mock-runtime are usage errors (exit 2), before anything

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"github.com/crisp-cri/crisp/internal/session"
+	"github.com/crisp-cri/crisp/internal/feature/session"
 
 	"errors"
 	"slices"
 	"testing"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
 // FuzzParseOffers: --transport and --protocol either make a plan of

@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 // podsOptions are the flags of `crisp pods`.
@@ -35,8 +34,8 @@ func podsCommand(o *podsOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "pods [flags]",
 		Short:   "List pod sandboxes",
-		Long:    helptext.Long("pods"),
-		Example: helptext.Example("pods"),
+		Long:    helpLong("pods"),
+		Example: helpExample("pods"),
 		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(o.f, o),
 	}

@@ -5,12 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/session"
-	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/session"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
 
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/transport/portforward"
+	"github.com/crisp-cri/crisp/internal/stream/portforward"
 )
 
 // portForwardOptions are port-forward's flags and arguments.
@@ -46,8 +45,8 @@ func (o *portForwardOptions) command(run func(context.Context) error) *cobra.Com
 	cmd := &cobra.Command{
 		Use:     "port-forward [--address A,...] [--transport auto|spdy|websocket] POD [LOCAL:]REMOTE ...",
 		Short:   "Forward local ports to a pod; a failed connection never stops the others",
-		Long:    helptext.Long("port-forward"),
-		Example: helptext.Example("port-forward"),
+		Long:    helpLong("port-forward"),
+		Example: helpExample("port-forward"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return cmdutil.UsageErrorf("%s needs a POD and at least one [LOCAL:]REMOTE port, got %d argument(s)", cmd.CommandPath(), len(args))

@@ -5,9 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/diag"
-	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/diag"
 )
 
 func newProbeCommand(f *cmdutil.Factory) *cobra.Command {
@@ -15,8 +14,8 @@ func newProbeCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "probe CONTAINER [--pod POD] [--port N] [-o table|json]",
 		Short:             "Show which streaming protocols the runtime speaks, and how well",
-		Long:              helptext.Long("probe"),
-		Example:           helptext.Example("probe"),
+		Long:              helpLong("probe"),
+		Example:           helpExample("probe"),
 		Args:              cmdutil.ExactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
 // Flag and argument errors of probe, smoke and bench are usage errors

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crisp-cri/crisp/internal/feature/probe"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
-	"github.com/crisp-cri/crisp/internal/probe"
-	"github.com/crisp-cri/crisp/internal/testkit"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // profileTable is docs/design.md's mock profile table, cell by cell, written

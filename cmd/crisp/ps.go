@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 // psOptions are the flags of `crisp ps`.
@@ -34,8 +33,8 @@ func psCommand(o *psOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ps [flags]",
 		Short:   "List containers",
-		Long:    helptext.Long("ps"),
-		Example: helptext.Example("ps"),
+		Long:    helpLong("ps"),
+		Example: helpExample("ps"),
 		Args:    cmdutil.NoArgs,
 		RunE:    runOptions(o.f, o),
 	}

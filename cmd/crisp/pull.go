@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 // pullOptions are the flags of `crisp pull`.
@@ -27,8 +26,8 @@ func newPullCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "pull IMAGE",
 		Short:   "Pull an image",
-		Long:    helptext.Long("pull"),
-		Example: helptext.Example("pull"),
+		Long:    helpLong("pull"),
+		Example: helpExample("pull"),
 		Args:    cmdutil.ExactArgs(1, "one IMAGE"),
 		RunE:    runOptions(o.f, o),
 	}

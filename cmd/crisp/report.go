@@ -6,9 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/report"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/report"
 )
 
 type reportOptions struct {
@@ -22,8 +21,8 @@ func newReportCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "report [--junit FILE] [-o table|markdown|json|yaml] (FILE... | -)",
 		Short:   "Merge the smoke and probe JSON reports of many nodes",
-		Long:    helptext.Long("report"),
-		Example: helptext.Example("report"),
+		Long:    helpLong("report"),
+		Example: helpExample("report"),
 		// report reads files, not a runtime: -o also takes markdown.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			if err := report.CheckFormat(f.Global.Output); err != nil {

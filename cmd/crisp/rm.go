@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // rmOptions are the flags of `crisp rm`.
@@ -30,8 +29,8 @@ func newRmCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "rm [-f] [-k] (CONTAINER... | -a)",
 		Short:   "Remove one or more containers",
-		Long:    helptext.Long("rm"),
-		Example: helptext.Example("rm"),
+		Long:    helpLong("rm"),
+		Example: helpExample("rm"),
 		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "stop a running container before removing it")

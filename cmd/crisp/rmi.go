@@ -3,10 +3,9 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 func newRmiCommand(f *cmdutil.Factory) *cobra.Command {
@@ -14,8 +13,8 @@ func newRmiCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "rmi [IMAGE...]",
 		Short:   "Remove images",
-		Long:    helptext.Long("rmi"),
-		Example: helptext.Example("rmi"),
+		Long:    helpLong("rmi"),
+		Example: helpExample("rmi"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !o.All && !o.Prune {
 				return cmdutil.UsageErrorf("%s needs an IMAGE, -a or --prune", cmd.CommandPath())

@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // rmpOptions are the flags of `crisp rmp`.
@@ -30,8 +29,8 @@ func newRmPodCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "rmp [-f] (POD... | -a)",
 		Short:   "Remove one or more pods",
-		Long:    helptext.Long("rmp"),
-		Example: helptext.Example("rmp"),
+		Long:    helpLong("rmp"),
+		Example: helpExample("rmp"),
 		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "stop a ready pod before removing it")

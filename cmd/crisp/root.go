@@ -9,10 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/completion"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/tty"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/completion"
+	"github.com/crisp-cri/crisp/internal/stream/tty"
 )
 
 // Command groups shown by `crisp --help`.
@@ -28,8 +27,8 @@ func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:               "crisp",
 		Short:             "CRI streaming client and debugger: exec, attach, port-forward, probe",
-		Long:              helptext.Long("crisp"),
-		Example:           helptext.Example("crisp"),
+		Long:              helpLong("crisp"),
+		Example:           helpExample("crisp"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return f.CompleteGlobals(cmd) },

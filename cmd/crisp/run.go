@@ -5,15 +5,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // runContainerOptions are the flags of `crisp run`.
 type runContainerOptions struct {
-	cmdutil.PullFlags
+	lifecycle.PullFlags
 	Runtime string
 }
 
@@ -30,8 +29,8 @@ func newRunCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "run [flags] CONTAINER_CONFIG POD_CONFIG",
 		Short:   "Run a new container in a new pod, from config files",
-		Long:    helptext.Long("run"),
-		Example: helptext.Example("run"),
+		Long:    helpLong("run"),
+		Example: helpExample("run"),
 		Args:    cmdutil.ArgsRange(2, 2, "CONTAINER_CONFIG POD_CONFIG"),
 		RunE:    runOptions(f, o),
 	}

@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // runPodOptions are the flags of `crisp runp`.
@@ -28,8 +27,8 @@ func newRunPodCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "runp [flags] POD_CONFIG",
 		Short:   "Run a new pod from a config file (JSON or YAML)",
-		Long:    helptext.Long("runp"),
-		Example: helptext.Example("runp"),
+		Long:    helpLong("runp"),
+		Example: helpExample("runp"),
 		Args:    cmdutil.ArgsRange(1, 1, "one POD_CONFIG file"),
 		RunE:    runOptions(f, o),
 	}

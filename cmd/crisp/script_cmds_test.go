@@ -23,7 +23,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/crisp-cri/crisp/internal/testkit"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // cmdSha256File prints the hex SHA-256 of a file, or sets a variable to it:

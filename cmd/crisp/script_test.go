@@ -47,7 +47,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
-	"github.com/crisp-cri/crisp/internal/testkit"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // scriptCallTimeout bounds every CRI call the harness makes and is the

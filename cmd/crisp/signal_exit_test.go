@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 
 	"context"
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/crisp-cri/crisp/internal/tty"
+	"github.com/crisp-cri/crisp/internal/stream/tty"
 )
 
 // A signal before streaming starts (while dialing or resolving the

@@ -5,9 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/diag"
-	"github.com/crisp-cri/crisp/internal/helptext"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/diag"
 )
 
 func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
@@ -15,8 +14,8 @@ func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "smoke [--junit FILE] [--strict] (CONTAINER [--pod POD] [--port N] | --image IMAGE [--pod-config FILE])",
 		Short:             "Run a CI battery of streaming checks on every transport the runtime accepts",
-		Long:              helptext.Long("smoke"),
-		Example:           helptext.Example("smoke"),
+		Long:              helpLong("smoke"),
+		Example:           helpExample("smoke"),
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),
 	}

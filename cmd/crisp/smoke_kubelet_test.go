@@ -12,12 +12,12 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/probe"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
-	"github.com/crisp-cri/crisp/internal/probe"
-	"github.com/crisp-cri/crisp/internal/testkit"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // kubeletPod creates a pod the way a kubelet does: with its

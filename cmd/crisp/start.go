@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // startOptions are the arguments of `crisp start`.
@@ -22,8 +21,8 @@ func newStartCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "start CONTAINER...",
 		Short:   "Start one or more created containers",
-		Long:    helptext.Long("start"),
-		Example: helptext.Example("start"),
+		Long:    helpLong("start"),
+		Example: helpExample("start"),
 		Args:    cmdutil.ArgsRange(1, -1, "at least one CONTAINER"),
 		RunE:    runOptions(f, &startOptions{}),
 	}

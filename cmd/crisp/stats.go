@@ -7,10 +7,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 // statsOptions are the flags of `crisp stats` and `crisp statsp`.
@@ -29,8 +28,8 @@ func newStatsCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "stats [CONTAINER]",
 		Short:   "Show containers' resource usage",
-		Long:    helptext.Long("stats"),
-		Example: helptext.Example("stats"),
+		Long:    helpLong("stats"),
+		Example: helpExample("stats"),
 		Args:    cmdutil.MaxArgs(1, "one CONTAINER"),
 		RunE:    runOptions(o.f, o),
 	}
@@ -47,8 +46,8 @@ func newPodStatsCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "statsp [POD]",
 		Short:   "Show pods' resource usage",
-		Long:    helptext.Long("statsp"),
-		Example: helptext.Example("statsp"),
+		Long:    helpLong("statsp"),
+		Example: helpExample("statsp"),
 		Args:    cmdutil.MaxArgs(1, "one POD"),
 		RunE:    runOptions(o.f, o),
 	}

@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // stopOptions are the flags of `crisp stop`.
@@ -31,8 +30,8 @@ func newStopCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "stop [-t SECONDS] (CONTAINER... | -a)",
 		Short:   "Stop one or more running containers",
-		Long:    helptext.Long("stop"),
-		Example: helptext.Example("stop"),
+		Long:    helpLong("stop"),
+		Example: helpExample("stop"),
 		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().Int64VarP(&o.Timeout, "timeout", "t", 0, "seconds to wait after SIGTERM before SIGKILL")

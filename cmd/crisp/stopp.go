@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // stopPodOptions are the arguments of `crisp stopp`.
@@ -22,8 +21,8 @@ func newStopPodCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "stopp POD...",
 		Short:   "Stop one or more running pods",
-		Long:    helptext.Long("stopp"),
-		Example: helptext.Example("stopp"),
+		Long:    helpLong("stopp"),
+		Example: helpExample("stopp"),
 		Args:    cmdutil.ArgsRange(1, -1, "at least one POD"),
 		RunE:    runOptions(f, &stopPodOptions{}),
 	}

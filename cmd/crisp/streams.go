@@ -5,7 +5,7 @@ import (
 
 	"github.com/moby/term"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
 // systemStreams are the process's standard streams.

@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/input"
-	"github.com/crisp-cri/crisp/internal/tracefile"
+	"github.com/crisp-cri/crisp/internal/base/input"
+	"github.com/crisp-cri/crisp/internal/base/tracefile"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
 // traceCmdOptions are `crisp trace`'s arguments.
@@ -23,8 +22,8 @@ func newTraceCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "trace FILE",
 		Short:   "Print a --trace-file readably and summarise it",
-		Long:    helptext.Long("trace"),
-		Example: helptext.Example("trace"),
+		Long:    helpLong("trace"),
+		Example: helpExample("trace"),
 		Args:    cmdutil.ExactArgs(1, "a trace FILE"),
 		RunE:    runOptions(f, o),
 	}

@@ -21,12 +21,12 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
-	"github.com/crisp-cri/crisp/internal/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
-	"github.com/crisp-cri/crisp/internal/testkit"
-	"github.com/crisp-cri/crisp/internal/tty"
+	"github.com/crisp-cri/crisp/internal/stream/tty"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // ptyWait bounds every wait for output; a guard against hangs, never a

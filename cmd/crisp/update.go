@@ -8,10 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/lifecycle"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/lifecycle"
 )
 
 // updateOptions are the flags of `crisp update`: the resources to set.
@@ -62,8 +61,8 @@ func newUpdateCommand(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "update [flags] CONTAINER...",
 		Short:   "Update the resources of one or more running containers",
-		Long:    helptext.Long("update"),
-		Example: helptext.Example("update"),
+		Long:    helpLong("update"),
+		Example: helpExample("update"),
 		Args:    cmdutil.ArgsRange(1, -1, "at least one CONTAINER"),
 		RunE:    runOptions(f, o),
 	}

@@ -6,11 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crisp-cri/crisp/internal/client"
-	"github.com/crisp-cri/crisp/internal/cmdutil"
-	"github.com/crisp-cri/crisp/internal/helptext"
-	"github.com/crisp-cri/crisp/internal/output"
-	"github.com/crisp-cri/crisp/internal/query"
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 
 // crispVersion is set at build time with -ldflags "-X main.crispVersion=...".
@@ -20,8 +19,8 @@ func newVersionCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Show the runtime's name, version and CRI API version",
-		Example: helptext.Example("version"),
-		Long:    helptext.Long("version"),
+		Example: helpExample("version"),
+		Long:    helpLong("version"),
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := f.WithClient(func(c *client.Client) error {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/crossval"
+	"github.com/crisp-cri/crisp/internal/testsupport/crossval"
 )
 
 // TestCrossvalShapes runs crisp and crictl on the same objects of each

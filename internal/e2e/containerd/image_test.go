@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/crisp-cri/crisp/deploy"
-	"github.com/crisp-cri/crisp/internal/report"
+	"github.com/crisp-cri/crisp/internal/feature/report"
 )
 
 // TestImageRunsSmokeAsTheDaemonSetSays builds crisp's OCI image as `make

@@ -1,0 +1,52 @@
+package cmdutil
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+)
+
+// AddFlags binds the persistent flags every command shares to o.
+func (o *GlobalOptions) AddFlags(pf *pflag.FlagSet) {
+	pf.StringVarP(&o.RuntimeEndpoint, "runtime-endpoint", "r", "", "CRI runtime endpoint (unix:///path or tcp://host:port); default: CONTAINER_RUNTIME_ENDPOINT, the config file, then the usual sockets")
+	pf.StringVarP(&o.ConfigFile, "config", "c", "", "crictl-style YAML config file (default: CRI_CONFIG_FILE, then "+client.DefaultConfigFile+")")
+	pf.DurationVar(&o.RequestTimeout, "request-timeout", 0, "timeout of each gRPC call (default 10s, or the config file's timeout)")
+	pf.CountVarP(&o.Verbose, "verbose", "v", "-v shows the negotiated transport and protocol, -vv every frame")
+	pf.StringVarP(&o.Output, "output", "o", "table", "output format where output is data: table, json, yaml or go-template")
+	pf.StringVar(&o.Template, "template", "", "the Go template -o go-template runs over the JSON (crictl's functions: json, title, lower, upper)")
+}
+
+// CompleteGlobals checks the shared flags of cmd, the command about to
+// run, and takes -v from the config file's debug key when -v was not given.
+func (f *Factory) CompleteGlobals(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("request-timeout") && f.Global.RequestTimeout <= 0 {
+		return UsageErrorf("--request-timeout must be positive (e.g. 10s), not %s", f.Global.RequestTimeout)
+	}
+	// The config file's debug key means -v, as crictl's means --debug.
+	// A broken file is reported by the commands that use it.
+	if file, _, err := client.LoadConfigFile(client.Sources{FlagConfig: f.Global.ConfigFile, Getenv: f.Getenv}); err == nil {
+		f.Global.Verbose = file.Verbosity(f.Global.Verbose, cmd.Flags().Changed("verbose"))
+	}
+	if _, err := output.ParseFormat(f.Global.Output); err != nil {
+		return UsageErrorf("-o/--output must be table, json, yaml or go-template, not %q", f.Global.Output)
+	}
+	return nil
+}
+
+// FlagsFromEnv sets each of cmd's flags named in flagEnv that was not
+// given from the environment variable it maps to, when that is set. The
+// environment stands in for unset flags at run time, never as a flag
+// default: help and completion scripts must not show credentials.
+func (f *Factory) FlagsFromEnv(cmd *cobra.Command, flagEnv [][2]string) error {
+	for _, fe := range flagEnv {
+		flag, key := fe[0], fe[1]
+		if v := f.Env(key); v != "" && !cmd.Flags().Changed(flag) {
+			if err := cmd.Flags().Set(flag, v); err != nil {
+				return UsageErrorf("%s=%q: %v", key, v, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,356 @@
+// Package fleet runs crisp smoke or probe on many Kubernetes nodes from a
+// workstation: one pod per node, created through the API server and
+// pinned to its node, holding crisp and a target container the kubelet
+// owns; it follows the pods, reads each node's report from its log as the
+// node finishes, and merges the reports with internal/feature/report. Everything
+// it creates carries its run's label and is deleted on every way out.
+//
+// It knows the Kubernetes API through the API interface (kube.go serves
+// it with client-go's REST client and the core/v1 types alone, never the
+// full clientset), and writes only to the writer it is given.
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/crisp-cri/crisp/internal/feature/report"
+)
+
+// Modes: what runs on each node.
+const (
+	ModeSmoke = "smoke"
+	ModeProbe = "probe"
+)
+
+// Config is what a run does.
+type Config struct {
+	Mode      string // ModeSmoke or ModeProbe
+	Namespace string
+	// Selector (node labels) or Nodes picks the nodes.
+	Selector string
+	Nodes    []string
+	// Image is crisp's image, TargetImage busybox's (the target runs
+	// `nc -ll -p PORT -e cat`).
+	Image, TargetImage string
+	RuntimeSocket      string // on the node
+	Port               int    // the target's echo port, on the node's network
+	Timeout            time.Duration
+	ExtraArgs          []string // passed to smoke or probe
+	RunID              string   // generated when empty
+	Poll               time.Duration
+}
+
+// API is the part of the Kubernetes API a run uses.
+type API interface {
+	ListNodes(ctx context.Context, selector string) ([]corev1.Node, error)
+	GetNode(ctx context.Context, name string) (*corev1.Node, error)
+	CreatePod(ctx context.Context, pod *corev1.Pod) error
+	ListPods(ctx context.Context, namespace, selector string) ([]corev1.Pod, error)
+	DeletePods(ctx context.Context, namespace, selector string) error
+	// PodLog returns at most limit bytes of a container's log.
+	PodLog(ctx context.Context, namespace, pod, container string, limit int64) ([]byte, error)
+	PodEvents(ctx context.Context, namespace, pod string) ([]corev1.Event, error)
+}
+
+// ErrNotFound is what API methods wrap when the object does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Runner runs one fleet check.
+type Runner struct {
+	Config
+	API API
+	// Progress gets one line per node event (created, running, done).
+	Progress io.Writer
+}
+
+// maxLog bounds the log read from each node: a report is tens of kB.
+const maxLog = 16 << 20
+
+// maxExplained bounds the nodes whose events and log are read when the run
+// ends before they do (each is two requests); the others are described
+// from their pod's status alone.
+const maxExplained = 20
+
+// cleanupTimeout bounds the deletion on the way out, even after Ctrl-C.
+const cleanupTimeout = 30 * time.Second
+
+// node is one node's progress through the run.
+type node struct {
+	name    string
+	pod     string
+	i       int
+	state   string // the last state shown
+	done    bool
+	started time.Time
+	last    *corev1.Pod // as last listed
+	docs    []report.Doc
+	probs   []report.Problem
+}
+
+// Run checks every selected node and returns the merged fleet. The error
+// is for a run that could not start (no API server, no node) or was
+// interrupted (ctx cancelled: the fleet then holds what finished); nodes
+// that fail or run out of time are failures in the fleet, not errors.
+// Whatever happens, the pods it created are deleted before it returns.
+func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
+	if r.RunID == "" {
+		r.RunID = newRunID()
+	}
+	start := time.Now()
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if r.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, r.Timeout)
+	}
+	defer cancel()
+
+	names, early, err := r.pickNodes(runCtx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Poll <= 0 {
+		// One list of the run's pods per poll: a second apart, and a
+		// second more per hundred nodes, so that a thousand nodes do not
+		// have the API server encode megabytes every second.
+		r.Poll = time.Second * time.Duration(1+len(names)/100)
+	}
+	r.warnLeftovers(runCtx)
+	nodes := make([]*node, len(names))
+	byPod := map[string]*node{}
+	for i, n := range names {
+		nodes[i] = &node{name: n, pod: podName(r.Mode, r.RunID, i), i: i}
+		byPod[nodes[i].pod] = nodes[i]
+	}
+	defer func() { err = errors.Join(err, r.cleanup(ctx)) }()
+	r.createPods(runCtx, nodes)
+
+	tick := time.NewTicker(r.Poll)
+	defer tick.Stop()
+	for !allDone(nodes) && runCtx.Err() == nil {
+		pods, lerr := r.API.ListPods(runCtx, r.Namespace, RunLabel+"="+r.RunID)
+		if lerr != nil && runCtx.Err() == nil {
+			r.progress("", "listing pods: %v (trying again)", lerr)
+		}
+		for i := range pods {
+			n := byPod[pods[i].Name]
+			if n == nil || n.done {
+				continue
+			}
+			n.last = &pods[i]
+			r.follow(runCtx, n)
+		}
+		select {
+		case <-runCtx.Done():
+		case <-tick.C:
+		}
+	}
+	asked := 0
+	for _, n := range nodes {
+		if !n.done {
+			// Events and logs for a few nodes say enough; after Ctrl-C,
+			// none: the user is waiting for the clean-up.
+			ask := ctx.Err() == nil && asked < maxExplained
+			asked++
+			r.unfinished(ctx, runCtx, n, ask)
+		}
+	}
+	docs := early
+	var probs []report.Problem
+	for _, n := range nodes {
+		docs, probs = append(docs, n.docs...), append(probs, n.probs...)
+	}
+	fleet = report.Merge(docs, probs)
+	if ctx.Err() != nil {
+		return fleet, fmt.Errorf("crisp fleet interrupted after %s: %w", time.Since(start).Round(time.Millisecond), ctx.Err())
+	}
+	return fleet, nil
+}
+
+func allDone(nodes []*node) bool {
+	for _, n := range nodes {
+		if !n.done {
+			return false
+		}
+	}
+	return true
+}
+
+func newRunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b) // crypto/rand.Read does not fail
+	return hex.EncodeToString(b)
+}
+
+// pickNodes returns the nodes to run on; nodes that cannot take a pod
+// (named but absent, not Ready) are failed at once, as runs of their own.
+func (r *Runner) pickNodes(ctx context.Context) (names []string, failed []report.Doc, err error) {
+	var nodes []corev1.Node
+	if len(r.Nodes) > 0 {
+		seen := map[string]bool{}
+		for _, name := range r.Nodes {
+			if seen[name] {
+				continue // one pod per node: they would share the target's port
+			}
+			seen[name] = true
+			n, err := r.API.GetNode(ctx, name)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				failed = append(failed, r.failedRun(name, "", "no such node in the cluster"))
+				r.progress(name, "FAIL: no such node")
+				continue
+			case err != nil:
+				return nil, nil, fmt.Errorf("getting node %s: %w", name, err)
+			}
+			nodes = append(nodes, *n)
+		}
+	} else {
+		if nodes, err = r.API.ListNodes(ctx, r.Selector); err != nil {
+			return nil, nil, fmt.Errorf("listing nodes (selector %q): %w", r.Selector, err)
+		}
+		if len(nodes) == 0 {
+			return nil, nil, fmt.Errorf("no node matches the selector %q (kubectl get nodes -l %q shows the same)", r.Selector, r.Selector)
+		}
+	}
+	for _, n := range nodes {
+		if why := notReady(n); why != "" {
+			failed = append(failed, r.failedRun(n.Name, "", why))
+			r.progress(n.Name, "FAIL: %s", why)
+			continue
+		}
+		names = append(names, n.Name)
+	}
+	return names, failed, nil
+}
+
+// notReady says why a node cannot run the check, or "".
+func notReady(n corev1.Node) string {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == corev1.ConditionTrue {
+				return ""
+			}
+			return fmt.Sprintf("the node is not Ready (%s: %s)", c.Reason, c.Message)
+		}
+	}
+	return "the node reports no Ready condition"
+}
+
+// failedRun is a node's run that has no report: one failed check saying
+// why, so that the node fails in every output.
+func (r *Runner) failedRun(node, source, why string) report.Doc {
+	if source == "" {
+		source = "node " + node
+	}
+	return report.Doc{Run: report.Run{Node: node, Kind: r.Mode, Source: source,
+		Cells: []report.Cell{{Check: r.Mode + "/report", Outcome: report.Fail, Detail: why}}}}
+}
+
+// warnLeftovers names pods that earlier runs left behind (a killed crisp
+// cannot clean up), so that the user can remove them.
+func (r *Runner) warnLeftovers(ctx context.Context) {
+	pods, err := r.API.ListPods(ctx, r.Namespace, ManagedByLabel+"="+ManagedBy)
+	if err != nil {
+		return
+	}
+	left := 0
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil { // a pod being deleted is on its way out
+			left++
+		}
+	}
+	if left > 0 {
+		r.progress("", "pods of earlier crisp fleet runs are still in namespace %s: %d (kubectl delete pods -n %s -l %s=%s removes them)",
+			r.Namespace, left, r.Namespace, ManagedByLabel, ManagedBy)
+	}
+}
+
+// smokeTimeout is the --timeout given to smoke on the nodes: shorter than
+// the run's, so that a slow node still writes its report (with its error)
+// before the run gives up on it.
+func (r *Runner) smokeTimeout() string {
+	switch {
+	case r.Timeout <= 0:
+		return "10m"
+	case r.Timeout > time.Minute:
+		return (r.Timeout - 20*time.Second).String()
+	}
+	return (r.Timeout * 2 / 3).Round(time.Millisecond).String()
+}
+
+// createPods creates the pods, a few at a time; a node whose pod cannot be
+// created is done and failed.
+func (r *Runner) createPods(ctx context.Context, nodes []*node) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	timeout := r.smokeTimeout()
+	for _, n := range nodes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			n.started = time.Now()
+			err := r.createPod(ctx, r.PodFor(n.name, n.i, timeout))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				n.done = true
+				n.docs = append(n.docs, r.failedRun(n.name, "", fmt.Sprintf("creating pod %s/%s: %v", r.Namespace, n.pod, err)))
+				r.progress(n.name, "FAIL: creating its pod: %v", err)
+				return
+			}
+			r.progress(n.name, "pod %s/%s created", r.Namespace, n.pod)
+		}()
+	}
+	wg.Wait()
+}
+
+// createPod creates pod, waiting a little for a namespace's default
+// service account, which the controller manager creates a moment after the
+// namespace (the API server refuses pods until it exists).
+func (r *Runner) createPod(ctx context.Context, pod *corev1.Pod) error {
+	for try := 0; ; try++ {
+		err := r.API.CreatePod(ctx, pod)
+		if err == nil || try == 10 || !strings.Contains(err.Error(), "service account") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// cleanup deletes every pod of the run, with a context of its own: it
+// runs after Ctrl-C and after the timeout too.
+func (r *Runner) cleanup(parent context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), cleanupTimeout)
+	defer cancel()
+	sel := RunLabel + "=" + r.RunID
+	if err := r.API.DeletePods(ctx, r.Namespace, sel); err != nil {
+		return fmt.Errorf("deleting the run's pods: %w (kubectl delete pods -n %s -l %s removes them)", err, r.Namespace, sel)
+	}
+	return nil
+}
+
+func (r *Runner) progress(node, format string, args ...any) {
+	if r.Progress == nil {
+		return
+	}
+	msg := report.Printable(fmt.Sprintf(format, args...))
+	if node != "" {
+		msg = report.Printable(node) + ": " + msg
+	}
+	_, _ = fmt.Fprintf(r.Progress, "crisp fleet: %s\n", msg) // progress is a courtesy: a lost line changes nothing
+}

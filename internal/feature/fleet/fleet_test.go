@@ -1,0 +1,385 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crisp-cri/crisp/internal/feature/report"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeAPI plays the API server and the kubelets: each node's pod goes
+// through the states its script gives, one per ListPods.
+type fakeAPI struct {
+	mu       sync.Mutex
+	nodes    []corev1.Node
+	pods     map[string]*corev1.Pod
+	polls    map[string]int
+	script   map[string]func(poll int, st *corev1.PodStatus) // by node
+	logs     map[string]string                               // by node
+	events   map[string][]corev1.Event                       // by node
+	deleted  []string
+	created  []*corev1.Pod
+	listErrs int
+	noSA     int // CreatePod calls refused before the default service account exists
+}
+
+func newFake(nodes ...string) *fakeAPI {
+	f := &fakeAPI{pods: map[string]*corev1.Pod{}, polls: map[string]int{}, script: map[string]func(int, *corev1.PodStatus){},
+		logs: map[string]string{}, events: map[string][]corev1.Event{}}
+	for _, n := range nodes {
+		f.nodes = append(f.nodes, readyNode(n, true))
+	}
+	return f
+}
+
+func readyNode(name string, ready bool) corev1.Node {
+	st := corev1.ConditionTrue
+	if !ready {
+		st = corev1.ConditionFalse
+	}
+	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": "a"}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st, Reason: "KubeletNotReady", Message: "PLEG is not healthy"}}}}
+}
+
+func (f *fakeAPI) ListNodes(_ context.Context, sel string) ([]corev1.Node, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sel == "pool=none" {
+		return nil, nil
+	}
+	return f.nodes, nil
+}
+
+func (f *fakeAPI) GetNode(_ context.Context, name string) (*corev1.Node, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.nodes {
+		if f.nodes[i].Name == name {
+			return &f.nodes[i], nil
+		}
+	}
+	return nil, fmt.Errorf("nodes %q %w", name, ErrNotFound)
+}
+
+func (f *fakeAPI) CreatePod(_ context.Context, pod *corev1.Pod) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pod.Spec.NodeName == "refuses" {
+		return fmt.Errorf("pods is forbidden: violates PodSecurity")
+	}
+	if f.noSA > 0 {
+		f.noSA--
+		return fmt.Errorf(`pods %q is forbidden: error looking up service account ns/default: serviceaccount "default" not found`, pod.Name)
+	}
+	p := pod.DeepCopy()
+	p.Status.Phase = corev1.PodPending
+	f.pods[p.Name] = p
+	f.created = append(f.created, pod)
+	return nil
+}
+
+func (f *fakeAPI) ListPods(_ context.Context, ns, sel string) ([]corev1.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.listErrs > 0 && !strings.Contains(sel, ManagedByLabel) {
+		f.listErrs--
+		return nil, fmt.Errorf("connection refused")
+	}
+	var out []corev1.Pod
+	for _, p := range f.pods {
+		k, v, _ := strings.Cut(sel, "=")
+		if p.Namespace != ns || p.Labels[k] != v {
+			continue
+		}
+		node := p.Spec.NodeName
+		if s := f.script[node]; s != nil && !strings.Contains(sel, ManagedByLabel) {
+			s(f.polls[node], &p.Status)
+			f.polls[node]++
+		}
+		out = append(out, *p)
+	}
+	return out, nil
+}
+
+func (f *fakeAPI) DeletePods(_ context.Context, ns, sel string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleted = append(f.deleted, ns+" "+sel)
+	for name, p := range f.pods {
+		if k, v, _ := strings.Cut(sel, "="); p.Labels[k] == v {
+			delete(f.pods, name)
+		}
+	}
+	return nil
+}
+
+func (f *fakeAPI) PodLog(_ context.Context, _, pod, container string, limit int64) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.pods[pod]
+	if p == nil || container != CrispContainer {
+		return nil, fmt.Errorf("no pod %s container %s", pod, container)
+	}
+	b := []byte(f.logs[p.Spec.NodeName])
+	if int64(len(b)) > limit {
+		b = b[:limit]
+	}
+	return b, nil
+}
+
+func (f *fakeAPI) PodEvents(_ context.Context, _, pod string) ([]corev1.Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p := f.pods[pod]; p != nil {
+		return f.events[p.Spec.NodeName], nil
+	}
+	return nil, nil
+}
+
+// finishes: the crisp container runs, then exits with code.
+func finishes(code int32) func(int, *corev1.PodStatus) {
+	return func(poll int, st *corev1.PodStatus) {
+		switch poll {
+		case 0:
+			st.ContainerStatuses = []corev1.ContainerStatus{{Name: CrispContainer, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
+		case 1:
+			st.Phase = corev1.PodRunning
+			st.ContainerStatuses = []corev1.ContainerStatus{{Name: CrispContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		default:
+			st.ContainerStatuses = []corev1.ContainerStatus{{Name: CrispContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: map[bool]string{true: "Completed", false: "Error"}[code == 0]}}}}
+		}
+	}
+}
+
+// stuck: the socket's hostPath is no socket, the pod never starts.
+func stuck(_ int, st *corev1.PodStatus) {
+	st.InitContainerStatuses = []corev1.ContainerStatus{{Name: "crisp-target-x", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}
+	st.ContainerStatuses = []corev1.ContainerStatus{{Name: CrispContainer, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
+}
+
+func smokeJSON(node, outcome string) string {
+	return fmt.Sprintf("crisp: smoke: waiting\n{\n  \"schemaVersion\": 1,\n  \"kind\": \"smoke\",\n  \"node\": %q,\n  \"checks\": [\n    {\"call\": \"exec\", \"name\": \"echo\", \"outcome\": %q}\n  ]\n}\n", node, outcome)
+}
+
+func runner(api API, timeout time.Duration) (*Runner, *bytes.Buffer) {
+	var progress bytes.Buffer
+	return &Runner{API: api, Progress: &progress, Config: Config{Mode: ModeSmoke, Namespace: "kube-system", Image: "crisp:dev", TargetImage: "busybox:1.36",
+		RuntimeSocket: "/run/containerd/containerd.sock", Port: 7777, Timeout: timeout, RunID: "abc123", Poll: time.Millisecond}}, &progress
+}
+
+func TestTwoNodesPass(t *testing.T) {
+	api := newFake("node-a", "node-b")
+	for _, n := range []string{"node-a", "node-b"} {
+		api.script[n] = finishes(0)
+		api.logs[n] = smokeJSON(n, "pass")
+	}
+	api.listErrs = 1 // a blip of the API server is no failure
+	api.noSA = 1     // nor a namespace a moment old
+	r, progress := runner(api, time.Minute)
+	fl, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fl.Check(); err != nil || len(fl.Runs) != 2 {
+		t.Fatalf("fleet: %v, %d runs; progress:\n%s", err, len(fl.Runs), progress)
+	}
+	for _, want := range []string{"node-a: pod kube-system/crisp-smoke-abc123-0 created", "node-a: running smoke", "node-b: ok after", "listing pods: connection refused"} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+	}
+	if len(api.deleted) != 1 || api.deleted[0] != "kube-system crisp-fleet-run=abc123" || len(api.pods) != 0 {
+		t.Errorf("deleted %v, pods left %d", api.deleted, len(api.pods))
+	}
+}
+
+// The acceptance case: a wrong runtime socket leaves the pod waiting; the
+// run ends at its timeout with the node failed and the reason.
+func TestStuckNodeFailsAtTimeoutWithReason(t *testing.T) {
+	api := newFake("node-a", "node-b")
+	api.script["node-a"] = finishes(0)
+	api.logs["node-a"] = smokeJSON("node-a", "pass")
+	api.script["node-b"] = stuck
+	api.events["node-b"] = []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "FailedMount", Message: "MountVolume.SetUp failed for volume \"runtime-socket\" : hostPath type check failed: /run/nope.sock is not a socket file"}}
+	r, progress := runner(api, 200*time.Millisecond)
+	fl, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl.OK() {
+		t.Fatal("a node that never ran passed")
+	}
+	var b *report.Run
+	for i := range fl.Runs {
+		if fl.Runs[i].Node == "node-b" {
+			b = &fl.Runs[i]
+		}
+	}
+	if b == nil || !b.Failed() {
+		t.Fatalf("node-b not failed: %+v", fl.Runs)
+	}
+	detail := b.Cells[0].Detail
+	for _, want := range []string{"did not finish within --timeout 200ms", "crisp waiting: PodInitializing", "ContainerCreating", "FailedMount", "is not a socket file"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the reason lacks %q: %s", want, detail)
+		}
+	}
+	if !strings.Contains(progress.String(), "node-b: FAIL: did not finish") || len(api.pods) != 0 {
+		t.Errorf("pods left %d; progress:\n%s", len(api.pods), progress)
+	}
+}
+
+func TestNodesWithoutReportFail(t *testing.T) {
+	api := newFake("quiet", "crashed", "lies")
+	api.nodes = append(api.nodes, readyNode("down", false))
+	api.script["quiet"] = finishes(0)
+	api.logs["quiet"] = "crisp: smoke: connected\n"
+	api.script["crashed"] = finishes(137)
+	api.logs["crashed"] = smokeJSON("crashed", "pass")[:60]
+	api.script["lies"] = finishes(2)
+	api.logs["lies"] = smokeJSON("lies", "pass")
+	r, _ := runner(api, time.Minute)
+	fl, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]string{}
+	for _, run := range fl.Runs {
+		for _, c := range run.Cells {
+			if c.Outcome == report.Fail {
+				failed[run.Node] += c.Detail
+			}
+		}
+	}
+	for node, want := range map[string]string{"quiet": "printed no report", "lies": "exited 2 (Error) though its report passed", "down": "not Ready (KubeletNotReady"} {
+		if !strings.Contains(failed[node], want) {
+			t.Errorf("%s: %q lacks %q", node, failed[node], want)
+		}
+	}
+	if len(fl.Problems) != 1 || !strings.Contains(fl.Problems[0].Err, "cut short") {
+		t.Errorf("the crashed node's cut report: problems %v", fl.Problems)
+	}
+	if len(api.created) != 3 {
+		t.Errorf("%d pods created; the node that is not Ready gets none", len(api.created))
+	}
+}
+
+func TestNamedNodes(t *testing.T) {
+	api := newFake("node-a", "refuses")
+	api.script["node-a"] = finishes(0)
+	api.logs["node-a"] = smokeJSON("node-a", "pass")
+	r, _ := runner(api, time.Minute)
+	r.Nodes = []string{"node-a", "ghost", "refuses", "node-a"}
+	fl, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl.OK() || len(fl.Runs) != 3 {
+		t.Fatalf("runs %+v", fl.Runs)
+	}
+	text := new(bytes.Buffer)
+	if err := fl.WriteText(text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"FAIL smoke ghost smoke/report: no such node", "FAIL smoke refuses smoke/report: creating pod kube-system/crisp-smoke-abc123-1: pods is forbidden", "node-a   ok"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestNoMatchingNode(t *testing.T) {
+	api := newFake("node-a")
+	api.pods["old"] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "kube-system", Labels: map[string]string{ManagedByLabel: ManagedBy}}}
+	gone := metav1.Now()
+	api.pods["going"] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "going", Namespace: "kube-system", DeletionTimestamp: &gone, Labels: map[string]string{ManagedByLabel: ManagedBy}}}
+	r, progress := runner(api, time.Minute)
+	r.Nodes = []string{"ghost"}
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "pods of earlier crisp fleet runs are still in namespace kube-system: 1 ") {
+		t.Errorf("leftovers not named (or the one being deleted counted):\n%s", progress)
+	}
+	r, _ = runner(api, time.Minute)
+	r.Selector = "pool=none"
+	if _, err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), `no node matches the selector "pool=none"`) {
+		t.Errorf("err = %v", err)
+	}
+	if len(api.created) != 0 {
+		t.Error("pods created without nodes")
+	}
+}
+
+// Ctrl-C: the run stops, says so, and still deletes its pods.
+func TestInterruptedCleansUp(t *testing.T) {
+	api := newFake("node-a")
+	api.script["node-a"] = stuck
+	r, _ := runner(api, time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	api.script["node-a"] = func(poll int, st *corev1.PodStatus) {
+		stuck(poll, st)
+		if poll == 2 {
+			cancel()
+		}
+	}
+	fl, err := r.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || fl == nil || fl.OK() {
+		t.Fatalf("err %v fleet %+v", err, fl)
+	}
+	if len(api.deleted) != 1 || len(api.pods) != 0 {
+		t.Errorf("deleted %v, %d pods left", api.deleted, len(api.pods))
+	}
+	if d := fl.Runs[0].Cells[0].Detail; !strings.HasPrefix(d, "interrupted: pod kube-system/crisp-smoke-abc123-0") {
+		t.Errorf("detail %q", d)
+	}
+}
+
+func TestPodSpec(t *testing.T) {
+	r, _ := runner(nil, 5*time.Minute)
+	r.ExtraArgs = []string{"--strict"}
+	p := r.PodFor("node-a", 3, r.smokeTimeout())
+	s := p.Spec
+	if p.Name != "crisp-smoke-abc123-3" || p.Labels[ManagedByLabel] != ManagedBy || p.Labels[RunLabel] != "abc123" || p.Annotations[NodeAnnotation] != "node-a" {
+		t.Errorf("meta %+v", p.ObjectMeta)
+	}
+	if s.NodeName != "node-a" || !s.HostNetwork || *s.AutomountServiceAccountToken || s.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault || s.DNSPolicy != corev1.DNSDefault {
+		t.Errorf("spec %+v", s)
+	}
+	for _, tol := range s.Tolerations {
+		if tol.Effect == corev1.TaintEffectNoExecute || tol.Effect == "" {
+			t.Errorf("tolerates NoExecute: %+v", tol)
+		}
+	}
+	if len(s.InitContainers) != 1 || *s.InitContainers[0].RestartPolicy != corev1.ContainerRestartPolicyAlways || s.InitContainers[0].Image != "busybox:1.36" {
+		t.Errorf("target %+v", s.InitContainers)
+	}
+	c := s.Containers[0]
+	for _, ctr := range append(s.InitContainers, c) {
+		sc := ctr.SecurityContext
+		if len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem {
+			t.Errorf("%s security %+v", ctr.Name, sc)
+		}
+	}
+	want := "smoke crisp-target-abc123 --pod crisp-smoke-abc123-3 --port 7777 -o json --node-name node-a --timeout 4m40s --strict"
+	if got := strings.Join(c.Args, " "); c.Image != "crisp:dev" || got != want {
+		t.Errorf("crisp: image %s args %q, want %q", c.Image, got, want)
+	}
+	if hp := s.Volumes[0].HostPath; hp.Path != "/run/containerd/containerd.sock" || *hp.Type != corev1.HostPathSocket {
+		t.Errorf("socket %+v", hp)
+	}
+	if !strings.Contains(strings.Join(s.InitContainers[0].Command, " "), "nc -ll -p 7777 -e cat") {
+		t.Errorf("target command %v", s.InitContainers[0].Command)
+	}
+}

@@ -1,0 +1,190 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/crisp-cri/crisp/internal/feature/report"
+)
+
+// follow looks at a node's pod as last listed: shows a new state, and
+// collects the report once crisp's container has ended.
+func (r *Runner) follow(ctx context.Context, n *node) {
+	pod := n.last
+	if ctr := containerStatus(pod.Status.ContainerStatuses, CrispContainer); ctr != nil && ctr.State.Terminated != nil {
+		r.collect(ctx, n, ctr.State.Terminated)
+		return
+	}
+	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		// Ended without crisp's container ending (evicted, deleted).
+		r.finishWithout(n, fmt.Sprintf("pod %s/%s ended (%s) before crisp did: %s", r.Namespace, n.pod, pod.Status.Phase, r.explain(ctx, n, true)))
+		return
+	}
+	state := string(pod.Status.Phase)
+	if ctr := containerStatus(pod.Status.ContainerStatuses, CrispContainer); ctr != nil && ctr.State.Running != nil {
+		state = "running " + r.Mode
+	} else if w := waiting(pod); w != "" {
+		state += " (" + w + ")"
+	}
+	if state != n.state {
+		n.state = state
+		r.progress(n.name, "%s", state)
+	}
+}
+
+// collect reads the report from the log of crisp's container, which ended.
+func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStateTerminated) {
+	n.done = true
+	took := time.Since(n.started).Round(100 * time.Millisecond)
+	log, err := r.API.PodLog(ctx, r.Namespace, n.pod, CrispContainer, maxLog)
+	if err != nil {
+		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) but its log could not be read: %v", end.ExitCode, end.Reason, err))
+		return
+	}
+	source := fmt.Sprintf("%s (pod %s/%s)", n.name, r.Namespace, n.pod)
+	docs, probs, err := report.Decode(source, bytes.NewReader(log))
+	if err != nil {
+		probs = append(probs, report.Problem{Source: source, Err: err.Error()})
+	}
+	if len(docs) == 0 && len(probs) == 0 {
+		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) and printed no report; its log ends: %s", end.ExitCode, end.Reason, tail(log, 3)))
+		return
+	}
+	n.docs, n.probs = docs, probs
+	fl := report.Merge(docs, probs)
+	switch {
+	case !fl.OK():
+		r.progress(n.name, "FAIL after %s: %s", took, fl.Verdict())
+	case end.ExitCode != 0:
+		// The report passed, the process did not: a failure either way.
+		last := &n.docs[len(n.docs)-1].Run
+		last.Cells = append(last.Cells, report.Cell{Check: r.Mode + "/exit", Outcome: report.Fail,
+			Detail: fmt.Sprintf("crisp exited %d (%s) though its report passed", end.ExitCode, end.Reason)})
+		r.progress(n.name, "FAIL after %s: crisp exited %d (%s)", took, end.ExitCode, end.Reason)
+	default:
+		r.progress(n.name, "ok after %s (%s)", took, tally(fl))
+	}
+}
+
+// finishWithout ends a node that has no report: it fails with why.
+func (r *Runner) finishWithout(n *node, why string) {
+	n.done = true
+	n.docs = append(n.docs, r.failedRun(n.name, fmt.Sprintf("node %s (pod %s/%s)", n.name, r.Namespace, n.pod), why))
+	r.progress(n.name, "FAIL: %s", why)
+}
+
+// unfinished fails a node still going when the run ended: out of time or
+// interrupted, with what its pod was doing (its events and log too when
+// ask is set).
+func (r *Runner) unfinished(ctx, runCtx context.Context, n *node, ask bool) {
+	why := "interrupted"
+	if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		why = fmt.Sprintf("did not finish within --timeout %s", r.Timeout)
+	}
+	// The run's context is over: a short one of its own to ask.
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	r.finishWithout(n, why+": "+r.explain(ectx, n, ask))
+}
+
+// explain says what a pod is doing, from its status, and when ask is set
+// from its warning events and crisp's log.
+func (r *Runner) explain(ctx context.Context, n *node, ask bool) string {
+	if n.last == nil {
+		return fmt.Sprintf("pod %s/%s never showed up in the API server", r.Namespace, n.pod)
+	}
+	pod := n.last
+	parts := []string{fmt.Sprintf("pod %s/%s %s", r.Namespace, n.pod, pod.Status.Phase)}
+	for _, c := range pod.Status.Conditions {
+		if c.Status == corev1.ConditionFalse && c.Reason != "" && c.Type == corev1.PodScheduled {
+			parts = append(parts, fmt.Sprintf("%s: %s %s", c.Type, c.Reason, c.Message))
+		}
+	}
+	if w := waiting(pod); w != "" {
+		parts = append(parts, w)
+	}
+	for _, st := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
+		if t := st.State.Terminated; t != nil && st.Name != CrispContainer {
+			parts = append(parts, fmt.Sprintf("%s exited %d (%s) %s", st.Name, t.ExitCode, t.Reason, t.Message))
+		}
+	}
+	if !ask {
+		return strings.Join(parts, "; ")
+	}
+	if evs, err := r.API.PodEvents(ctx, r.Namespace, n.pod); err == nil {
+		var warn []string
+		for _, e := range evs {
+			if e.Type == corev1.EventTypeWarning {
+				warn = append(warn, e.Reason+": "+strings.TrimSpace(e.Message))
+			}
+		}
+		if len(warn) > 3 {
+			warn = warn[len(warn)-3:]
+		}
+		if len(warn) > 0 {
+			parts = append(parts, "events: "+strings.Join(warn, "; "))
+		}
+	}
+	if ctr := containerStatus(pod.Status.ContainerStatuses, CrispContainer); ctr != nil && ctr.State.Running != nil {
+		if log, err := r.API.PodLog(ctx, r.Namespace, n.pod, CrispContainer, 64<<10); err == nil && len(log) > 0 {
+			parts = append(parts, "crisp's log ends: "+tail(log, 2))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// waiting names the containers that wait, with the kubelet's reason.
+func waiting(pod *corev1.Pod) string {
+	var ws []string
+	for _, st := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
+		if w := st.State.Waiting; w != nil {
+			s := st.Name + " waiting: " + w.Reason
+			if w.Message != "" {
+				s += " " + w.Message
+			}
+			ws = append(ws, s)
+		}
+	}
+	return strings.Join(ws, ", ")
+}
+
+func containerStatus(sts []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
+	for i := range sts {
+		if sts[i].Name == name {
+			return &sts[i]
+		}
+	}
+	return nil
+}
+
+// tail returns the last n non-empty lines of log, joined by " | ".
+func tail(log []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	s := strings.Join(lines, " | ")
+	if len(s) > 400 {
+		s = "..." + s[len(s)-400:]
+	}
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}
+
+// tally counts a passing node's checks for its progress line.
+func tally(f *report.Fleet) string {
+	var pass, warn int
+	for _, r := range f.Runs {
+		pass += r.Count(report.Pass)
+		warn += r.Count(report.Warn)
+	}
+	return fmt.Sprintf("%d passed, %d warnings", pass, warn)
+}

@@ -1,0 +1,120 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/cli/output"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+)
+
+// ListOptions are what ps, pods and images share.
+type ListOptions struct {
+	// Quiet prints IDs only.
+	Quiet bool
+	// Last keeps the N newest (0: all).
+	Last    int
+	NoTrunc bool
+	Now     time.Time
+}
+
+func lastN[T any](items []T, n int) []T {
+	if n > 0 && len(items) > n {
+		return items[:n]
+	}
+	return items
+}
+
+func printIDs[T interface{ GetId() string }](w io.Writer, items []T) error {
+	for _, it := range items {
+		if _, err := fmt.Fprintln(w, it.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PS lists containers (crisp ps). pod, when set, is resolved first (ID,
+// prefix or name) into f.PodID.
+func PS(ctx context.Context, c *client.Client, f client.ContainerFilter, pod string, o ListOptions, p output.Printer) error {
+	if pod != "" {
+		sb, err := c.ResolvePod(ctx, pod)
+		if err != nil {
+			return fmt.Errorf("--pod: %w", err)
+		}
+		f.PodID = sb.GetId()
+	}
+	ctrs, err := c.ListContainers(ctx, f)
+	if err != nil {
+		return err
+	}
+	ctrs = lastN(ctrs, o.Last)
+	if o.Quiet {
+		return printIDs(p.Out, ctrs)
+	}
+	if p.Format != output.Table {
+		data, err := output.ProtoJSON(&runtimeapi.ListContainersResponse{Containers: ctrs})
+		if err != nil {
+			return err
+		}
+		return p.Print(data, nil)
+	}
+	// The POD and NAMESPACE columns come from each container's pod.
+	pods := map[string]*runtimeapi.PodSandbox{}
+	if len(ctrs) > 0 {
+		all, err := c.ListPods(ctx, client.PodFilter{})
+		if err != nil {
+			return err
+		}
+		for _, sb := range all {
+			pods[sb.GetId()] = sb
+		}
+	}
+	return p.Print(nil, func(w io.Writer) error {
+		output.ContainerTable(w, output.TableOptions{Now: o.Now, NoTrunc: o.NoTrunc}, ctrs, pods)
+		return nil
+	})
+}
+
+// Pods lists pod sandboxes (crisp pods).
+func Pods(ctx context.Context, c *client.Client, f client.PodFilter, o ListOptions, p output.Printer) error {
+	pods, err := c.ListPods(ctx, f)
+	if err != nil {
+		return err
+	}
+	pods = lastN(pods, o.Last)
+	if o.Quiet {
+		return printIDs(p.Out, pods)
+	}
+	data, err := output.ProtoJSON(&runtimeapi.ListPodSandboxResponse{Items: pods})
+	if err != nil {
+		return err
+	}
+	return p.Print(data, func(w io.Writer) error {
+		output.PodTable(w, output.TableOptions{Now: o.Now, NoTrunc: o.NoTrunc}, pods)
+		return nil
+	})
+}
+
+// Images lists images (crisp images [REF]).
+func Images(ctx context.Context, c *client.Client, ref string, quiet bool, t output.ImageTableOptions, p output.Printer) error {
+	images, err := c.ListImages(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if quiet {
+		return printIDs(p.Out, images)
+	}
+	data, err := output.ProtoJSON(&runtimeapi.ListImagesResponse{Images: images})
+	if err != nil {
+		return err
+	}
+	return p.Print(data, func(w io.Writer) error {
+		output.ImageTable(w, t, images)
+		return nil
+	})
+}

@@ -1,0 +1,45 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/crisp-cri/crisp/internal/cli/output"
+)
+
+// Formats are the formats Write takes.
+var Formats = []string{"table", "markdown", "json", "yaml"}
+
+// CheckFormat rejects a format Write does not take.
+func CheckFormat(format string) error {
+	if !slices.Contains(Formats, format) {
+		return fmt.Errorf("-o/--output must be table, markdown, json or yaml, not %q", format)
+	}
+	return nil
+}
+
+// Write writes the merged fleet to out as a table, Markdown, JSON or YAML.
+func (f *Fleet) Write(out io.Writer, format string) error {
+	switch format {
+	case "markdown":
+		return f.WriteMarkdown(out)
+	case "table":
+		return f.WriteText(out)
+	}
+	return output.Printer{Out: out, Format: output.Format(format)}.Print(f, nil)
+}
+
+// WriteJUnitFile writes the JUnit XML (WriteJUnit) to a file at path.
+func (f *Fleet) WriteJUnitFile(path string) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := f.WriteJUnit(file); err != nil {
+		_ = file.Close() // the write error says more
+		return err
+	}
+	return file.Close()
+}

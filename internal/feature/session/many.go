@@ -1,0 +1,81 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/moby/term"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
+)
+
+// Many is exec in every running container a filter matches
+// (exec --label, --pod, --name).
+type Many struct {
+	// Filter selects the containers; Pod, when set, is resolved into it.
+	Filter   client.ContainerFilter
+	Pod      string
+	Parallel int
+	Command  []string
+	Offers   []transport.Offer
+	TLS      cmdutil.TLSFlags
+	// Configure, when set, adjusts the transport configuration
+	// (crisp's --trace-file).
+	Configure func(*transport.Config) error
+}
+
+// ExecMany execs m's command in every running match and returns the
+// highest remote code (125 if crisp failed anywhere), the summary already
+// printed (internal/feature/fanout runs the sessions).
+func (d Deps) ExecMany(ctx context.Context, m Many) error {
+	cli, settings, err := d.dial()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cli.Close() }() // closing a finished gRPC connection: nothing to report
+	filter := m.Filter
+	if m.Pod != "" {
+		pod, err := cli.ResolvePod(ctx, m.Pod)
+		if err != nil {
+			return fmt.Errorf("exec: %w", err)
+		}
+		filter.PodID = pod.Id
+	}
+	ctrs, err := cli.ListContainers(ctx, filter)
+	if err != nil {
+		return err
+	}
+	if len(ctrs) == 0 {
+		return errors.New("exec: no running container matches --label/--pod/--name (see `crisp ps`)")
+	}
+	cfg, err := d.config(m.TLS, settings, nil, m.Configure)
+	if err != nil {
+		return err
+	}
+	targets := make([]Target, len(ctrs))
+	for i, c := range ctrs {
+		targets[i] = Target{ID: c.Id, Name: c.GetMetadata().GetName()}
+	}
+	_, colour := term.GetFdInfo(d.Streams.Out) // true only for a terminal
+	res := FanOut(ctx, targets, FanOutOptions{Parallel: m.Parallel, Out: d.Streams.Out, Err: d.Streams.ErrOut, Color: colour},
+		func(ctx context.Context, t Target, stdout, stderr io.Writer) (int, error) {
+			req := &runtimeapi.ExecRequest{ContainerId: t.ID, Cmd: m.Command, Stdout: true, Stderr: true}
+			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), m.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: stderr})
+			var coded interface{ ExitStatus() int }
+			if err != nil && errors.As(err, &coded) && ctx.Err() == nil {
+				return coded.ExitStatus(), nil
+			}
+			return 0, err
+		})
+	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: exec: %s\n", res.Summary()) // stderr unwritable: nowhere else to say it
+	if code := res.ExitCode(); code != 0 {
+		return cmdutil.RemoteStatus{Code: code}
+	}
+	return nil
+}

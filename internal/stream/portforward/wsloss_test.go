@@ -1,0 +1,149 @@
+package portforward
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
+)
+
+// wsEchoForward serves one listener over the direct WebSocket protocol with
+// FinishedIdle idle against app, and returns its address and report.
+func wsEchoForward(t *testing.T, app *pfApp, idle time.Duration) (string, *lockedBuffer) {
+	t.Helper()
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	report := &lockedBuffer{}
+	f, err := NewForwarder(ForwarderOptions{Source: src, Offers: []transport.Offer{pfCases[2].offer}, FinishedIdle: idle, Report: report.Printf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ls[0].Addr().String(), report
+}
+
+// halfClosedEcho sends payload, half-closes, and reads to the end: nil when
+// the echo came back whole (whatever ended the connection after it: crisp
+// resets it once the remote side is idle), errSilentCut when the connection
+// ended cleanly with less, the read error otherwise.
+func halfClosedEcho(addr string, payload []byte, deadline time.Time) error {
+	c, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Close() }()
+	_ = c.SetDeadline(deadline)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := c.Write(payload)
+		if err == nil {
+			err = c.(*net.TCPConn).CloseWrite()
+		}
+		sent <- err
+	}()
+	got, rerr := io.ReadAll(c)
+	if err := <-sent; err != nil && rerr == nil {
+		rerr = err
+	}
+	switch {
+	case bytes.Equal(got, payload):
+		return nil
+	case rerr != nil:
+		return rerr
+	}
+	return fmt.Errorf("%w: %d of %d bytes", errSilentCut, len(got), len(payload))
+}
+
+var errSilentCut = errors.New("the echo was cut and the connection ended cleanly")
+
+// TestPortForwardWebSocketNoSilentCut: over WebSocket v4, which cannot pass
+// a half-close on, a connection crisp closes may cut the remote side's
+// answer; that must show as an error at the local client, never as a clean
+// end. An app that answers later than FinishedIdle after it had all the
+// data (before: a clean end with 0 bytes) is reset and reported; many
+// concurrent echoes are each intact or failed loudly.
+func TestPortForwardWebSocketNoSilentCut(t *testing.T) {
+	t.Run("late-answer", func(t *testing.T) {
+		app := startPFApp(t, func(c net.Conn) {
+			b := make([]byte, 4)
+			if _, err := io.ReadFull(c, b); err != nil {
+				return
+			}
+			time.Sleep(time.Second) // answers after the idle wait below
+			_, _ = c.Write(b)
+			_, _ = io.Copy(io.Discard, c)
+		})
+		addr, report := wsEchoForward(t, app, 300*time.Millisecond)
+		err := halfClosedEcho(addr, []byte("ping"), time.Now().Add(pfFaultBound))
+		if err == nil || errors.Is(err, errSilentCut) {
+			t.Fatalf("a cut answer: %v, want a reset", err)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("the connection hung: %v", err)
+		}
+		testkit.Eventually(t, 5*time.Second, func() bool { return strings.Contains(report.String(), "closed the connection with a reset") },
+			"a report of the reset connection")
+	})
+	t.Run("concurrent-echoes", func(t *testing.T) {
+		app := startPFApp(t, func(c net.Conn) { _, _ = io.Copy(c, c) }) // never sees an end: crisp closes
+		addr, report := wsEchoForward(t, app, pfDefaultFinishedIdle)
+		conns, size := 200, 256<<10
+		if raceEnabled {
+			conns = 50
+		}
+		payload := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+		deadline := time.Now().Add(90 * time.Second)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		intact, loud := 0, 0
+		for range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := halfClosedEcho(addr, payload, deadline)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					intact++
+				case errors.Is(err, errSilentCut):
+					t.Error(err)
+				default:
+					var ne net.Error
+					if errors.As(err, &ne) && ne.Timeout() {
+						t.Errorf("hung: %v", err)
+					}
+					loud++
+				}
+			}()
+		}
+		wg.Wait()
+		t.Logf("%d concurrent %d KiB echoes: %d intact, %d failed loudly", conns, size>>10, intact, loud)
+		if loud > 0 && !strings.Contains(report.String(), "failed") {
+			t.Errorf("%d connections failed without a report:\n%s", loud, report)
+		}
+	})
+}

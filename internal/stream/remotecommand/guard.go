@@ -1,0 +1,80 @@
+package remotecommand
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/crisp-cri/crisp/internal/stream/transport"
+)
+
+// Guards that end a session crisp cannot finish honestly, instead of
+// letting it hang or end as if all were well.
+
+// stdinEOFError is the fail-fast answer to piped stdin on a protocol that
+// cannot pass the end of stdin on (SPDY channel.k8s.io, whose stdin stream
+// is reset at the session's end and never half-closed; WebSocket
+// v4.channel.k8s.io and older, the base64 framings): a command that reads
+// its input to the end (wc, cat, sort) would wait for an end that never
+// comes, so crisp ends the session at once rather than hang. Interactive
+// stdin (a terminal) only gets a warning, as a user can end the command by
+// hand.
+func stdinEOFError(op string, offer transport.Offer, protocol string) error {
+	if offer.Transport == transport.SPDY {
+		return fmt.Errorf("%s: SPDY %s cannot pass the end of stdin to the remote process, so a command reading piped input to its end would never finish; "+
+			"offer a newer protocol (SPDY %s to %s pass it: drop --protocol %s), or use -t for an interactive session", op, protocol, transport.ExecProtocolV2, transport.ExecProtocolV5, protocol)
+	}
+	return fmt.Errorf("%s: WebSocket %s cannot pass the end of stdin to the remote process, so a command reading piped input to its end would never finish; "+
+		"use --transport spdy (or auto), a runtime that speaks WebSocket %s, or -t for an interactive session", op, protocol, transport.ExecProtocolV5)
+}
+
+// needsStdinEOF reports whether the negotiated protocol would leave piped
+// stdin without its end: one without the stdin-eof capability.
+func (s *session) needsStdinEOF(t transport.Transport, protocol string) bool {
+	if s.stdin == nil || s.s.TTY || s.interactive || !s.failFast {
+		return false
+	}
+	spec, ok := transport.Lookup(transport.CallExec, transport.Protocol{Transport: t, Name: protocol})
+	return ok && !spec.Caps.StdinEOF
+}
+
+// localWriter is a local output stream (crisp's stdout or stderr) that
+// remembers its first write error: a full disk or a closed pipe on crisp's
+// side is crisp's failure, never a silent success. The first error also
+// ends the session (onErr), since the output has nowhere to go.
+type localWriter struct {
+	w     io.Writer
+	name  string
+	onErr func()
+
+	mu  sync.Mutex
+	err error
+}
+
+func (l *localWriter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if err != nil {
+		l.mu.Lock()
+		first := l.err == nil
+		if first {
+			l.err = err
+		}
+		l.mu.Unlock()
+		if first && l.onErr != nil {
+			l.onErr()
+		}
+	}
+	return n, err
+}
+
+func (l *localWriter) failed() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		return nil
+	}
+	return fmt.Errorf("writing the remote command's %s here failed: %w", l.name, l.err)
+}

@@ -1,0 +1,216 @@
+package remotecommand
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+
+	"github.com/crisp-cri/crisp/internal/stream/transport"
+)
+
+// WebSocket frame opcodes (RFC 6455) that wsV1Filter tells apart.
+const (
+	wsOpContinuation = 0x0
+	wsOpBinary       = 0x2
+	wsOpClose        = 0x8
+)
+
+// wsErrorChannel is the error stream's channel on every channel.k8s.io
+// framing.
+const wsErrorChannel = 3
+
+// wsV1Filter is statusWatch on WebSocket channel.k8s.io: client-go's
+// WebSocket executor runs the same v1 handler as over SPDY, with the same
+// race (the error text reaches the handler just before every channel ends at
+// once, and the handler may return nil first). client-go's connection is a
+// *websocket.Conn that crisp cannot wrap, so the filter sits under it, on
+// the network connection (above TLS): it reads the upgrade answer, and when
+// the server chose channel.k8s.io it holds the error channel, as statusWatch
+// does on SPDY: messages on channel 3 reach client-go empty, their text is
+// recorded, and client-go's Close waits for release. Any other subprotocol
+// passes through untouched.
+type wsV1Filter struct {
+	net.Conn
+	w    *statusWatch
+	br   *bufio.Reader
+	hold atomic.Bool // the server chose channel.k8s.io
+
+	// Read's state (gorilla reads from one goroutine at a time).
+	headersDone bool
+	status      string // the answer's status line
+	chose       bool   // the answer names channel.k8s.io
+	sawBlank    bool   // the upgrade answer's last line is queued
+	out         []byte // bytes to hand out before reading on
+	remain      uint64 // payload bytes of the current frame to pass through
+	errMsg      bool   // the current message is on the error channel
+}
+
+func newWSV1Filter(conn net.Conn, w *statusWatch) *wsV1Filter {
+	return &wsV1Filter{Conn: conn, w: w, br: bufio.NewReaderSize(conn, wsBufferSize)}
+}
+
+// Close is deferred, once the filter holds, until release.
+func (f *wsV1Filter) Close() error {
+	if f.hold.Load() {
+		return nil
+	}
+	return f.Conn.Close()
+}
+
+func (f *wsV1Filter) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if !f.headersDone {
+		if len(f.out) > 0 || !f.sawBlank {
+			return f.readHeaderLine(p)
+		}
+		f.headersDone = true
+	}
+	if !f.hold.Load() {
+		return f.br.Read(p)
+	}
+	for len(f.out) == 0 && f.remain == 0 {
+		if err := f.nextFrame(); err != nil {
+			f.w.end(err)
+			return 0, err
+		}
+	}
+	if len(f.out) > 0 {
+		n := copy(p, f.out)
+		f.out = f.out[n:]
+		return n, nil
+	}
+	n, err := f.br.Read(p[:min(uint64(len(p)), f.remain)])
+	f.remain -= uint64(n)
+	if err != nil {
+		f.w.end(err)
+	}
+	return n, err
+}
+
+// readHeaderLine hands out the upgrade answer a line at a time and reads
+// the chosen subprotocol from it.
+func (f *wsV1Filter) readHeaderLine(p []byte) (int, error) {
+	if len(f.out) == 0 {
+		line, err := f.br.ReadString('\n')
+		if err != nil {
+			return 0, err
+		}
+		f.out = []byte(line)
+		if f.status == "" {
+			f.status = line
+		}
+		name, value, ok := strings.Cut(line, ":")
+		switch {
+		case ok && strings.EqualFold(strings.TrimSpace(name), headerWebSocketProtocol):
+			f.chose = strings.TrimSpace(value) == transport.ExecProtocolV1
+		case strings.TrimSpace(line) == "":
+			f.sawBlank = true
+			if f.chose && strings.Contains(f.status, " 101") {
+				f.w.holdV1()
+				f.w.deferClose(f.Conn.Close)
+				f.hold.Store(true)
+			}
+		}
+	}
+	n := copy(p, f.out)
+	f.out = f.out[n:]
+	return n, nil
+}
+
+// nextFrame reads a frame header and queues what client-go gets of it.
+func (f *wsV1Filter) nextFrame() error {
+	var hdr [14]byte
+	if _, err := io.ReadFull(f.br, hdr[:2]); err != nil {
+		return err
+	}
+	b0, b1 := hdr[0], hdr[1]
+	op := b0 & 0x0f
+	fin := b0&0x80 != 0
+	n := 2
+	length := uint64(b1 & 0x7f)
+	switch length {
+	case 126:
+		if _, err := io.ReadFull(f.br, hdr[2:4]); err != nil {
+			return err
+		}
+		length, n = uint64(binary.BigEndian.Uint16(hdr[2:4])), 4
+	case 127:
+		if _, err := io.ReadFull(f.br, hdr[2:10]); err != nil {
+			return err
+		}
+		length, n = binary.BigEndian.Uint64(hdr[2:10]), 10
+	}
+	if b1&0x80 != 0 { // masked: servers never mask; pass it through
+		if _, err := io.ReadFull(f.br, hdr[n:n+4]); err != nil {
+			return err
+		}
+		n += 4
+		f.out, f.remain = append(f.out, hdr[:n]...), length
+		return nil
+	}
+	if op >= wsOpClose {
+		if op == wsOpClose {
+			// Every data message came before it: the text is complete.
+			f.w.end(io.EOF)
+		}
+		f.out, f.remain = append(f.out, hdr[:n]...), length
+		return nil
+	}
+	if op != wsOpContinuation {
+		f.errMsg = false
+		if op == wsOpBinary && length > 0 {
+			var ch [1]byte
+			if _, err := io.ReadFull(f.br, ch[:]); err != nil {
+				return err
+			}
+			length--
+			f.errMsg = ch[0] == wsErrorChannel
+			if f.errMsg {
+				if err := f.keep(length); err != nil {
+					return err
+				}
+				f.out = append(f.out, b0, 1, ch[0]) // the channel, no text
+			} else {
+				f.out = append(append(f.out, hdr[:n]...), ch[0])
+				f.remain = length
+			}
+			f.endMsg(fin)
+			return nil
+		}
+	}
+	if f.errMsg {
+		if err := f.keep(length); err != nil {
+			return err
+		}
+		f.out = append(f.out, b0, 0)
+	} else {
+		f.out, f.remain = append(f.out, hdr[:n]...), length
+	}
+	f.endMsg(fin)
+	return nil
+}
+
+func (f *wsV1Filter) endMsg(fin bool) {
+	if fin {
+		f.errMsg = false
+	}
+}
+
+// keep reads n payload bytes of the error channel into the watch.
+func (f *wsV1Filter) keep(n uint64) error {
+	buf := make([]byte, 4096)
+	for n > 0 {
+		m := min(n, uint64(len(buf)))
+		if _, err := io.ReadFull(f.br, buf[:m]); err != nil {
+			return err
+		}
+		f.w.record(buf[:m])
+		n -= m
+	}
+	return nil
+}
