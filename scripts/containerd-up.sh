@@ -93,10 +93,16 @@ echo "$BRIDGE" >"$D/bridge" # ours: containerd-down.sh deletes it
 ip addr replace "$NET_PREFIX.1/24" dev "$BRIDGE"
 ip link set "$BRIDGE" up
 
+# The network is named after the harness folder, never a name another
+# harness uses: CNI caches every attachment host-wide (/var/lib/cni/results,
+# keyed by network name), and CRI-O, when it starts, garbage-collects every
+# cached attachment of its networks' names that is not one of its pods (CNI
+# DEL: the pod's interface is deleted). With one shared name, a CRI-O harness
+# starting beside this one took the pods' interfaces away.
 cat >"$D/cni/net.d/10-crisp.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
-  "name": "crisp",
+  "name": "$(basename "$D")",
   "plugins": [
     {
       "type": "bridge",

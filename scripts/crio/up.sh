@@ -232,10 +232,14 @@ ip link add "$BRIDGE" type bridge
 echo "$BRIDGE" >"$D/bridge" # ours: down.sh deletes it
 ip addr replace "$NET_PREFIX.1/24" dev "$BRIDGE"
 ip link set "$BRIDGE" up
+# Named after the harness folder: at its start CRI-O garbage-collects
+# (CNI DEL) every attachment cached host-wide (/var/lib/cni/results) under its
+# networks' names that is not one of its pods; a name shared with another
+# harness would take that harness's pods' interfaces away.
 cat >"$D/cni/net.d/10-crisp.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
-  "name": "crisp",
+  "name": "$(basename "$D")",
   "plugins": [
     {
       "type": "bridge",

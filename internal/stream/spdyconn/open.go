@@ -5,23 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
 	"k8s.io/streaming/pkg/httpstream"
-	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
 )
 
 // The connections Open can run a session on.
 const (
 	// KindCrisp is this package's Conn, the default.
 	KindCrisp = "crisp"
-	// KindSpdystream is k8s.io/streaming's connection on spdystream, the
-	// way back when a runtime misbehaves with crisp's own: what crisp ran
-	// on before (and kubectl runs on). It has spdystream's limits: no bound
-	// on a server's header blocks, a fixed 30s wait for a stream's reply
-	// (shortened here only as far as the caller is concerned), and no
+	// KindSpdystream is spdystream's connection, set up as
+	// k8s.io/streaming does for kubectl (spdystream.go), the way back when a
+	// runtime misbehaves with crisp's own: what crisp ran on before. It has
+	// spdystream's limits: no bound on a server's header blocks and no
 	// overrun wait (a stream nobody reads stops the connection).
 	KindSpdystream = "spdystream"
 )
@@ -66,11 +63,11 @@ func Open(nc net.Conn, br *bufio.Reader, o Options) (httpstream.Connection, erro
 		if br != nil {
 			conn = &readThrough{Conn: nc, r: br}
 		}
-		c, err := streamspdy.NewClientConnectionWithPings(conn, o.PingPeriod)
+		c, err := newSpdystreamConn(conn, o.PingPeriod, o.CreateTimeout)
 		if err != nil {
 			return nil, err
 		}
-		return &boundedCreate{Connection: c, timeout: o.CreateTimeout}, nil
+		return c, nil
 	}
 	return nil, fmt.Errorf("%w %q (%s): want %s (the default) or %s", ErrUnknownKind, kind, EnvKind, KindCrisp, KindSpdystream)
 }
@@ -85,39 +82,3 @@ type readThrough struct {
 }
 
 func (c *readThrough) Read(p []byte) (int, error) { return c.r.Read(p) }
-
-// boundedCreate stops waiting for spdystream's stream reply after timeout;
-// spdystream's own wait (30s) or the connection's close ends the call left
-// behind.
-type boundedCreate struct {
-	httpstream.Connection
-	timeout time.Duration
-}
-
-func (c *boundedCreate) CreateStream(headers http.Header) (httpstream.Stream, error) {
-	if c.timeout <= 0 {
-		return c.Connection.CreateStream(headers)
-	}
-	type created struct {
-		s   httpstream.Stream
-		err error
-	}
-	ch := make(chan created, 1)
-	go func() {
-		s, err := c.Connection.CreateStream(headers)
-		ch <- created{s, err}
-	}()
-	t := time.NewTimer(c.timeout)
-	defer t.Stop()
-	select {
-	case r := <-ch:
-		return r.s, r.err
-	case <-t.C:
-		go func() {
-			if r := <-ch; r.s != nil {
-				_ = r.s.Reset() // answered too late: nobody uses it
-			}
-		}()
-		return nil, fmt.Errorf("%w: no reply within %s", ErrCreateTimeout, c.timeout)
-	}
-}
