@@ -18,8 +18,8 @@ const (
 	// KindSpdystream is spdystream's connection, set up as
 	// k8s.io/streaming does for kubectl (spdystream.go), the way back when a
 	// runtime misbehaves with crisp's own: what crisp ran on before. It has
-	// spdystream's limits: no bound on a server's header blocks and no
-	// overrun wait (a stream nobody reads stops the connection).
+	// spdystream's limits but for header blocks (bounded as crisp's own
+	// are): no overrun wait (a stream nobody reads stops the connection).
 	KindSpdystream = "spdystream"
 )
 

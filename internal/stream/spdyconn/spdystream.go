@@ -45,7 +45,9 @@ type spdystreamConn struct {
 }
 
 func newSpdystreamConn(nc net.Conn, pingPeriod, createTimeout time.Duration) (*spdystreamConn, error) {
-	sc, err := spdystream.NewConnection(nc, false)
+	// framerLimits (limits.go): spdystream's own defaults let a server's
+	// header block inflate past a GiB.
+	sc, err := spdystream.NewConnectionWithOptions(nc, false, framerLimits...)
 	if err != nil {
 		_ = nc.Close() // nothing was started on it
 		return nil, err
