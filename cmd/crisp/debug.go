@@ -44,6 +44,8 @@ func debugCommand(f *cmdutil.Factory, o *debugOptions) *cobra.Command {
 		Example:     helpExample("debug"),
 		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
 		RunE:        runOptions(f, o),
+
+		ValidArgsFunction: completeContainers(f),
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
@@ -55,6 +57,8 @@ func debugCommand(f *cmdutil.Factory, o *debugOptions) *cobra.Command {
 	fl.BoolVar(&o.Keep, "keep", false, "leave the debug container behind when the session ends")
 	fl.BoolVar(&o.Cleanup, "cleanup", false, "remove the debug containers left by crisp processes that no longer run (kept ones too), then exit")
 	o.TLS.AddFlags(fl)
+	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]string{string(debug.ProfileGeneral), string(debug.ProfileNetadmin), string(debug.ProfileSysadmin)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("way", cobra.FixedCompletions([]string{string(debug.WayAuto), string(debug.WayContainer), string(debug.WayHost)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

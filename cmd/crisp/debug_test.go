@@ -94,8 +94,7 @@ func TestDebugLeavesNoContainer(t *testing.T) {
 			return cmd.ProcessState.ExitCode()
 		case <-time.After(debugWait):
 			_ = cmd.Process.Kill()
-			<-waited
-			t.Fatalf("crisp debug did not end within %s of %s", debugWait, sig)
+			t.Fatalf("crisp debug did not end within %s of %s (killed: %v)", debugWait, sig, <-waited)
 		}
 		return -1
 	}
