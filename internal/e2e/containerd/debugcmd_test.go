@@ -1,0 +1,81 @@
+package containerd
+
+// crisp debug against the real runtimes, on a distroless-like target: an
+// image holding one static binary (the echo server), no shell, no tar.
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// distrolessImage is the target's image, built once per test binary: the
+// static echo server packed by cmd/crisp-image as /crisp on an empty base.
+var distrolessImage struct {
+	once sync.Once
+	tar  string
+	err  error
+}
+
+// distrolessRef is the name the image is loaded under (cmd/crisp-image
+// implies docker.io/library/).
+const distrolessRef = "docker.io/library/crisp-distroless:e2e"
+
+// distrolessPort is the port the target listens on, inside its pod.
+const distrolessPort = "18089"
+
+func distrolessTar(t *testing.T) string {
+	t.Helper()
+	d := &distrolessImage
+	d.once.Do(func() {
+		bin := echoServerBinary(t)
+		d.tar = filepath.Join(suite.binDir, "distroless.tar")
+		pack := exec.Command("go", "run", "./cmd/crisp-image", "-binary", bin, "-name", "crisp-distroless", "-tag", "e2e", "-o", d.tar)
+		pack.Dir = suite.repo
+		if out, err := pack.CombinedOutput(); err != nil {
+			d.err = fmt.Errorf("cmd/crisp-image: %w\n%s", err, out)
+		}
+	})
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	return d.tar
+}
+
+// On a target with no shell and no tools, both ways list its process with
+// ps, see its listening port and its root filesystem; the container way
+// leaves no debug container behind.
+func TestCrispDebugDistroless(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		h.loadImage(t, distrolessTar(t), distrolessRef)
+		target := h.newContainer(t, ContainerSpec{Name: "distroless", Image: distrolessRef, Command: []string{"/crisp", distrolessPort}})
+		if r := h.crisp(t, "exec", target, "--", "sh", "-c", "true"); r.ExitCode != 127 {
+			t.Fatalf("the target has a shell? crisp exec sh: %v", r)
+		}
+		for _, way := range []string{"container", "host"} {
+			t.Run(way, func(t *testing.T) {
+				r := h.crisp(t, "debug", "-v", "--way", way, target, "--", "ps", "-o", "pid,args")
+				if r.ExitCode != 0 || !strings.Contains(r.Stdout, "/crisp "+distrolessPort) || !strings.Contains(r.Stderr, "way: "+way) {
+					t.Fatalf("crisp debug --way %s -- ps: %v", way, r)
+				}
+				t.Logf("ps through the %s way:\n%s", way, r.Stdout)
+				// The target's root is /proc/PID/root: PID 1 in its own PID namespace.
+				r = h.crisp(t, "debug", "--way", way, target, "--", "ls", "/proc/1/root/")
+				if r.ExitCode != 0 || !strings.Contains(r.Stdout, "crisp") {
+					t.Errorf("crisp debug --way %s -- ls /proc/1/root/: %v", way, r)
+				}
+				// Its network: the port it listens on.
+				r = h.crisp(t, "debug", "--way", way, target, "--", "netstat", "-ltn")
+				if r.ExitCode != 0 || !strings.Contains(r.Stdout, ":"+distrolessPort) {
+					t.Errorf("crisp debug --way %s -- netstat -ltn: %v", way, r)
+				}
+			})
+		}
+		if r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1"); r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != "" {
+			t.Errorf("debug containers left behind: %v", r)
+		}
+	})
+}
