@@ -62,10 +62,12 @@ func TestCrispDebugDistroless(t *testing.T) {
 					t.Fatalf("crisp debug --way %s -- ps: %v", way, r)
 				}
 				t.Logf("ps through the %s way:\n%s", way, r.Stdout)
-				// The target's root is /proc/PID/root: PID 1 in its own PID namespace.
-				r = h.crisp(t, "debug", "--way", way, target, "--", "ls", "/proc/1/root/")
+				// The target's root is /proc/PID/root, PID its PID in the
+				// namespace (not 1 here: the harness's pod shares one PID
+				// namespace, whose PID 1 is pause).
+				r = h.crisp(t, "debug", "--way", way, target, "--", "sh", "-c", "ls /proc/$CRISP_TARGET_PID/root/")
 				if r.ExitCode != 0 || !strings.Contains(r.Stdout, "crisp") {
-					t.Errorf("crisp debug --way %s -- ls /proc/1/root/: %v", way, r)
+					t.Errorf("crisp debug --way %s -- ls /proc/$CRISP_TARGET_PID/root/: %v", way, r)
 				}
 				// Its network: the port it listens on.
 				r = h.crisp(t, "debug", "--way", way, target, "--", "netstat", "-ltn")

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,7 @@ type containerPlan struct {
 	target *runtimeapi.Container
 	podCfg *runtimeapi.PodSandboxConfig
 	cfg    *runtimeapi.ContainerConfig
+	nsPID  int // the target's PID in its PID namespace; 0: unknown
 }
 
 // planContainer checks that a debug container can be made for target (the
@@ -118,7 +120,15 @@ func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *
 		Labels:  labels,
 		Linux:   &runtimeapi.LinuxContainerConfig{SecurityContext: sc},
 	}
-	return &containerPlan{image: image, podID: target.PodSandboxId, target: target, podCfg: podCfg, cfg: cfg}, nil
+	plan := &containerPlan{image: image, podID: target.PodSandboxId, target: target, podCfg: podCfg, cfg: cfg}
+	// Where crisp runs on the target's node it can tell the command the
+	// target's PID (exec'd processes take the container's environment).
+	if pid, err := targetPID(ctx, cli, target.Id); err == nil {
+		if plan.nsPID, _ = namespacePID(pid); plan.nsPID > 0 {
+			cfg.Envs = []*runtimeapi.KeyValue{{Key: TargetPIDEnv, Value: []byte(strconv.Itoa(plan.nsPID))}}
+		}
+	}
+	return plan, nil
 }
 
 // runContainer creates and starts the debug container, runs the command in
@@ -139,6 +149,7 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 	if err != nil {
 		return fmt.Errorf("debug container: %w", err)
 	}
+	logTargetPID(rn.Deps, plan.nsPID)
 	rn.Deps.Logf("debug: created debug container %s (%s) in pod %s", client.ShortID(id), plan.cfg.Metadata.Name, client.ShortID(plan.podID))
 	if err := cli.StartContainer(ctx, id); err != nil {
 		return fmt.Errorf("debug container: %w", err)

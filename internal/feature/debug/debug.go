@@ -123,6 +123,7 @@ func (rn Runner) Run(ctx context.Context, r Request) error {
 	entry, err := rn.Host.plan(ctx, cli, target)
 	if err == nil {
 		rn.Deps.Logf("debug: way: host (nsenter into PID %d; the target's root is /proc/%d/root on the node)", entry.pid, entry.pid)
+		logTargetPID(rn.Deps, entry.nsPID)
 		return rn.runHost(ctx, entry, r)
 	}
 	if r.Way == WayHost {
@@ -151,4 +152,12 @@ func (rn Runner) dial() (*client.Client, client.Settings, error) {
 	}
 	cli, err := rn.Deps.Dial(settings)
 	return cli, settings, err
+}
+
+// logTargetPID says with -v where the target's files are, as the command
+// sees them.
+func logTargetPID(d session.Deps, nsPID int) {
+	if nsPID > 0 {
+		d.Logf("debug: the target is PID %d in its PID namespace: its files are at /proc/%d/root ($%s)", nsPID, nsPID, TargetPIDEnv)
+	}
 }

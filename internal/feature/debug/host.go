@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +38,7 @@ func NewHostEntry() HostEntry { return HostEntry{LookPath: exec.LookPath, Euid: 
 // hostPlan is an entry ready to run.
 type hostPlan struct {
 	pid              int
+	nsPID            int // the target's PID in its namespace; 0: unknown
 	nsenter, unshare string
 }
 
@@ -53,17 +56,51 @@ func (h HostEntry) plan(ctx context.Context, cli *client.Client, target *runtime
 	if p.unshare, err = h.LookPath("unshare"); err != nil {
 		return nil, errors.New("host way: no unshare in PATH (install util-linux)")
 	}
-	st, err := cli.ContainerStatus(ctx, target.Id, true)
-	if err != nil {
-		return nil, fmt.Errorf("host way: %w", err)
-	}
-	if p.pid, err = infoPID(st.GetInfo()); err != nil {
+	if p.pid, err = targetPID(ctx, cli, target.Id); err != nil {
 		return nil, fmt.Errorf("host way: %w", err)
 	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d/ns/pid", p.pid)); err != nil {
 		return nil, fmt.Errorf("host way: the runtime says the target's PID is %d, which this node does not have (is crisp on the runtime's node, in its PID namespace?): %w", p.pid, err)
 	}
+	p.nsPID, _ = namespacePID(p.pid)
 	return &p, nil
+}
+
+// targetPID is the target's PID on the node, from the runtime's verbose
+// container status.
+func targetPID(ctx context.Context, cli *client.Client, id string) (int, error) {
+	st, err := cli.ContainerStatus(ctx, id, true)
+	if err != nil {
+		return 0, err
+	}
+	return infoPID(st.GetInfo())
+}
+
+// TargetPIDEnv names the environment variable that holds the target's PID
+// as the debug command sees it (in the target's PID namespace), when crisp
+// could learn it: its files are at /proc/$CRISP_TARGET_PID/root. It is PID
+// 1 only when the target has a PID namespace of its own; in a pod that
+// shares one, PID 1 is the pod's pause process.
+const TargetPIDEnv = "CRISP_TARGET_PID"
+
+// namespacePID is what node process pid is called in its own PID namespace
+// (the last NSpid of /proc/PID/status).
+func namespacePID(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0, false
+			}
+			n, err := strconv.Atoi(f[len(f)-1])
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // infoPID reads the target's PID from a verbose ContainerStatus info map:
@@ -107,6 +144,9 @@ func (rn Runner) runHost(ctx context.Context, p *hostPlan, r Request) error {
 		cmd.Stdin = rn.Deps.Streams.In
 	}
 	cmd.Stdout, cmd.Stderr = rn.Deps.Streams.Out, rn.Deps.Streams.ErrOut
+	if p.nsPID > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", TargetPIDEnv, p.nsPID))
+	}
 	// With a terminal the command shares crisp's process group, so the
 	// terminal's Ctrl-C reaches it (and an interactive shell ignores it);
 	// without one it gets a group of its own, which crisp ends when it is
