@@ -147,12 +147,12 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 	}
 	id, err := cli.CreateContainer(ctx, plan.podID, plan.cfg, plan.podCfg)
 	if err != nil {
-		return fmt.Errorf("debug container: %w", err)
+		return notStarted{fmt.Errorf("debug container: %w", err)}
 	}
 	logTargetPID(rn.Deps, plan.nsPID)
 	rn.Deps.Logf("debug: created debug container %s (%s) in pod %s", client.ShortID(id), plan.cfg.Metadata.Name, client.ShortID(plan.podID))
 	if err := cli.StartContainer(ctx, id); err != nil {
-		return fmt.Errorf("debug container: %w", err)
+		return notStarted{fmt.Errorf("debug container: %w", err)}
 	}
 	if r.Keep {
 		defer func() {
@@ -244,3 +244,10 @@ func randomSuffix() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// notStarted is the error of a debug container the runtime would not
+// create or start: nothing ran, so another way may still be tried.
+type notStarted struct{ err error }
+
+func (e notStarted) Error() string { return e.err.Error() }
+func (e notStarted) Unwrap() error { return e.err }

@@ -112,7 +112,10 @@ func (rn Runner) Run(ctx context.Context, r Request) error {
 		plan, err := rn.planContainer(ctx, cli, target, r)
 		if err == nil {
 			rn.Deps.Logf("debug: way: container (image %s, profile %s, PID namespace of %s)", plan.image, r.Profile, client.ShortID(target.Id))
-			return rn.runContainer(ctx, cli, plan, r)
+			err = rn.runContainer(ctx, cli, plan, r)
+			if !errors.As(err, new(notStarted)) || r.Way == WayContainer || ctx.Err() != nil {
+				return err
+			}
 		}
 		if r.Way == WayContainer || ctx.Err() != nil {
 			return err
