@@ -4,12 +4,17 @@ package containerd
 // image holding one static binary (the echo server), no shell, no tar.
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // distrolessImage is the target's image, built once per test binary: the
@@ -79,6 +84,67 @@ func TestCrispDebugDistroless(t *testing.T) {
 		}
 		if r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1"); r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != "" {
 			t.Errorf("debug containers left behind: %v", r)
+		}
+	})
+}
+
+// Sessions ended by the command's exit, by SIGINT to crisp and by kill -9
+// of crisp (followed by `crisp debug --cleanup`) leave no debug container
+// on the real runtimes; CRISP_DEBUG_SESSIONS sets the rounds (each one
+// session of each kind; the default keeps the suite short).
+func TestCrispDebugLeavesNothing(t *testing.T) {
+	rounds := 1
+	if s := os.Getenv("CRISP_DEBUG_SESSIONS"); s != "" {
+		var err error
+		if rounds, err = strconv.Atoi(s); err != nil || rounds < 1 {
+			t.Fatalf("CRISP_DEBUG_SESSIONS=%q: want a positive number", s)
+		}
+	}
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		left := func() []string {
+			r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1")
+			if r.ExitCode != 0 {
+				t.Fatalf("crictl ps: %v", r)
+			}
+			return strings.Fields(r.Stdout)
+		}
+		interrupt := func(sig syscall.Signal) {
+			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+			defer cancel()
+			cmd := h.crispCmd(t, ctx, "debug", "--way", "container", h.Ctr, "--", "sleep", "60")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for len(left()) == 0 {
+				if ctx.Err() != nil {
+					t.Fatalf("no debug container appeared within %s", commandTimeout)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond) // the exec under way, most times
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait() // its status is checked by the mock's test; here what is left counts
+		}
+		for i := range rounds {
+			if r := h.crisp(t, "debug", "--way", "container", h.Ctr, "--", "true"); r.ExitCode != 0 {
+				t.Fatalf("round %d, a session ended by exit: %v", i, r)
+			}
+			if ids := left(); len(ids) != 0 {
+				t.Fatalf("round %d: after a session ended by exit: %v left", i, ids)
+			}
+			interrupt(syscall.SIGINT)
+			if ids := left(); len(ids) != 0 {
+				t.Fatalf("round %d: after a session ended by SIGINT: %v left", i, ids)
+			}
+			interrupt(syscall.SIGKILL)
+			if r := h.crisp(t, "debug", "--cleanup"); r.ExitCode != 0 || !strings.Contains(r.Stdout, "removed 1 debug container(s)") {
+				t.Fatalf("round %d: crisp debug --cleanup after a kill -9: %v", i, r)
+			}
+			if ids := left(); len(ids) != 0 {
+				t.Fatalf("round %d: after kill -9 and --cleanup: %v left", i, ids)
+			}
 		}
 	})
 }
