@@ -85,6 +85,18 @@ type Runner struct {
 	Host HostEntry
 }
 
+// KubeletKillNote is what was seen on a kubelet node: the kubelet
+// (Kubernetes 1.37, containerd 1.6) killed a debug container added to its
+// pod about 2 s after it started (exit 137), then left it for crisp to
+// remove.
+const KubeletKillNote = "seen: killed about 2 s after its start"
+
+// kubeletOwned reports whether a kubelet created target: it labels every
+// container with its pod's UID.
+func kubeletOwned(target *runtimeapi.Container) bool {
+	return target.GetLabels()[client.KubeletPodUIDLabel] != ""
+}
+
 // ErrNoWay is wrapped by the error of a session for which no way in worked.
 var ErrNoWay = errors.New("no way into the target worked")
 
@@ -108,7 +120,18 @@ func (rn Runner) Run(ctx context.Context, r Request) error {
 	}
 
 	var tried []string
-	if r.Way != WayHost {
+	tryContainer := r.Way != WayHost
+	if kubeletOwned(target) {
+		switch r.Way {
+		case WayAuto:
+			rn.Deps.Logf("debug: a kubelet owns the target's pod (%s): it kills a container it did not create within seconds, so the host way", KubeletKillNote)
+			tried = append(tried, "container: skipped, a kubelet owns the target's pod")
+			tryContainer = false
+		case WayContainer:
+			_, _ = fmt.Fprintf(rn.Deps.Streams.ErrOut, "crisp: warning: a kubelet owns the target's pod; it kills a container it did not create within seconds (%s): use --way host\n", KubeletKillNote) // the error stream is the last resort: a failed write there has nowhere to go
+		}
+	}
+	if tryContainer {
 		plan, err := rn.planContainer(ctx, cli, target, r)
 		if err == nil {
 			rn.Deps.Logf("debug: way: container (image %s, profile %s, PID namespace of %s)", plan.image, r.Profile, client.ShortID(target.Id))
