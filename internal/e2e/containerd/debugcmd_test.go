@@ -108,10 +108,12 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 			}
 			return strings.Fields(r.Stdout)
 		}
-		interrupt := func(sig syscall.Signal) {
+		interrupt := func(sig syscall.Signal) string {
 			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 			defer cancel()
-			cmd := h.crispCmd(t, ctx, "debug", "--way", "container", h.Ctr, "--", "sleep", "60")
+			cmd := h.crispCmd(t, ctx, "debug", "-v", "--way", "container", h.Ctr, "--", "sleep", "60")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -126,6 +128,7 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait() // its status is checked by the mock's test; here what is left counts
+			return stderr.String()
 		}
 		for i := range rounds {
 			if r := h.crisp(t, "debug", "--way", "container", h.Ctr, "--", "true"); r.ExitCode != 0 {
@@ -134,9 +137,9 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 			if ids := left(); len(ids) != 0 {
 				t.Fatalf("round %d: after a session ended by exit: %v left", i, ids)
 			}
-			interrupt(syscall.SIGINT)
+			stderr := interrupt(syscall.SIGINT)
 			if ids := left(); len(ids) != 0 {
-				t.Fatalf("round %d: after a session ended by SIGINT: %v left", i, ids)
+				t.Fatalf("round %d: after a session ended by SIGINT: %v left; crisp said:\n%s", i, ids, stderr)
 			}
 			interrupt(syscall.SIGKILL)
 			if r := h.crisp(t, "debug", "--cleanup"); r.ExitCode != 0 || !strings.Contains(r.Stdout, "removed 1 debug container(s)") {

@@ -12,6 +12,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/feature/session"
 )
@@ -145,14 +146,23 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 			}
 		}()
 	}
-	id, err := cli.CreateContainer(ctx, plan.podID, plan.cfg, plan.podCfg)
+	// Create and start run to their end even when crisp is interrupted
+	// meanwhile: a start cancelled half-way can leave the runtime with a
+	// container it will not stop or remove at once (seen on containerd).
+	// The interruption is acted on once they are done.
+	whole, cancel := context.WithTimeout(context.WithoutCancel(ctx), createStartTimeout)
+	defer cancel()
+	id, err := cli.CreateContainer(whole, plan.podID, plan.cfg, plan.podCfg)
 	if err != nil {
 		return notStarted{fmt.Errorf("debug container: %w", err)}
 	}
 	logTargetPID(rn.Deps, plan.nsPID)
 	rn.Deps.Logf("debug: created debug container %s (%s) in pod %s", client.ShortID(id), plan.cfg.Metadata.Name, client.ShortID(plan.podID))
-	if err := cli.StartContainer(ctx, id); err != nil {
+	if err := cli.StartContainer(whole, id); err != nil {
 		return notStarted{fmt.Errorf("debug container: %w", err)}
+	}
+	if ctx.Err() != nil {
+		return cmdutil.NewInterrupted(context.Cause(ctx))
 	}
 	if r.Keep {
 		defer func() {
@@ -165,8 +175,32 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 	})
 }
 
-// removeOwn stops and removes every debug container this crisp created.
+// createStartTimeout bounds creating and starting the debug container
+// once crisp has been interrupted (they are not cancelled half-way).
+const createStartTimeout = 2 * time.Minute
+
+// removeOwn stops and removes every debug container this crisp created,
+// trying again a few times: a runtime may refuse while the container is
+// still being set up.
 func (rn Runner) removeOwn(ctx context.Context, cli *client.Client) error {
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			rn.Deps.Logf("debug: removing the debug container again: %v", err)
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
+			}
+		}
+		if err = rn.removeOwnOnce(ctx, cli); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func (rn Runner) removeOwnOnce(ctx context.Context, cli *client.Client) error {
 	ctrs, err := cli.ListContainers(ctx, client.ContainerFilter{All: true, Labels: map[string]string{LabelOwner: rn.Owner.String()}})
 	if err != nil {
 		return err
