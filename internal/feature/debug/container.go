@@ -179,28 +179,8 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 // once crisp has been interrupted (they are not cancelled half-way).
 const createStartTimeout = 2 * time.Minute
 
-// removeOwn stops and removes every debug container this crisp created,
-// trying again a few times: a runtime may refuse while the container is
-// still being set up.
+// removeOwn stops and removes every debug container this crisp created.
 func (rn Runner) removeOwn(ctx context.Context, cli *client.Client) error {
-	var err error
-	for attempt := range 3 {
-		if attempt > 0 {
-			rn.Deps.Logf("debug: removing the debug container again: %v", err)
-			select {
-			case <-ctx.Done():
-				return err
-			case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
-			}
-		}
-		if err = rn.removeOwnOnce(ctx, cli); err == nil {
-			return nil
-		}
-	}
-	return err
-}
-
-func (rn Runner) removeOwnOnce(ctx context.Context, cli *client.Client) error {
 	ctrs, err := cli.ListContainers(ctx, client.ContainerFilter{All: true, Labels: map[string]string{LabelOwner: rn.Owner.String()}})
 	if err != nil {
 		return err
@@ -210,13 +190,42 @@ func (rn Runner) removeOwnOnce(ctx context.Context, cli *client.Client) error {
 		if c.GetLabels()[LabelDebug] != "1" {
 			continue
 		}
-		if err := cli.Cleanup(ctx, "", c.Id); err != nil {
+		if err := rn.remove(ctx, cli, c.Id); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		rn.Deps.Logf("debug: removed debug container %s", client.ShortID(c.Id))
 	}
 	return errors.Join(errs...)
+}
+
+// removeAttempts and removeBackoff bound how long crisp retries a removal
+// the runtime refuses for now: containerd refuses to remove a container
+// "in starting state" while a StartContainer (of a crisp that was killed
+// meanwhile) is still under way.
+const (
+	removeAttempts = 6
+	removeBackoff  = 500 * time.Millisecond
+)
+
+// remove stops and removes container id, trying again while the runtime
+// refuses.
+func (rn Runner) remove(ctx context.Context, cli *client.Client, id string) error {
+	var err error
+	for attempt := range removeAttempts {
+		if attempt > 0 {
+			rn.Deps.Logf("debug: removing debug container %s again: %v", client.ShortID(id), err)
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(time.Duration(attempt) * removeBackoff):
+			}
+		}
+		if err = cli.Cleanup(ctx, "", id); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // sweep removes the debug containers whose crisp no longer runs (kept ones
@@ -236,7 +245,7 @@ func (rn Runner) sweep(ctx context.Context, cli *client.Client, all bool) (int, 
 		if c.GetLabels()[LabelKeep] == "1" && !all {
 			continue
 		}
-		if err := cli.Cleanup(ctx, "", c.Id); err != nil {
+		if err := rn.remove(ctx, cli, c.Id); err != nil {
 			errs = append(errs, err)
 			continue
 		}
