@@ -87,9 +87,9 @@ type Runner struct {
 
 // KubeletKillNote is what was seen on a kubelet node: the kubelet
 // (Kubernetes 1.37, containerd 1.6) killed a debug container added to its
-// pod about 2 s after it started (exit 137), then left it for crisp to
+// pod 1.4 to 2.6 s after it started (exit 137, two runs), then left it for crisp to
 // remove.
-const KubeletKillNote = "seen: killed about 2 s after its start"
+const KubeletKillNote = "seen: killed 1.4-2.6 s after its start"
 
 // kubeletOwned reports whether a kubelet created target: it labels every
 // container with its pod's UID.
