@@ -151,3 +151,37 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 		}
 	})
 }
+
+// --profile gives the debug container kubectl debug's privileges: general
+// CAP_SYS_PTRACE, netadmin CAP_NET_ADMIN and CAP_NET_RAW, sysadmin a
+// privileged container (its outcome is logged for docs/debug.md).
+func TestCrispDebugProfiles(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		const ptrace, netAdmin, netRaw = 19, 12, 13
+		for _, tc := range []struct {
+			profile string
+			caps    []uint
+		}{{"general", []uint{ptrace}}, {"netadmin", []uint{netAdmin, netRaw}}, {"sysadmin", nil}} {
+			r := h.crisp(t, "debug", "--way", "container", "--profile", tc.profile, h.Ctr, "--", "grep", "CapEff", "/proc/self/status")
+			t.Logf("--profile %s: %v", tc.profile, r)
+			if tc.caps == nil {
+				continue
+			}
+			if r.ExitCode != 0 {
+				t.Fatalf("--profile %s: %v", tc.profile, r)
+			}
+			eff, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(r.Stdout), "CapEff:")), 16, 64)
+			if err != nil {
+				t.Fatalf("--profile %s: CapEff %q: %v", tc.profile, r.Stdout, err)
+			}
+			for _, c := range tc.caps {
+				if eff&(1<<c) == 0 {
+					t.Errorf("--profile %s: capability %d not in CapEff %x", tc.profile, c, eff)
+				}
+			}
+		}
+		if r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1"); r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != "" {
+			t.Errorf("debug containers left behind: %v", r)
+		}
+	})
+}
