@@ -25,7 +25,6 @@ build:
 ## name (deploy_test.go checks they agree); the binary inside carries
 ## $(VERSION) (`crisp version`). Push a release as crisp:VERSION with
 ## `make image IMAGE_TAG=...` and point the manifests at it.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE_TAG ?= dev
 IMAGE_TAR ?= $(CURDIR)/bin/crisp-image.tar
 image:
@@ -62,7 +61,7 @@ test-go:
 	@cat .work/e2e-containerd.txt 2>/dev/null || true
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
+	CRISP_CP_BENCH_BYTES=$${CRISP_CP_BENCH_BYTES:-1073741824} $(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
 lint:
 	bash scripts/lint.sh
@@ -106,6 +105,13 @@ containerd-down:
 .PHONY: perf
 perf: deps build
 	bash scripts/perf-doc.sh docs/performance.md
+
+## perf-kubectl: crisp on a kubelet's CRI socket beside kubectl through the API
+## server and the kubelet (alternating, both orders, medians), printed; make perf
+## puts the same table in docs/performance.md. Needs root.
+.PHONY: perf-kubectl
+perf-kubectl: deps build
+	bash scripts/k8s/perf.sh
 
 ## perf-mock: the same side by side against crisp's mock runtime (no root
 ## needed); prints the tables.

@@ -3,7 +3,7 @@
 # perf:begin and perf:end markers) from real runs: crisp and crictl side by
 # side (scripts/perf.sh), both orders, on containerd 1.6 and, when
 # scripts/deps.sh built them, containerd 2.x and CRI-O, with the machine it ran
-# on. Uses the harnesses named by CRISP_CTRD_ENV, CRISP_CTRD2_ENV and
+# on; then crisp beside kubectl on a Kubernetes node (scripts/k8s/perf.sh). Uses the harnesses named by CRISP_CTRD_ENV, CRISP_CTRD2_ENV and
 # CRISP_CRIO_ENV (env files of scripts/containerd-up.sh,
 # scripts/containerd/v2-up.sh and scripts/crio/up.sh), or starts each and
 # stops it after.
@@ -66,6 +66,12 @@ for run in "${runs[@]}"; do
     } >>"$gen"
   )
 done
+# kubectl through a kubelet beside crisp on the kubelet's CRI socket, when
+# scripts/deps.sh built the Kubernetes binaries (scripts/k8s/perf.sh).
+if [[ -x .tools/k8s/bin/kubelet || -n ${CRISP_K8S_ENV:-} ]]; then
+  bash scripts/k8s/perf.sh -o "$tables"
+  cat "$tables" >>"$gen"
+fi
 {
   echo
   echo "<!-- perf:end -->"

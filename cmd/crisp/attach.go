@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,33 +13,19 @@ import (
 	"github.com/crisp-cri/crisp/internal/stream/tty"
 )
 
-// attachOptions are `crisp attach`'s flags and arguments.
+// attachOptions are `crisp attach`'s flags and arguments: they bind to
+// session.Attach's fields, which Run hands to the session layer as they
+// are.
 type attachOptions struct {
-	Stdin      bool
-	TTY        bool
-	DetachKeys string
-	Transport  string
-	Protocol   string
-	TLS        cmdutil.TLSFlags
-	Trace      cmdutil.TraceFlags     // traceflags.go
-	Record     session.RecordFlags    // recordflags.go
-	Reconnect  session.ReconnectFlags // attachreconnect.go
+	session.Attach
 
-	// ProtocolCache is --protocol-cache (protocache.go).
-	ProtocolCache bool
-
-	Container string
-
-	keys   []byte
-	offers []transport.Offer
-	deps   streamDeps
-	// exitWait bounds how long attach waits for the runtime to record the
-	// exit of a container whose stream ended (the stream may end first).
-	exitWait time.Duration
+	// ttyGiven records, for Validate, whether -t was on the command line.
+	ttyGiven bool
+	deps     streamDeps
 }
 
 func newAttachCommand(f *cmdutil.Factory) *cobra.Command {
-	return attachCommand(f, &attachOptions{exitWait: attachExitWait})
+	return attachCommand(f, &attachOptions{Attach: session.Attach{ExitWait: attachExitWait}}, nil)
 }
 
 // attachExitWait is how long attach gives the runtime to record the exit of
@@ -53,8 +40,8 @@ func newAttachCommand(f *cmdutil.Factory) *cobra.Command {
 const attachExitWait = 15 * time.Second
 
 // attachCommand binds o to the command; o.deps, when set (tests), replaces
-// the factory's dependencies.
-func attachCommand(f *cmdutil.Factory, o *attachOptions) *cobra.Command {
+// the factory's dependencies, and runF, when set (tests), replaces Run.
+func attachCommand(f *cmdutil.Factory, o *attachOptions, runF func(*attachOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
 		Short:       "Attach to a running container's main process",
@@ -67,7 +54,7 @@ func attachCommand(f *cmdutil.Factory, o *attachOptions) *cobra.Command {
 			}
 			return nil
 		},
-		RunE: runOptions(f, o),
+		RunE: runOptionsF(f, o, runF),
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "send stdin to the container")
@@ -78,18 +65,17 @@ func attachCommand(f *cmdutil.Factory, o *attachOptions) *cobra.Command {
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
-	o.Trace.CloseAfter(cmd)
 	o.Record.AddFlags(fl)
-	o.Record.CloseAfter(cmd)
 	o.Reconnect.AddFlags(fl)
 	return cmd
 }
 
 // Complete takes CONTAINER from the arguments.
-func (o *attachOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
+func (o *attachOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	if o.deps.Stream == nil {
 		o.deps = session.NewDeps(f)
 	}
+	o.ttyGiven = cmd.Flags().Changed("tty")
 	if len(args) > 0 {
 		o.Container = args[0]
 	}
@@ -98,23 +84,28 @@ func (o *attachOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []st
 
 // Validate rejects bad input before any connection is made.
 func (o *attachOptions) Validate() error {
+	if err := o.Record.Validate(o.ttyGiven); err != nil {
+		return err
+	}
+	if err := o.Trace.Validate(); err != nil {
+		return err
+	}
 	if o.Container == "" {
 		return cmdutil.UsageErrorf("attach needs a CONTAINER")
 	}
 	var err error
-	if o.keys, err = tty.ParseDetachKeys(o.DetachKeys); err != nil {
+	if o.Keys, err = tty.ParseDetachKeys(o.DetachKeys); err != nil {
 		return cmdutil.UsageErrorf("--detach-keys: %v", err)
 	}
-	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
+	if o.Offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err
 	}
 	return o.TLS.Validate()
 }
 
-// Run attaches until the process ends or the user detaches.
-func (o *attachOptions) Run(ctx context.Context) error {
-	return o.deps.Attach(ctx, session.Attach{
-		Container: o.Container, Stdin: o.Stdin, TTY: o.TTY, Keys: o.keys, Offers: o.offers, TLS: o.TLS,
-		Configure: o.Trace.Apply, Record: &o.Record, Reconnect: o.Reconnect, ExitWait: o.exitWait, ProtocolCache: o.ProtocolCache,
-	})
+// Run attaches until the process ends or the user detaches, with a failure
+// to write the trace or the recording joined to its error.
+func (o *attachOptions) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, o.Trace.Close(), o.Record.Close()) }()
+	return o.deps.Attach(ctx, &o.Attach)
 }

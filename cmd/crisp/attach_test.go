@@ -4,21 +4,23 @@ import (
 	"context"
 	"io"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/feature/session"
 )
 
 func runAttach(t *testing.T, deps streamDeps, args ...string) (int, error) {
 	t.Helper()
 	o := &attachOptions{deps: deps}
-	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -33,20 +35,20 @@ func TestAttachFlags(t *testing.T) {
 		"--detach-keys ctrl-7 web": "--detach-keys",
 		"--transport x web":        "unknown transport",
 	} {
-		rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
+		rt := newFakeRuntime(t, fakeContainer)
 		deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
 		code, err := runAttach(t, deps, strings.Fields(args)...)
 		if err == nil || !strings.Contains(err.Error(), want) || code != cmdutil.ExitCrispFailure {
 			t.Errorf("attach %s: exit %d err %v, want 125 and %q", args, code, err, want)
 		}
-		if len(rt.attaches) > 0 {
+		if len(rt.attaches()) > 0 {
 			t.Errorf("attach %s reached the runtime", args)
 		}
 	}
 }
 
 func TestAttachDetachKeys(t *testing.T) {
-	rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
+	rt := newFakeRuntime(t, fakeContainer)
 	st := &fakeStreamer{read: true}
 	deps, out, _ := fakeDeps(rt, st, "hello\x10\x11after", false)
 	code, err := runAttach(t, deps, "-i", "web")
@@ -57,58 +59,44 @@ func TestAttachDetachKeys(t *testing.T) {
 		t.Errorf("stdout %q", out)
 	}
 	want := &runtimeapi.AttachRequest{ContainerId: fakeContainer.Id, Stdin: true, Stdout: true, Stderr: true}
-	if len(rt.attaches) == 0 || rt.attaches[0].String() != want.String() {
-		t.Errorf("AttachRequests %v, want %v", rt.attaches, want)
+	if attaches := rt.attaches(); len(attaches) == 0 || attaches[0].String() != want.String() {
+		t.Errorf("AttachRequests %v, want %v", attaches, want)
 	}
 }
 
 func TestAttachPassesContainerExitStatus(t *testing.T) {
-	rt := &fakeRuntime{
-		containers: []*runtimeapi.Container{fakeContainer},
-		status:     &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 4},
-	}
+	rt := newFakeRuntime(t, fakeContainer)
+	rt.Before = exitsAfter("Attach", 1, rt.Fake, 4) // the session's process ends the container
 	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
 	if code, err := runAttach(t, deps, "web"); code != 4 {
 		t.Errorf("exit %d (%v), want the container's 4", code, err)
 	}
 }
 
-// lateExitRuntime records the container's exit only after the attach stream
-// has ended, as containerd does: its status says running for the first
-// running calls.
-type lateExitRuntime struct {
-	*fakeRuntime
-	running int
-
-	mu    sync.Mutex
-	calls int
-}
-
-func (r *lateExitRuntime) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest, opts ...grpc.CallOption) (*runtimeapi.ContainerStatusResponse, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.calls++; r.calls <= r.running {
-		return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}, nil
+// exitsAfter is a Before hook for clienttest's fake: the container exits
+// with code as the n-th call to method arrives.
+func exitsAfter(method string, n int32, f *clienttest.Fake, code int32) func(context.Context, string, proto.Message) error {
+	var calls atomic.Int32
+	return func(_ context.Context, m string, _ proto.Message) error {
+		if m == method && calls.Add(1) == n {
+			f.SetExit(fakeContainer.Id, code)
+		}
+		return nil
 	}
-	return r.fakeRuntime.ContainerStatus(ctx, req, opts...)
 }
 
 // A loaded containerd records an exit more than a second after the attach
 // stream ended (a 1 s bound turned `exit 5` into exit 0 in the containerd
 // suite): attach's default wait outlasts that.
 func TestAttachWaitsForALateExit(t *testing.T) {
-	fake := &fakeRuntime{
-		containers: []*runtimeapi.Container{fakeContainer},
-		status:     &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 5},
-	}
+	// The runtime records the exit only after the attach stream has ended,
+	// as containerd does: its status says running for the first calls.
+	rt := newFakeRuntime(t, fakeContainer)
 	late := time.Second + 250*time.Millisecond
-	rt := &lateExitRuntime{fakeRuntime: fake, running: int(late / client.ExitPollInterval)}
-	deps, _, _ := fakeDeps(fake, &fakeStreamer{}, "", false)
-	deps.Dial = func(client.Settings) (*client.Client, error) {
-		return &client.Client{Endpoint: "unix:///fake.sock", Runtime: rt}, nil
-	}
-	o := &attachOptions{deps: deps, exitWait: attachExitWait}
-	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
+	rt.Before = exitsAfter("ContainerStatus", int32(late/client.ExitPollInterval)+1, rt.Fake, 5)
+	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
+	o := &attachOptions{deps: deps, Attach: session.Attach{ExitWait: attachExitWait}}
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
 	cmd.SetArgs([]string{"web"})
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -120,7 +108,7 @@ func TestAttachWaitsForALateExit(t *testing.T) {
 
 func TestAttachNotRunning(t *testing.T) {
 	exited := &runtimeapi.Container{Id: fakeContainer.Id, Metadata: fakeContainer.Metadata, State: runtimeapi.ContainerState_CONTAINER_EXITED}
-	rt := &fakeRuntime{containers: []*runtimeapi.Container{exited}}
+	rt := newFakeRuntime(t, exited)
 	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
 	code, err := runAttach(t, deps, "web")
 	if code != cmdutil.ExitCrispFailure || err == nil || !strings.Contains(err.Error(), "not running") {

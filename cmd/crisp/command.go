@@ -17,12 +17,22 @@ import (
 //     the dependencies taken from the factory (streams, a way to reach the
 //     runtime). A field a test has already set is left alone, so tests
 //     inject fakes by setting fields before the command runs.
-//   - Validate rejects bad input before anything connects or listens. Its
-//     errors, and Complete's about the arguments, are cmdutil.UsageError
-//     (build them with cmdutil.UsageErrorf): Main exits 2 for them (125 for
-//     exec and attach) and points at --help.
+//   - Validate rejects bad input before anything connects or listens,
+//     including the shared flag groups' (TLSFlags.Validate,
+//     TraceFlags.Validate, RecordFlags.Validate). Its errors, and
+//     Complete's about the arguments, are cmdutil.UsageError (build them
+//     with cmdutil.UsageErrorf): Main exits 2 for them (125 for exec and
+//     attach) and points at --help.
 //   - Run does the work, talking to the world only through the struct's
-//     fields; ctx is cancelled on SIGINT, SIGTERM and SIGHUP.
+//     fields; ctx is cancelled on SIGINT, SIGTERM and SIGHUP. What Run
+//     opens it closes (a deferred TraceFlags.Close, RecordFlags.Close).
+//
+// Where a feature package takes a struct (session.Exec, session.Attach,
+// session.Forward), the options embed it and the flags bind to its fields:
+// Run hands it over as it is, with no copy. Tests either set fields before
+// the command runs (fakes for the dependencies) or, with runOptionsF,
+// replace Run to look at what Complete and Validate made of a command line
+// (gh's runF).
 //
 // A command adopts it in its constructor:
 //
@@ -41,12 +51,22 @@ type commandOptions interface {
 // runOptions turns o into cobra's RunE: Complete, Validate, then Run with
 // the command's context, stopping at the first error.
 func runOptions(f *cmdutil.Factory, o commandOptions) func(*cobra.Command, []string) error {
+	return runOptionsF(f, o, nil)
+}
+
+// runOptionsF is runOptions with a test seam: runF, when not nil, runs in
+// Run's place, so that a test sees the completed and validated options
+// without a runtime.
+func runOptionsF[O commandOptions](f *cmdutil.Factory, o O, runF func(O) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := o.Complete(f, cmd, args); err != nil {
 			return err
 		}
 		if err := o.Validate(); err != nil {
 			return err
+		}
+		if runF != nil {
+			return runF(o)
 		}
 		return o.Run(cmd.Context())
 	}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
-	"time"
+	"errors"
+	"regexp"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/feature/session"
 	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
@@ -15,45 +18,34 @@ import (
 // (session.Deps); tests replace them with fakes.
 type streamDeps = session.Deps
 
-// execOptions are `crisp exec`'s flags and arguments.
+// execOptions are `crisp exec`'s flags and arguments: they bind to
+// session.Exec's fields, which Run hands to the session layer as they are.
 type execOptions struct {
-	Stdin     bool
-	TTY       bool
-	Sync      bool
-	Timeout   time.Duration
-	Transport string
-	Protocol  string
-	TLS       cmdutil.TLSFlags
-	Trace     cmdutil.TraceFlags  // traceflags.go
-	Record    session.RecordFlags // recordflags.go
-	Many      execManyOptions     // execmany.go: --label, --pod, --name, --parallel
+	session.Exec
+	Many session.Many // --label, --pod, --name, --parallel (addManyFlags)
 
 	many bool
+	// ttyGiven and offersGiven record, for Validate, whether -t and
+	// --transport or --protocol were on the command line.
+	ttyGiven, offersGiven bool
 
-	// ProtocolCache is --protocol-cache (protocache.go).
-	ProtocolCache bool
-
-	Container string
-	Command   []string
-
-	offers []transport.Offer
-	deps   streamDeps
+	deps streamDeps
 }
 
 func newExecCommand(f *cmdutil.Factory) *cobra.Command {
-	return execCommand(f, &execOptions{})
+	return execCommand(f, &execOptions{}, nil)
 }
 
 // execCommand binds o to the command; o.deps, when set (tests), replaces the
-// factory's dependencies.
-func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
+// factory's dependencies, and runF, when set (tests), replaces Run.
+func execCommand(f *cmdutil.Factory, o *execOptions, runF func(*execOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "exec [-i] [-t] [-s] [--timeout D] [--transport T] [--protocol P] CONTAINER -- CMD [ARG...]",
 		Short:       "Run a command in a running container",
 		Long:        helpLong("exec"),
 		Example:     helpExample("exec"),
 		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
-		RunE:        runOptions(f, o),
+		RunE:        runOptionsF(f, o, runF),
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
@@ -66,10 +58,8 @@ func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
-	o.Trace.CloseAfter(cmd)
 	o.Record.AddFlags(fl)
-	o.Record.CloseAfter(cmd)
-	o.Many.addFlags(fl)
+	addManyFlags(fl, &o.Many)
 	return cmd
 }
 
@@ -79,8 +69,10 @@ func (o *execOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []st
 	if o.deps.Stream == nil {
 		o.deps = session.NewDeps(f)
 	}
-	if o.many = o.Many.selected(cmd); o.many {
-		o.Many.complete(o, args)
+	o.ttyGiven = cmd.Flags().Changed("tty")
+	o.offersGiven = cmd.Flags().Changed("transport") || cmd.Flags().Changed("protocol")
+	if o.many = manySelected(cmd); o.many {
+		o.completeMany(args)
 	} else if len(args) > 0 {
 		o.Container = args[0]
 		o.Command = args[1:]
@@ -88,16 +80,22 @@ func (o *execOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []st
 			o.Command = o.Command[1:]
 		}
 	}
-	if o.Sync && (cmd.Flags().Changed("transport") || cmd.Flags().Changed("protocol")) {
-		return cmdutil.UsageErrorf("--transport and --protocol choose a streaming protocol; -s uses the ExecSync call, which has none")
-	}
 	return nil
 }
 
 // Validate rejects bad input before any connection is made.
 func (o *execOptions) Validate() error {
+	if err := o.Record.Validate(o.ttyGiven); err != nil {
+		return err
+	}
+	if err := o.Trace.Validate(); err != nil {
+		return err
+	}
+	if o.Sync && o.offersGiven {
+		return cmdutil.UsageErrorf("--transport and --protocol choose a streaming protocol; -s uses the ExecSync call, which has none")
+	}
 	if o.many {
-		return o.Many.validate(o)
+		return o.validateMany()
 	}
 	if o.Container == "" {
 		return cmdutil.UsageErrorf("exec needs a CONTAINER and a command: crisp exec [flags] CONTAINER -- CMD [ARG...]")
@@ -115,19 +113,74 @@ func (o *execOptions) Validate() error {
 		return cmdutil.UsageErrorf("--timeout bounds an ExecSync call: use it with -s")
 	}
 	var err error
-	if o.offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
+	if o.Offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err
 	}
 	return o.TLS.Validate()
 }
 
-// Run execs the command and returns its exit status as an error (nil for 0).
-func (o *execOptions) Run(ctx context.Context) error {
+// Run execs the command and returns its exit status as an error (nil for
+// 0), with a failure to write the trace or the recording joined to it.
+func (o *execOptions) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, o.Trace.Close(), o.Record.Close()) }()
 	if o.many {
-		return o.Many.run(ctx, o)
+		return o.deps.ExecMany(ctx, &o.Exec, &o.Many)
 	}
-	return o.deps.Exec(ctx, session.Exec{
-		Container: o.Container, Command: o.Command, Stdin: o.Stdin, TTY: o.TTY, Sync: o.Sync, Timeout: o.Timeout,
-		Offers: o.offers, TLS: o.TLS, Configure: o.Trace.Apply, Record: &o.Record, ProtocolCache: o.ProtocolCache,
-	})
+	return o.deps.Exec(ctx, &o.Exec)
+}
+
+// exec's flags for running in every matching container (--label, --pod,
+// --name, --parallel) bind to session.Many, whose ExecMany (with
+// session.FanOut) does the running.
+// addManyFlags binds --label, --pod, --name and --parallel to m.
+func addManyFlags(fs *pflag.FlagSet, m *session.Many) {
+	fs.StringArrayVar(&m.Labels, "label", nil, "run in every running container with this label (k=v, repeatable) instead of one CONTAINER")
+	fs.StringVar(&m.Pod, "pod", "", "with --label or --name: only containers of this pod (ID, prefix or name)")
+	fs.StringVar(&m.Name, "name", "", "run in every running container whose name matches this regular expression")
+	fs.IntVar(&m.Parallel, "parallel", 8, "with --label, --pod or --name: sessions at once")
+}
+
+// manySelected reports whether exec runs in many containers.
+func manySelected(cmd *cobra.Command) bool {
+	return cmd.Flags().Changed("label") || cmd.Flags().Changed("pod") || cmd.Flags().Changed("name")
+}
+
+// completeMany takes every argument as the command (there is no CONTAINER).
+func (o *execOptions) completeMany(args []string) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	o.Container, o.Command = "", args
+}
+
+// validateMany refuses what one command in many containers cannot do, and
+// builds the filter from --label and --name.
+func (o *execOptions) validateMany() error {
+	if o.Stdin || o.TTY {
+		return cmdutil.UsageErrorf("exec --label/--pod/--name runs in many containers at once and one stdin cannot be shared safely between them: drop -i and -t (or exec into one CONTAINER)")
+	}
+	if o.Sync || o.Record.File != "" {
+		return cmdutil.UsageErrorf("exec --label/--pod/--name streams to every container: -s and --record work with one CONTAINER only")
+	}
+	if len(o.Command) == 0 {
+		return cmdutil.UsageErrorf("exec needs a command: crisp exec --label k=v -- CMD [ARG...]")
+	}
+	if o.Many.Parallel < 1 {
+		return cmdutil.UsageErrorf("--parallel must be at least 1")
+	}
+	labels, err := client.ParseLabels(o.Many.Labels)
+	if err != nil {
+		return cmdutil.UsageErrorf("--label: %v", err)
+	}
+	var name *regexp.Regexp
+	if o.Many.Name != "" {
+		if name, err = regexp.Compile(o.Many.Name); err != nil {
+			return cmdutil.UsageErrorf("--name: %v", err)
+		}
+	}
+	o.Many.Filter = client.ContainerFilter{Labels: labels, Name: name, State: "running"}
+	if o.Offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
+		return err
+	}
+	return o.TLS.Validate()
 }

@@ -9,15 +9,16 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 	utilexec "k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/stream/transport"
@@ -26,54 +27,41 @@ import (
 	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
 )
 
-// fakeRuntime is the CRI runtime service as exec and attach use it; it
-// records what it was asked.
+// fakeRuntime is clienttest's fake CRI runtime, served, holding copies of
+// the given containers. It is named containerd: attach asks when a stream
+// ended after its input, and containerd's streams do not end with the
+// client's stdin.
 type fakeRuntime struct {
-	runtimeapi.RuntimeServiceClient // calls not faked panic
-
-	containers []*runtimeapi.Container
-	syncResp   *runtimeapi.ExecSyncResponse
-	status     *runtimeapi.ContainerStatus
-
-	mu       sync.Mutex
-	execs    []*runtimeapi.ExecRequest
-	attaches []*runtimeapi.AttachRequest
-	syncs    []*runtimeapi.ExecSyncRequest
+	*clienttest.Fake
+	endpoint string
 }
 
-// Version names containerd: attach asks when a stream ended after its
-// input, and containerd's streams do not end with the client's stdin.
-func (r *fakeRuntime) Version(context.Context, *runtimeapi.VersionRequest, ...grpc.CallOption) (*runtimeapi.VersionResponse, error) {
-	return &runtimeapi.VersionResponse{RuntimeName: "containerd", RuntimeApiVersion: "v1"}, nil
+func newFakeRuntime(t *testing.T, containers ...*runtimeapi.Container) *fakeRuntime {
+	t.Helper()
+	f := &clienttest.Fake{RuntimeName: "containerd", StreamBase: "http://127.0.0.1:1"}
+	for _, c := range containers {
+		f.AddContainer(proto.Clone(c).(*runtimeapi.Container))
+	}
+	return &fakeRuntime{Fake: f, endpoint: clienttest.Serve(t, f)}
 }
 
-func (r *fakeRuntime) ListContainers(context.Context, *runtimeapi.ListContainersRequest, ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error) {
-	return &runtimeapi.ListContainersResponse{Containers: r.containers}, nil
+// execs, attaches and syncs are the requests of those calls, in order.
+func (r *fakeRuntime) execs() []*runtimeapi.ExecRequest {
+	return requestsOf[*runtimeapi.ExecRequest](r, "Exec")
+}
+func (r *fakeRuntime) attaches() []*runtimeapi.AttachRequest {
+	return requestsOf[*runtimeapi.AttachRequest](r, "Attach")
+}
+func (r *fakeRuntime) syncs() []*runtimeapi.ExecSyncRequest {
+	return requestsOf[*runtimeapi.ExecSyncRequest](r, "ExecSync")
 }
 
-func (r *fakeRuntime) Exec(_ context.Context, req *runtimeapi.ExecRequest, _ ...grpc.CallOption) (*runtimeapi.ExecResponse, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.execs = append(r.execs, req)
-	return &runtimeapi.ExecResponse{Url: "http://127.0.0.1:1/exec/" + string(rune('a'+len(r.execs)))}, nil
-}
-
-func (r *fakeRuntime) Attach(_ context.Context, req *runtimeapi.AttachRequest, _ ...grpc.CallOption) (*runtimeapi.AttachResponse, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.attaches = append(r.attaches, req)
-	return &runtimeapi.AttachResponse{Url: "http://127.0.0.1:1/attach/x"}, nil
-}
-
-func (r *fakeRuntime) ExecSync(_ context.Context, req *runtimeapi.ExecSyncRequest, _ ...grpc.CallOption) (*runtimeapi.ExecSyncResponse, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.syncs = append(r.syncs, req)
-	return r.syncResp, nil
-}
-
-func (r *fakeRuntime) ContainerStatus(context.Context, *runtimeapi.ContainerStatusRequest, ...grpc.CallOption) (*runtimeapi.ContainerStatusResponse, error) {
-	return &runtimeapi.ContainerStatusResponse{Status: r.status}, nil
+func requestsOf[T proto.Message](r *fakeRuntime, method string) []T {
+	var out []T
+	for _, req := range r.Requests(method) {
+		out = append(out, req.(T))
+	}
+	return out
 }
 
 // fakeStreamer stands in for remotecommand.Stream: it gets as many URLs as
@@ -126,11 +114,11 @@ var fakeContainer = &runtimeapi.Container{
 func fakeDeps(rt *fakeRuntime, st *fakeStreamer, in string, terminal bool) (streamDeps, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
 	return streamDeps{
-		Streams:  cmdutil.IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return terminal }},
-		Settings: func() (client.Settings, error) { return client.Settings{RuntimeEndpoint: "unix:///fake.sock"}, nil },
-		Dial: func(client.Settings) (*client.Client, error) {
-			return &client.Client{Endpoint: "unix:///fake.sock", Runtime: rt}, nil
+		Streams: cmdutil.IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return terminal }},
+		Settings: func() (client.Settings, error) {
+			return client.Settings{RuntimeEndpoint: rt.endpoint, RequestTimeout: 10 * time.Second}, nil
 		},
+		Dial:   client.Dial,
 		Stream: st.stream,
 	}, &out, &errOut
 }
@@ -140,7 +128,7 @@ func fakeDeps(rt *fakeRuntime, st *fakeStreamer, in string, terminal bool) (stre
 func runExec(t *testing.T, deps streamDeps, args ...string) (*execOptions, int, error) {
 	t.Helper()
 	o := &execOptions{deps: deps}
-	cmd := execCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
+	cmd := execCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -169,7 +157,7 @@ func TestExecFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}, syncResp: &runtimeapi.ExecSyncResponse{}}
+			rt := newFakeRuntime(t, fakeContainer)
 			deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
 			o, code, err := runExec(t, deps, tt.args...)
 			if tt.wantErr != "" {
@@ -179,7 +167,7 @@ func TestExecFlags(t *testing.T) {
 				if code != cmdutil.ExitCrispFailure || !cmdutil.IsUsage(err) {
 					t.Errorf("exit %d usage %v, want 125 and a usage error", code, cmdutil.IsUsage(err))
 				}
-				if len(rt.execs)+len(rt.syncs) > 0 {
+				if len(rt.execs())+len(rt.syncs()) > 0 {
 					t.Errorf("a bad command line reached the runtime")
 				}
 				return
@@ -195,18 +183,18 @@ func TestExecFlags(t *testing.T) {
 }
 
 func TestExecRunFreshURLPerOfferAndExitCode(t *testing.T) {
-	rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
+	rt := newFakeRuntime(t, fakeContainer)
 	st := &fakeStreamer{err: utilexec.CodeExitError{Err: errors.New("command terminated with exit code 7"), Code: 7}}
 	deps, out, errOut := fakeDeps(rt, st, "", false)
 	_, code, err := runExec(t, deps, "web", "--", "sh", "-c", "exit 7")
 	if code != 7 || !errors.Is(err, cmdutil.ErrReported) {
 		t.Errorf("exit %d (err %v), want 7 and no line of crisp's own", code, err)
 	}
-	if len(rt.execs) != 3 || len(st.urls) != 3 || st.urls[0] == st.urls[1] {
-		t.Errorf("Exec calls %d, URLs %q: want one fresh URL per offer (3 with auto)", len(rt.execs), st.urls)
+	if len(rt.execs()) != 3 || len(st.urls) != 3 || st.urls[0] == st.urls[1] {
+		t.Errorf("Exec calls %d, URLs %q: want one fresh URL per offer (3 with auto)", len(rt.execs()), st.urls)
 	}
 	want := &runtimeapi.ExecRequest{ContainerId: fakeContainer.Id, Cmd: []string{"sh", "-c", "exit 7"}, Stdout: true, Stderr: true}
-	if diff := cmp.Diff(want, rt.execs[0], cmp.Comparer(func(a, b *runtimeapi.ExecRequest) bool { return a.String() == b.String() })); diff != "" {
+	if diff := cmp.Diff(want, rt.execs()[0], cmp.Comparer(func(a, b *runtimeapi.ExecRequest) bool { return a.String() == b.String() })); diff != "" {
 		t.Errorf("ExecRequest (-want +got):\n%s", diff)
 	}
 	if st.s.Stdin != nil || st.s.TTY {
@@ -218,7 +206,7 @@ func TestExecRunFreshURLPerOfferAndExitCode(t *testing.T) {
 }
 
 func TestExecRunCrispFailure(t *testing.T) {
-	rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
+	rt := newFakeRuntime(t, fakeContainer)
 	st := &fakeStreamer{err: &transport.NegotiationError{Op: "exec"}}
 	deps, _, _ := fakeDeps(rt, st, "", false)
 	if _, code, _ := runExec(t, deps, "web", "true"); code != cmdutil.ExitCrispFailure {
@@ -233,7 +221,7 @@ func TestExecRunCrispFailure(t *testing.T) {
 }
 
 func TestExecRunTTY(t *testing.T) {
-	rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
+	rt := newFakeRuntime(t, fakeContainer)
 
 	// -t without a terminal: a warning, then no TTY (kubectl's behaviour).
 	st := &fakeStreamer{read: true}
@@ -241,8 +229,8 @@ func TestExecRunTTY(t *testing.T) {
 	if _, code, err := runExec(t, deps, "-it", "web", "sh"); code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	if !strings.Contains(errOut.String(), "Unable to use a TTY") || st.s.TTY || rt.execs[0].Tty || !rt.execs[0].Stderr {
-		t.Errorf("stderr %q, streams %+v, request %v: want a warning and no TTY", errOut, st.s, rt.execs[0])
+	if !strings.Contains(errOut.String(), "Unable to use a TTY") || st.s.TTY || rt.execs()[0].Tty || !rt.execs()[0].Stderr {
+		t.Errorf("stderr %q, streams %+v, request %v: want a warning and no TTY", errOut, st.s, rt.execs()[0])
 	}
 	if string(st.stdin) != "typed" {
 		t.Errorf("stdin reached the session as %q", st.stdin)
@@ -250,21 +238,19 @@ func TestExecRunTTY(t *testing.T) {
 
 	// With a terminal (as far as the streams say): a TTY, no stderr.
 	st = &fakeStreamer{read: true}
-	rt.execs = nil
+	rt = newFakeRuntime(t, fakeContainer)
 	deps, _, errOut = fakeDeps(rt, st, "typed", true)
 	if _, code, err := runExec(t, deps, "-it", "web", "sh"); code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	if errOut.Len() != 0 || !st.s.TTY || st.s.Stderr != nil || !rt.execs[0].Tty || rt.execs[0].Stderr || !rt.execs[0].Stdin {
-		t.Errorf("stderr %q, streams %+v, request %v: want a TTY session", errOut, st.s, rt.execs[0])
+	if errOut.Len() != 0 || !st.s.TTY || st.s.Stderr != nil || !rt.execs()[0].Tty || rt.execs()[0].Stderr || !rt.execs()[0].Stdin {
+		t.Errorf("stderr %q, streams %+v, request %v: want a TTY session", errOut, st.s, rt.execs()[0])
 	}
 }
 
 func TestExecSync(t *testing.T) {
-	rt := &fakeRuntime{
-		containers: []*runtimeapi.Container{fakeContainer},
-		syncResp:   &runtimeapi.ExecSyncResponse{Stdout: []byte("out\n"), Stderr: []byte("err\n"), ExitCode: 3},
-	}
+	rt := newFakeRuntime(t, fakeContainer)
+	rt.ExecSyncResponse = &runtimeapi.ExecSyncResponse{Stdout: []byte("out\n"), Stderr: []byte("err\n"), ExitCode: 3}
 	deps, out, errOut := fakeDeps(rt, &fakeStreamer{}, "", false)
 	_, code, err := runExec(t, deps, "-s", "--timeout", "1500ms", "web", "--", "sh", "-c", "x")
 	if code != 3 || !errors.Is(err, cmdutil.ErrReported) {
@@ -273,13 +259,13 @@ func TestExecSync(t *testing.T) {
 	if out.String() != "out\n" || errOut.String() != "err\n" {
 		t.Errorf("stdout %q stderr %q: each stream goes to its own", out, errOut)
 	}
-	if len(rt.syncs) != 1 || rt.syncs[0].Timeout != 2 || rt.syncs[0].ContainerId != fakeContainer.Id {
-		t.Errorf("ExecSync requests %v: want one, timeout rounded up to 2s", rt.syncs)
+	if syncs := rt.syncs(); len(syncs) != 1 || syncs[0].Timeout != 2 || syncs[0].ContainerId != fakeContainer.Id {
+		t.Errorf("ExecSync requests %v: want one, timeout rounded up to 2s", syncs)
 	}
 }
 
 func TestExecV1TextExitShown(t *testing.T) {
-	rt := &fakeRuntime{containers: []*runtimeapi.Container{fakeContainer}}
+	rt := newFakeRuntime(t, fakeContainer)
 	st := &fakeStreamer{err: &transport.ExitError{Code: 1, Message: "command terminated: oops"}}
 	deps, _, errOut := fakeDeps(rt, st, "", false)
 	if _, code, _ := runExec(t, deps, "web", "true"); code != 1 {

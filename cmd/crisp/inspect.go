@@ -26,18 +26,14 @@ type inspectOptions struct {
 }
 
 // inspectCommand builds one of the inspect commands around o.
-func inspectCommand(o *inspectOptions, cmd *cobra.Command) *cobra.Command {
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o.Refs = args
-		o.p = o.f.PrinterOr(cmd, output.JSON)
-		return o.Run(cmd.Context())
-	}
+func inspectCommand(f *cmdutil.Factory, o *inspectOptions, cmd *cobra.Command) *cobra.Command {
+	cmd.RunE = runOptions(f, o)
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "leave out the runtime's verbose info")
 	return cmd
 }
 
 func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
-	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.Inspect}, &cobra.Command{
+	return inspectCommand(f, &inspectOptions{run: query.Inspect}, &cobra.Command{
 		Use:     "inspect CONTAINER...",
 		Short:   "Show the full status of containers",
 		Long:    helpLong("inspect"),
@@ -45,6 +41,19 @@ func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
 		Args:    cmdutil.AtLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
 	})
 }
+
+// Complete takes the references, the printer (JSON unless -o says
+// otherwise, as crictl) and the clock.
+func (o *inspectOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	o.f, o.Refs, o.p = f, args, f.PrinterOr(cmd, output.JSON)
+	if o.now == nil {
+		o.now = time.Now
+	}
+	return nil
+}
+
+// Validate accepts: the positional checks are cobra's Args.
+func (o *inspectOptions) Validate() error { return nil }
 
 // Run fetches and prints every reference.
 func (o *inspectOptions) Run(ctx context.Context) error {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
@@ -10,7 +8,7 @@ import (
 )
 
 func newInspectPodCommand(f *cmdutil.Factory) *cobra.Command {
-	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.InspectPod}, &cobra.Command{
+	return inspectCommand(f, &inspectOptions{run: query.InspectPod}, &cobra.Command{
 		Use:     "inspectp POD...",
 		Short:   "Show the full status of pod sandboxes",
 		Long:    helpLong("inspectp"),
@@ -20,7 +18,7 @@ func newInspectPodCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 func newInspectImageCommand(f *cmdutil.Factory) *cobra.Command {
-	return inspectCommand(&inspectOptions{f: f, now: time.Now, run: query.InspectImage}, &cobra.Command{
+	return inspectCommand(f, &inspectOptions{run: query.InspectImage}, &cobra.Command{
 		Use:     "inspecti IMAGE...",
 		Short:   "Show the full status of images",
 		Long:    helpLong("inspecti"),

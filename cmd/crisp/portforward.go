@@ -2,29 +2,26 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/feature/session"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
-
 	"github.com/crisp-cri/crisp/internal/stream/portforward"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
-// portForwardOptions are port-forward's flags and arguments.
+// portForwardOptions are port-forward's flags and arguments: they bind to
+// session.Forward's fields, which Run hands to the session layer as they
+// are.
 type portForwardOptions struct {
-	Addresses []string
-	Transport string
-	TLS       cmdutil.TLSFlags
-	Trace     cmdutil.TraceFlags // traceflags.go
+	session.Forward
 
-	// Set by Complete.
-	PodRef    string
-	Mappings  []portforward.PortMapping
-	transport transport.Transport
-
-	deps portForwardDeps
+	// specs are the [LOCAL:]REMOTE arguments, parsed into Mappings by
+	// Validate.
+	specs []string
+	deps  portForwardDeps
 }
 
 // portForwardDeps are what port-forward needs from the world
@@ -32,16 +29,13 @@ type portForwardOptions struct {
 type portForwardDeps = session.ForwardDeps
 
 func newPortForwardCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &portForwardOptions{deps: session.NewForwardDeps(f)}
-	return o.command(func(ctx context.Context) error {
-		// -v is parsed after the command was built: take the deps now.
-		o.deps.Deps = session.NewDeps(f)
-		return o.Run(ctx)
-	})
+	return portForwardCommand(f, &portForwardOptions{}, nil)
 }
 
-// command builds the cobra command around o; run is o.Run except in tests.
-func (o *portForwardOptions) command(run func(context.Context) error) *cobra.Command {
+// portForwardCommand binds o to the command; o.deps, when set (tests),
+// replaces the factory's dependencies, and runF, when set (tests), replaces
+// Run.
+func portForwardCommand(f *cmdutil.Factory, o *portForwardOptions, runF func(*portForwardOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "port-forward [--address A,...] [--transport auto|spdy|websocket] POD [LOCAL:]REMOTE ...",
 		Short:   "Forward local ports to a pod; a failed connection never stops the others",
@@ -53,46 +47,47 @@ func (o *portForwardOptions) command(run func(context.Context) error) *cobra.Com
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return run(cmd.Context())
-		},
+		RunE: runOptionsF(f, o, runF),
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&o.Addresses, "address", []string{"localhost"}, "local addresses to listen on: IP addresses and localhost (127.0.0.1 and ::1), comma separated")
 	fl.StringVar(&o.Transport, "transport", string(transport.Auto), "protocol family: auto, websocket or spdy")
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
-	o.Trace.CloseAfter(cmd)
 	return cmd
 }
 
-// Complete parses the pod and the port specifications.
-func (o *portForwardOptions) Complete(args []string) error {
-	o.PodRef = args[0]
+// Complete takes the pod and the port specifications, and the factory's
+// dependencies (after -v is parsed) unless a test set them.
+func (o *portForwardOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
+	if o.deps.Dial == nil {
+		o.deps = session.NewForwardDeps(f)
+	}
+	if len(args) > 0 {
+		o.PodRef, o.specs = args[0], args[1:]
+	}
+	return nil
+}
+
+// Validate parses the port specifications and rejects bad input before any
+// connection is made.
+func (o *portForwardOptions) Validate() error {
+	if err := o.Trace.Validate(); err != nil {
+		return err
+	}
 	o.Mappings = nil
-	for _, spec := range args[1:] {
+	for _, spec := range o.specs {
 		m, err := portforward.ParsePortSpec(spec)
 		if err != nil {
 			return cmdutil.UsageError{Err: err}
 		}
 		o.Mappings = append(o.Mappings, m)
 	}
-	return nil
-}
-
-// Validate rejects bad input before any connection is made.
-func (o *portForwardOptions) Validate() error {
 	t, err := transport.ParseTransport(o.Transport)
 	if err != nil {
 		return cmdutil.UsageError{Err: err}
 	}
-	o.transport = t
+	o.Family = t
 	if o.PodRef == "" {
 		return cmdutil.UsageErrorf("port-forward: empty POD")
 	}
@@ -104,6 +99,7 @@ func (o *portForwardOptions) Validate() error {
 
 // Run resolves the pod, opens the listeners, negotiates the protocol and
 // forwards until ctx ends (SIGINT/SIGTERM), then drains and returns nil.
-func (o *portForwardOptions) Run(ctx context.Context) error {
-	return o.deps.Forward(ctx, session.Forward{PodRef: o.PodRef, Addresses: o.Addresses, Mappings: o.Mappings, Transport: o.transport, TLS: o.TLS, Configure: o.Trace.Apply})
+func (o *portForwardOptions) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, o.Trace.Close()) }()
+	return o.deps.Forward(ctx, &o.Forward)
 }

@@ -1,16 +1,26 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/feature/diag"
+	"github.com/crisp-cri/crisp/internal/feature/probe"
 )
 
+// smokeOptions are `crisp smoke`'s flags: they bind to diag.Smoke's
+// fields, which Run hands to diag as they are.
+type smokeOptions struct {
+	diag.Smoke
+	f *cmdutil.Factory
+}
+
 func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &diag.Smoke{}
+	o := &smokeOptions{}
 	cmd := &cobra.Command{
 		Use:               "smoke [--junit FILE] [--strict] (CONTAINER [--pod POD] [--port N] | --image IMAGE [--pod-config FILE])",
 		Short:             "Run a CI battery of streaming checks on every transport the runtime accepts",
@@ -19,8 +29,7 @@ func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),
 	}
-	o.Target.AddFlags(cmd.Flags())
-	o.Target.Trace.CloseAfter(cmd)
+	addTargetFlags(cmd.Flags(), &o.Target)
 	fs := cmd.Flags()
 	fs.StringVar(&o.JUnit, "junit", "", "write the results as JUnit XML to FILE")
 	fs.BoolVar(&o.Strict, "strict", false, "fail on defects of transports auto does not pick, too")
@@ -28,6 +37,53 @@ func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 	fs.StringVar(&o.PodConfig, "pod-config", "", "with --image: PodSandboxConfig file (JSON or YAML) for the pod")
 	fs.BoolVar(&o.KubeletStopped, "kubelet-stopped", false, "with --image: create the scratch pod even though the runtime holds a kubelet's pods (say so only when no kubelet runs: it removes pods it did not create)")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "bound on the whole run (0: none)")
-	diag.AddNodeNameFlag(fs, &o.NodeName)
+	addNodeNameFlag(fs, &o.NodeName)
 	return cmd
+}
+
+// Complete takes the factory and the optional CONTAINER, and reads
+// --pod-config.
+func (o *smokeOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	o.f = f
+	switch {
+	case len(args) == 1:
+		o.Container = args[0]
+	case len(args) > 1:
+		return cmdutil.UsageErrorf("smoke takes one CONTAINER, got %d arguments", len(args))
+	}
+	if o.PodConfig != "" {
+		var err error
+		if o.PodSandbox, err = probe.LoadPodConfig(cmd.Context(), o.PodConfig); err != nil {
+			return cmdutil.UsageError{Err: err}
+		}
+	}
+	return nil
+}
+
+// Validate rejects flags that do not go together.
+func (o *smokeOptions) Validate() error {
+	if err := o.Trace.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.Image == "" && o.Container == "":
+		return cmdutil.UsageErrorf("smoke needs a CONTAINER or --image IMAGE")
+	case o.Image != "" && o.Container != "":
+		return cmdutil.UsageErrorf("smoke takes a CONTAINER or --image IMAGE, not both")
+	case o.Image == "" && o.PodConfig != "":
+		return cmdutil.UsageErrorf("--pod-config goes with --image")
+	case o.Image == "" && o.KubeletStopped:
+		return cmdutil.UsageErrorf("--kubelet-stopped goes with --image")
+	case o.Image != "" && o.Pod != "":
+		return cmdutil.UsageErrorf("--pod goes with a CONTAINER; --image creates its own pod (use --pod-config to shape it)")
+	case o.Timeout < 0:
+		return cmdutil.UsageErrorf("--timeout must not be negative")
+	}
+	return validateTarget(&o.Target)
+}
+
+// Run runs the checks and prints the report.
+func (o *smokeOptions) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, o.Trace.Close()) }()
+	return o.Smoke.Run(ctx, o.f)
 }

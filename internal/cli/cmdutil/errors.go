@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
 // Exit statuses. exec and attach pass the remote code through and use
@@ -38,13 +40,6 @@ var ErrReported = errors.New("failure already reported")
 // the remote process's, with ExitCrispFailure for crisp's own failures.
 const PassThroughAnnotation = "crisp.exit/pass-through"
 
-// remoteExit is implemented by errors carrying a remote process's exit code
-// (client-go's exec.CodeExitError and crisp's own exit errors).
-type remoteExit interface {
-	error
-	ExitStatus() int
-}
-
 // ExitStatus decides the process exit status for err, once, for Main.
 func ExitStatus(err error, passThrough bool) int {
 	if err == nil {
@@ -55,7 +50,7 @@ func ExitStatus(err error, passThrough bool) int {
 		return interrupted.Code
 	}
 	if passThrough {
-		var re remoteExit
+		var re transport.RemoteExit
 		if errors.As(err, &re) {
 			return re.ExitStatus()
 		}

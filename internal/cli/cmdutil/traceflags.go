@@ -1,9 +1,6 @@
 package cmdutil
 
 import (
-	"errors"
-
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/base/tracefile"
@@ -11,8 +8,8 @@ import (
 )
 
 // TraceFlags are --trace-file and --trace-bytes, shared by exec, attach,
-// port-forward, probe and smoke. The file is opened when the first session
-// is configured and closed when the command returns (closeAfter).
+// port-forward, probe, smoke and bench. The file is opened when the first
+// session is configured (Apply) and closed by the command's Run (Close).
 type TraceFlags struct {
 	File  string
 	Bytes int
@@ -28,21 +25,23 @@ func (o *TraceFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Input, "trace-input", false, "with --trace-file: keep what is sent on stdin too (off by default: input holds passwords)")
 }
 
-// CloseAfter makes cmd close the trace file when its RunE returns, adding a
-// failure to close (a full disk) to the command's error.
-func (o *TraceFlags) CloseAfter(cmd *cobra.Command) {
-	run := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if o.Bytes < 0 {
-			return UsageErrorf("--trace-bytes must not be negative")
-		}
-		err := run(c, args)
-		if o.w != nil {
-			err = errors.Join(err, o.w.Close())
-			o.w = nil
-		}
-		return err
+// Validate rejects a negative --trace-bytes.
+func (o *TraceFlags) Validate() error {
+	if o.Bytes < 0 {
+		return UsageErrorf("--trace-bytes must not be negative")
 	}
+	return nil
+}
+
+// Close closes the trace file, if Apply opened it: a failure to close (a
+// full disk) is the error. The command's Run defers it.
+func (o *TraceFlags) Close() error {
+	if o.w == nil {
+		return nil
+	}
+	err := o.w.Close()
+	o.w = nil
+	return err
 }
 
 // Apply opens the trace file (once) and points cfg at it; without

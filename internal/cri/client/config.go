@@ -22,8 +22,15 @@ import (
 // -c/--config nor CRI_CONFIG_FILE names one.
 const DefaultConfigFile = "/etc/crictl.yaml"
 
-// DefaultRequestTimeout bounds each gRPC call unless configured otherwise.
+// DefaultRequestTimeout bounds each gRPC call unless configured otherwise;
+// streaming upgrades (transport.DefaultUpgradeTimeout, which the streaming
+// layer cannot import from here) and probe's attempts get as long.
 const DefaultRequestTimeout = 10 * time.Second
+
+// CleanupTimeout bounds the removal of what a run created (a scratch pod,
+// a half-made container, a fleet's pods): it runs on a context of its own,
+// after Ctrl-C or the run's timeout too.
+const CleanupTimeout = 30 * time.Second
 
 // MaxConfigFileSize bounds what crisp reads of a config file: crictl's files
 // are a few lines, and a bound keeps `-c /dev/zero`-like mistakes from eating

@@ -170,8 +170,8 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 				client.ShortID(id), client.ShortID(id)) // the error stream is the last resort: a failed write there has nowhere to go
 		}()
 	}
-	return rn.Deps.Exec(ctx, session.Exec{
-		Container: id, Command: r.Command, Stdin: r.Stdin, TTY: r.TTY, Offers: r.Offers, TLS: r.TLS, Record: &session.RecordFlags{},
+	return rn.Deps.Exec(ctx, &session.Exec{
+		Container: id, Command: r.Command, Stdin: r.Stdin, TTY: r.TTY, Offers: r.Offers, TLS: r.TLS,
 	})
 }
 

@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/feature/report"
 )
 
@@ -80,9 +81,6 @@ const maxLog = 16 << 20
 // ends before they do (each is two requests); the others are described
 // from their pod's status alone.
 const maxExplained = 20
-
-// cleanupTimeout bounds the deletion on the way out, even after Ctrl-C.
-const cleanupTimeout = 30 * time.Second
 
 // node is one node's progress through the run.
 type node struct {
@@ -335,7 +333,7 @@ func (r *Runner) createPod(ctx context.Context, pod *corev1.Pod) error {
 // cleanup deletes every pod of the run, with a context of its own: it
 // runs after Ctrl-C and after the timeout too.
 func (r *Runner) cleanup(parent context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), client.CleanupTimeout)
 	defer cancel()
 	sel := RunLabel + "=" + r.RunID
 	if err := r.API.DeletePods(ctx, r.Namespace, sel); err != nil {

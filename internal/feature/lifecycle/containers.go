@@ -7,17 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/cri/podspec"
 )
-
-// cleanupTimeout bounds the removal of what a failed run created; it runs
-// even when the run was interrupted.
-const cleanupTimeout = 30 * time.Second
 
 // Create creates a container from the config at ctrPath in the pod podRef
 // (pod config at podPath, which CRI asks for again) and prints its ID.
@@ -94,7 +89,7 @@ func Run(ctx context.Context, c *client.Client, ctrPath, podPath, handler string
 		if !podOurs {
 			rmPod = ""
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), client.CleanupTimeout)
 		defer cancel()
 		if cerr := c.Cleanup(cctx, rmPod, ctrID); cerr != nil {
 			err = fmt.Errorf("%w; removing what was created failed too: %w", err, cerr)

@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cri/client"
@@ -28,61 +26,37 @@ func TestMain(m *testing.M) {
 }
 
 // runtime is the fake runtime of clienttest, which can refuse to start
-// containers and records the credentials of pulls.
+// containers (failStart, set before serve).
 type runtime struct {
 	*clienttest.Fake
-	mu        sync.Mutex
 	failStart bool
-	auths     []*runtimeapi.AuthConfig
 }
 
-func (r *runtime) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
-	r.mu.Lock()
-	fail := r.failStart
-	r.mu.Unlock()
-	if fail {
-		return nil, status.Error(codes.Internal, "no start today")
+// auths are the credentials of the pulls so far.
+func (r *runtime) auths() []*runtimeapi.AuthConfig {
+	var out []*runtimeapi.AuthConfig
+	for _, req := range r.Requests("PullImage") {
+		out = append(out, req.(*runtimeapi.PullImageRequest).GetAuth())
 	}
-	return r.Fake.StartContainer(ctx, req)
-}
-
-func (r *runtime) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
-	r.mu.Lock()
-	r.auths = append(r.auths, req.GetAuth())
-	r.mu.Unlock()
-	return r.Fake.PullImage(ctx, req)
+	return out
 }
 
 // serve starts r on a short unix socket and returns a client of it.
 func serve(t *testing.T, r *runtime) *client.Client {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "crisp-lc")
+	if r.failStart {
+		r.Before = func(_ context.Context, method string, _ proto.Message) error {
+			if method == "StartContainer" {
+				return status.Error(codes.Internal, "no start today")
+			}
+			return nil
+		}
+	}
+	c, err := client.Dial(client.Settings{RuntimeEndpoint: clienttest.Serve(t, r.Fake), RequestTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := filepath.Join(dir, "cri.sock")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(srv, r)
-	runtimeapi.RegisterImageServiceServer(srv, r)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(lis) // ends with Stop
-	}()
-	c, err := client.Dial(client.Settings{RuntimeEndpoint: "unix://" + sock, RequestTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Close() // the test is over
-		srv.Stop()
-		<-done
-		_ = os.RemoveAll(dir) // best effort: a temporary folder
-	})
+	t.Cleanup(func() { _ = c.Close() }) // the test is over
 	return c
 }
 
@@ -126,8 +100,8 @@ func TestRunRemovesWhatItCreated(t *testing.T) {
 		t.Errorf("containers left behind: %v %v", ctrs, err)
 	}
 	// The image was present: no pull.
-	if len(r.auths) != 0 {
-		t.Errorf("pulled %d times, want 0 (the image is present)", len(r.auths))
+	if len(r.auths()) != 0 {
+		t.Errorf("pulled %d times, want 0 (the image is present)", len(r.auths()))
 	}
 }
 
@@ -173,10 +147,10 @@ func TestCreatePullPolicy(t *testing.T) {
 				t.Fatalf("Create: %v, stdout %q", err, out.String())
 			}
 			switch {
-			case tt.auth == nil && len(r.auths) != 0:
-				t.Errorf("pulled with %v; want no pull", r.auths)
-			case tt.auth != nil && (len(r.auths) != 1 || r.auths[0].String() != tt.auth.String()):
-				t.Errorf("pulls %v; want one with %v", r.auths, tt.auth)
+			case tt.auth == nil && len(r.auths()) != 0:
+				t.Errorf("pulled with %v; want no pull", r.auths())
+			case tt.auth != nil && (len(r.auths()) != 1 || r.auths()[0].String() != tt.auth.String()):
+				t.Errorf("pulls %v; want one with %v", r.auths(), tt.auth)
 			case tt.auth != nil && !strings.Contains(errOut.String(), "pulled image "+image):
 				t.Errorf("stderr %q: want the pull told", errOut.String())
 			}

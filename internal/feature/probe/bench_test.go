@@ -27,7 +27,7 @@ func TestSummarise(t *testing.T) {
 }
 
 func TestBenchFigures(t *testing.T) {
-	f := fakeProfile("full")
+	f := fakeProfile(t, "full")
 	b := &Bencher{URLs: f, Streamer: f, Size: 64 << 10, Runs: 3, LatencyRuns: 4}
 	rep, err := b.Run(context.Background(), Target{ContainerID: "c1", PodID: "p1", Port: 7777})
 	if err != nil {

@@ -67,7 +67,7 @@ func TestRegistryIsWellFormed(t *testing.T) {
 // Every check in probe's and smoke's reports comes from the registry, in
 // its order, and one lacking a capability is skipped with the reason.
 func TestRegistryIsTheSingleSource(t *testing.T) {
-	f := fakeProfile("full")
+	f := fakeProfile(t, "full")
 	target := Target{ContainerID: "c1", PodID: "p1", Port: 7777}
 	p := &Prober{URLs: f, Streamer: f, Timeout: 2 * time.Second}
 	prep, err := p.Run(context.Background(), target)
@@ -138,7 +138,7 @@ func TestOneEntryReachesBothSuites(t *testing.T) {
 			return Check{Outcome: Pass, Detail: "ran on " + a.Protocol.String()}
 		},
 	})
-	f := fakeProfile("full")
+	f := fakeProfile(t, "full")
 	target := Target{ContainerID: "c1", PodID: "p1"}
 	p := &Prober{URLs: f, Streamer: f, Timeout: 2 * time.Second, Calls: []Call{CallExec}}
 	prep, err := p.Run(context.Background(), target)

@@ -8,55 +8,42 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
+	"testing"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
 )
 
-// fakeRuntime hands out URLs that remember their request, and streams
-// them with a tiny command interpreter: enough of busybox for the checks.
+// fakeRuntime is clienttest's fake CRI runtime, asked for URLs through
+// crisp's CRI client (CRIURLs), behind a fake streaming server: it redeems
+// each URL once for the request it was handed out for, and streams it with
+// a tiny command interpreter, enough of busybox for the checks. The target
+// is container c1 in pod p1.
 type fakeRuntime struct {
+	CRIURLs
+	cri      *clienttest.Fake
 	accepted func(call Call, p Protocol) bool
 	// lostExit makes these protocols report success whatever the exit code
 	// (a defect for smoke to find).
 	lostExit map[Protocol]bool
 	// echoPort answers port-forward connections on this port as an echo server.
 	echoPort int32
-
-	mu   sync.Mutex
-	n    int
-	reqs map[string]any
 }
 
-func newFake(accepted func(Call, Protocol) bool) *fakeRuntime {
-	return &fakeRuntime{accepted: accepted, reqs: map[string]any{}}
-}
-
-func (f *fakeRuntime) url(req any) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.n++
-	u := fmt.Sprintf("http://fake/%d", f.n)
-	f.reqs[u] = req
-	return u
-}
-
-func (f *fakeRuntime) take(u string) (any, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, ok := f.reqs[u]
-	delete(f.reqs, u) // single use
-	return r, ok
-}
-
-func (f *fakeRuntime) Exec(_ context.Context, req *runtimeapi.ExecRequest) (string, error) {
-	return f.url(req), nil
-}
-func (f *fakeRuntime) Attach(_ context.Context, req *runtimeapi.AttachRequest) (string, error) {
-	return f.url(req), nil
-}
-func (f *fakeRuntime) PortForward(_ context.Context, req *runtimeapi.PortForwardRequest) (string, error) {
-	return f.url(req), nil
+func newFake(t testing.TB, accepted func(Call, Protocol) bool) *fakeRuntime {
+	t.Helper()
+	cri := &clienttest.Fake{}
+	cri.AddPod(&runtimeapi.PodSandbox{Id: "p1", State: runtimeapi.PodSandboxState_SANDBOX_READY})
+	cri.AddContainer(&runtimeapi.Container{Id: "c1", PodSandboxId: "p1", State: runtimeapi.ContainerState_CONTAINER_RUNNING})
+	c, err := client.Dial(client.Settings{RuntimeEndpoint: clienttest.Serve(t, cri), RequestTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() }) // the test is over
+	return &fakeRuntime{CRIURLs: CRIURLs{Client: c}, cri: cri, accepted: accepted}
 }
 
 type fakeExit int
@@ -65,7 +52,7 @@ func (e fakeExit) Error() string   { return fmt.Sprintf("command terminated with
 func (e fakeExit) ExitStatus() int { return int(e) }
 
 func (f *fakeRuntime) Stream(ctx context.Context, u string, p Protocol, s Session) (Handshake, error) {
-	req, ok := f.take(u)
+	req, ok := f.cri.Redeem(u)
 	if !ok {
 		return Handshake{Status: 404, Reason: "Not Found"}, errors.New("404")
 	}
@@ -189,7 +176,7 @@ func (r ctxReader) Read([]byte) (int, error) {
 func blockUntil(ctx context.Context) io.Reader { return ctxReader{ctx} }
 
 func (f *fakeRuntime) Forward(ctx context.Context, u string, p Protocol, port int32) (Handshake, Conn, error) {
-	if _, ok := f.take(u); !ok {
+	if _, ok := f.cri.Redeem(u); !ok {
 		return Handshake{Status: 404, Reason: "Not Found"}, nil, errors.New("404")
 	}
 	if !f.accepted(CallPortForward, p) {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -38,10 +37,6 @@ func smokeCommand(port int32) []string {
 // SmokeLabel marks what smoke --image creates, so leftovers can be found.
 const SmokeLabel = "crisp.smoke"
 
-// cleanupTimeout bounds the removal of what smoke created, after the run's
-// own context may already be cancelled.
-const cleanupTimeout = 30 * time.Second
-
 // Scratch is a pod and container created for a run.
 type Scratch struct {
 	PodID, ContainerID string
@@ -67,7 +62,7 @@ func WithScratch(ctx context.Context, lc Lifecycle, image string, port int32, po
 		if s.PodID == "" && s.ContainerID == "" {
 			return
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), client.CleanupTimeout)
 		defer cancel()
 		cerr := lc.Cleanup(cctx, s.PodID, s.ContainerID)
 		if cerr != nil {

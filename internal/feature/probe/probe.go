@@ -9,6 +9,8 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/cri/client"
 )
 
 // ProbeReport is probe's answer: every call and protocol tried alone.
@@ -137,7 +139,7 @@ func (p *Prober) timeout() time.Duration {
 	if p.Timeout > 0 {
 		return p.Timeout
 	}
-	return 10 * time.Second
+	return client.DefaultRequestTimeout
 }
 
 func (p *Prober) wants(call Call) bool {

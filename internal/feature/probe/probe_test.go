@@ -12,8 +12,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func fakeProfile(profile string) *fakeRuntime {
-	f := newFake(func(call Call, p Protocol) bool { return designAccepted(profile, call, p) })
+func fakeProfile(t testing.TB, profile string) *fakeRuntime {
+	t.Helper()
+	f := newFake(t, func(call Call, p Protocol) bool { return designAccepted(profile, call, p) })
 	f.echoPort = 7777
 	return f
 }
@@ -21,7 +22,7 @@ func fakeProfile(profile string) *fakeRuntime {
 func TestProbeFakeProfiles(t *testing.T) {
 	for profile := range designProfiles {
 		t.Run(profile, func(t *testing.T) {
-			f := fakeProfile(profile)
+			f := fakeProfile(t, profile)
 			p := &Prober{URLs: f, Streamer: f, Timeout: 2 * time.Second}
 			rep, err := p.Run(context.Background(), Target{ContainerID: "c1", PodID: "p1", Port: 7777})
 			if err != nil {
@@ -61,7 +62,7 @@ func TestProbeSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.profile, func(t *testing.T) {
-			f := fakeProfile(tt.profile)
+			f := fakeProfile(t, tt.profile)
 			p := &Prober{URLs: f, Streamer: f, SkipChecks: true}
 			rep, err := p.Run(context.Background(), Target{ContainerID: "c1", PodID: "p1"})
 			if err != nil {

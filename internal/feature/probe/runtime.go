@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
 // URLs makes fresh streaming URLs: one CRI Exec, Attach or PortForward RPC
@@ -104,7 +105,7 @@ func exitStatus(err error) (code int, ok bool) {
 	if err == nil {
 		return 0, true
 	}
-	var es interface{ ExitStatus() int }
+	var es transport.RemoteExit
 	if errors.As(err, &es) {
 		return es.ExitStatus(), true
 	}

@@ -33,7 +33,7 @@ func findCheck(rep *SmokeReport, name string) (SmokeCheck, bool) {
 func TestSmokePassesOnEveryProfile(t *testing.T) {
 	for profile := range designProfiles {
 		t.Run(profile, func(t *testing.T) {
-			rep := runSmoke(t, fakeProfile(profile), true, 7777)
+			rep := runSmoke(t, fakeProfile(t, profile), true, 7777)
 			if !rep.OK() || rep.Warnings != 0 {
 				for _, c := range rep.Checks {
 					if c.Outcome != Pass && c.Outcome != Skip {
@@ -54,7 +54,7 @@ func TestSmokePassesOnEveryProfile(t *testing.T) {
 }
 
 func TestSmokeDefectOffAutoIsAWarningUnlessStrict(t *testing.T) {
-	f := fakeProfile("cri-streaming")
+	f := fakeProfile(t, "cri-streaming")
 	f.lostExit = map[Protocol]bool{{Transport: transport.WebSocket, Name: transport.ExecProtocolV4}: true}
 	rep := runSmoke(t, f, false, 0)
 	c, ok := findCheck(rep, "exec/websocket v4.channel.k8s.io/exit-code")
@@ -75,7 +75,7 @@ func TestSmokeDefectOffAutoIsAWarningUnlessStrict(t *testing.T) {
 }
 
 func TestSmokeDefectOnAutoFails(t *testing.T) {
-	f := fakeProfile("cri-streaming")
+	f := fakeProfile(t, "cri-streaming")
 	f.lostExit = map[Protocol]bool{{Transport: transport.SPDY, Name: transport.ExecProtocolV4}: true}
 	rep := runSmoke(t, f, false, 0)
 	c, ok := findCheck(rep, "exec/spdy v4.channel.k8s.io/exit-code")
@@ -88,7 +88,7 @@ func TestSmokeDefectOnAutoFails(t *testing.T) {
 }
 
 func TestSmokeNothingAccepted(t *testing.T) {
-	f := newFake(func(Call, Protocol) bool { return false })
+	f := newFake(t, func(Call, Protocol) bool { return false })
 	rep := runSmoke(t, f, false, 0)
 	if rep.Failed != 3 || len(rep.Checks) != 3 {
 		t.Fatalf("got %d checks, %d failed; want one failed handshake per call", len(rep.Checks), rep.Failed)
@@ -99,7 +99,7 @@ func TestSmokeNothingAccepted(t *testing.T) {
 }
 
 func TestJUnitShape(t *testing.T) {
-	f := fakeProfile("legacy")
+	f := fakeProfile(t, "legacy")
 	f.lostExit = map[Protocol]bool{{Transport: transport.SPDY, Name: transport.ExecProtocolV2}: true}
 	rep := runSmoke(t, f, false, 0)
 	var buf bytes.Buffer

@@ -27,23 +27,27 @@ func NewForwardDeps(f *cmdutil.Factory) ForwardDeps {
 }
 
 // Forward is one port-forward: the pod, the local addresses and ports and
-// the remote ports, the protocol family and the streaming TLS flags.
+// the remote ports, the protocol family and the streaming flags. `crisp
+// port-forward` binds its flags and arguments to these fields
+// (cmd/crisp/portforward.go) and checks them before Forward.
 type Forward struct {
 	PodRef    string
 	Addresses []string
 	Mappings  []portforward.PortMapping
-	Transport transport.Transport
+	// Transport is --transport; Family what it gives
+	// (transport.ParseTransport), set by the command's Validate.
+	Transport string
+	Family    transport.Transport
 	TLS       cmdutil.TLSFlags
-	// Configure, when set, adjusts the transport configuration
-	// (crisp's --trace-file).
-	Configure func(*transport.Config) error
+	Trace     cmdutil.TraceFlags
 }
 
 // Forward resolves the pod, opens the listeners, negotiates the protocol
 // and forwards until ctx ends (SIGINT/SIGTERM), then drains and returns
 // nil. Failed connections are reported on the error stream; "Forwarding
-// from" lines go to the output stream once every listener is bound.
-func (d ForwardDeps) Forward(ctx context.Context, fw Forward) error {
+// from" lines go to the output stream once every listener is bound. The
+// caller closes fw.Trace.
+func (d ForwardDeps) Forward(ctx context.Context, fw *Forward) error {
 	cli, settings, err := d.dial()
 	if err != nil {
 		return err
@@ -53,7 +57,7 @@ func (d ForwardDeps) Forward(ctx context.Context, fw Forward) error {
 	if err != nil {
 		return fmt.Errorf("port-forward: %w", err)
 	}
-	cfg, err := d.config(fw.TLS, settings, nil, fw.Configure)
+	cfg, err := d.config(fw.TLS, settings, nil, fw.Trace.Apply)
 	if err != nil {
 		return err
 	}
@@ -69,7 +73,7 @@ func (d ForwardDeps) Forward(ctx context.Context, fw Forward) error {
 	var reportMu sync.Mutex
 	fwd, err := d.NewForwarder(portforward.ForwarderOptions{
 		Source:    cli.PortForwardSource("", pod.Id),
-		Transport: fw.Transport,
+		Transport: fw.Family,
 		Config:    cfg,
 		Report: func(format string, args ...any) {
 			reportMu.Lock()

@@ -15,25 +15,24 @@ import (
 	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
-// Many is exec in every running container a filter matches
-// (exec --label, --pod, --name).
+// Many is exec in every running container a filter matches: exec's
+// --label, --pod, --name and --parallel bind to its fields
+// (cmd/crisp/exec.go), which the command checks into Filter.
 type Many struct {
-	// Filter selects the containers; Pod, when set, is resolved into it.
-	Filter   client.ContainerFilter
+	Labels   []string
 	Pod      string
+	Name     string
 	Parallel int
-	Command  []string
-	Offers   []transport.Offer
-	TLS      cmdutil.TLSFlags
-	// Configure, when set, adjusts the transport configuration
-	// (crisp's --trace-file).
-	Configure func(*transport.Config) error
+
+	// Filter selects the containers (set by the command's Validate from
+	// Labels and Name); Pod, when set, is resolved into it.
+	Filter client.ContainerFilter
 }
 
-// ExecMany execs m's command in every running match and returns the
-// highest remote code (125 if crisp failed anywhere), the summary already
-// printed (internal/feature/fanout runs the sessions).
-func (d Deps) ExecMany(ctx context.Context, m Many) error {
+// ExecMany execs e's command, offers and streaming flags in every running
+// match of m and returns the highest remote code (125 if crisp failed
+// anywhere), the summary already printed (fanout.go runs the sessions).
+func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 	cli, settings, err := d.dial()
 	if err != nil {
 		return err
@@ -54,7 +53,7 @@ func (d Deps) ExecMany(ctx context.Context, m Many) error {
 	if len(ctrs) == 0 {
 		return errors.New("exec: no running container matches --label/--pod/--name (see `crisp ps`)")
 	}
-	cfg, err := d.config(m.TLS, settings, nil, m.Configure)
+	cfg, err := d.config(e.TLS, settings, nil, e.Trace.Apply)
 	if err != nil {
 		return err
 	}
@@ -65,9 +64,9 @@ func (d Deps) ExecMany(ctx context.Context, m Many) error {
 	_, colour := term.GetFdInfo(d.Streams.Out) // true only for a terminal
 	res := FanOut(ctx, targets, FanOutOptions{Parallel: m.Parallel, Out: d.Streams.Out, Err: d.Streams.ErrOut, Color: colour},
 		func(ctx context.Context, t Target, stdout, stderr io.Writer) (int, error) {
-			req := &runtimeapi.ExecRequest{ContainerId: t.ID, Cmd: m.Command, Stdout: true, Stderr: true}
-			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), m.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: stderr})
-			var coded interface{ ExitStatus() int }
+			req := &runtimeapi.ExecRequest{ContainerId: t.ID, Cmd: e.Command, Stdout: true, Stderr: true}
+			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: stderr})
+			var coded transport.RemoteExit
 			if err != nil && errors.As(err, &coded) && ctx.Err() == nil {
 				return coded.ExitStatus(), nil
 			}

@@ -64,7 +64,7 @@ func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id
 			return upgraded, err
 		},
 		Final: func(err error) bool {
-			var coded interface{ ExitStatus() int }
+			var coded transport.RemoteExit
 			var refused *transport.NegotiationError
 			return (keys != nil && keys.Detached()) || errors.As(err, &coded) || errors.As(err, &refused) || errors.Is(err, tty.ErrInterrupted)
 		},

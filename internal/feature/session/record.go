@@ -2,11 +2,9 @@ package session
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
@@ -29,24 +27,27 @@ func (o *RecordFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Input, "record-input", false, "with --record: record what is typed too (off by default: input holds passwords)")
 }
 
-// CloseAfter checks the flags before cmd runs and closes the recording when
-// it returns, adding a failure to write it to the command's error.
-func (o *RecordFlags) CloseAfter(cmd *cobra.Command) {
-	run := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if o.Input && o.File == "" {
-			return cmdutil.UsageErrorf("--record-input needs --record FILE")
-		}
-		if o.File != "" && !c.Flags().Changed("tty") {
-			return cmdutil.UsageErrorf("--record records a terminal session: use it with -t")
-		}
-		err := run(c, args)
-		if o.rec != nil {
-			err = errors.Join(err, o.rec.Close())
-			o.rec = nil
-		}
-		return err
+// Validate rejects --record-input without --record, and --record without
+// -t on the command line (ttyGiven).
+func (o *RecordFlags) Validate(ttyGiven bool) error {
+	if o.Input && o.File == "" {
+		return cmdutil.UsageErrorf("--record-input needs --record FILE")
 	}
+	if o.File != "" && !ttyGiven {
+		return cmdutil.UsageErrorf("--record records a terminal session: use it with -t")
+	}
+	return nil
+}
+
+// Close closes the recording, if Start made one: a failure to write it (a
+// full disk) is the error. The command's Run defers it.
+func (o *RecordFlags) Close() error {
+	if o.rec == nil {
+		return nil
+	}
+	err := o.rec.Close()
+	o.rec = nil
+	return err
 }
 
 // Start creates the recording and makes d's sessions feed it: output, the

@@ -19,21 +19,26 @@ import (
 )
 
 // Exec is one exec: what to run where, how (-i, -t, -s and its timeout),
-// what to offer the runtime, and the streaming flags.
+// what to offer the runtime, and the streaming flags. `crisp exec` binds its
+// flags to these fields (cmd/crisp/exec.go) and checks them before Exec.
 type Exec struct {
 	Container        string
 	Command          []string
 	Stdin, TTY, Sync bool
 	Timeout          time.Duration
-	Offers           []transport.Offer
-	TLS              cmdutil.TLSFlags
-	Configure        func(*transport.Config) error // --trace-file
-	Record           *RecordFlags
-	ProtocolCache    bool // --protocol-cache
+	// Transport and Protocol are --transport and --protocol; Offers is
+	// what they give (ParseOffers), set by the command's Validate.
+	Transport, Protocol string
+	Offers              []transport.Offer
+	ProtocolCache       bool // --protocol-cache (protocache.go)
+	TLS                 cmdutil.TLSFlags
+	Trace               cmdutil.TraceFlags
+	Record              RecordFlags
 }
 
 // Exec runs e and returns the remote exit status as an error (nil for 0).
-func (d Deps) Exec(ctx context.Context, e Exec) error {
+// The caller closes e.Trace and e.Record.
+func (d Deps) Exec(ctx context.Context, e *Exec) error {
 	cli, settings, err := d.dial()
 	if err != nil {
 		return err
@@ -51,7 +56,7 @@ func (d Deps) Exec(ctx context.Context, e Exec) error {
 	if e.Sync {
 		return d.ExecSync(ctx, cli, ctr.Id, e.Command, e.Timeout)
 	}
-	cfg, err := d.config(e.TLS, settings, protocolCache(e.ProtocolCache, cli), e.Configure)
+	cfg, err := d.config(e.TLS, settings, protocolCache(e.ProtocolCache, cli), e.Trace.Apply)
 	if err != nil {
 		return err
 	}
@@ -78,23 +83,32 @@ func (d Deps) Exec(ctx context.Context, e Exec) error {
 
 // Attach is one attach: the container, -i, -t and the detach keys, what to
 // offer the runtime, the streaming flags, and how long to wait for the
-// runtime to record the exit of a container whose stream ended.
+// runtime to record the exit of a container whose stream ended. `crisp
+// attach` binds its flags to these fields (cmd/crisp/attach.go) and checks
+// them before Attach.
 type Attach struct {
-	Container     string
-	Stdin, TTY    bool
-	Keys          []byte
-	Offers        []transport.Offer
-	TLS           cmdutil.TLSFlags
-	Configure     func(*transport.Config) error // --trace-file
-	Record        *RecordFlags
-	ProtocolCache bool // --protocol-cache
-	Reconnect     ReconnectFlags
-	ExitWait      time.Duration
+	Container  string
+	Stdin, TTY bool
+	// DetachKeys is --detach-keys; Keys what it gives (tty.ParseDetachKeys),
+	// set by the command's Validate.
+	DetachKeys string
+	Keys       []byte
+	// Transport and Protocol are --transport and --protocol; Offers is
+	// what they give (ParseOffers), set by the command's Validate.
+	Transport, Protocol string
+	Offers              []transport.Offer
+	ProtocolCache       bool // --protocol-cache (protocache.go)
+	TLS                 cmdutil.TLSFlags
+	Trace               cmdutil.TraceFlags
+	Record              RecordFlags
+	Reconnect           ReconnectFlags
+	ExitWait            time.Duration
 }
 
 // Attach attaches until the process ends (its exit status is returned as
-// an error) or the user detaches (nil).
-func (d Deps) Attach(ctx context.Context, a Attach) error {
+// an error) or the user detaches (nil). The caller closes a.Trace and
+// a.Record.
+func (d Deps) Attach(ctx context.Context, a *Attach) error {
 	cli, settings, ctr, err := d.Connect(ctx, a.Container)
 	if err != nil {
 		return err
@@ -104,7 +118,7 @@ func (d Deps) Attach(ctx context.Context, a Attach) error {
 		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
 			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
 	}
-	cfg, err := d.config(a.TLS, settings, protocolCache(a.ProtocolCache, cli), a.Configure)
+	cfg, err := d.config(a.TLS, settings, protocolCache(a.ProtocolCache, cli), a.Trace.Apply)
 	if err != nil {
 		return err
 	}

@@ -190,7 +190,7 @@ func (d Deps) Outcome(ctx context.Context, err error) error {
 		// is all the user gets (the code is 1 unless the text states one).
 		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: remote command failed: %s\n", textOnly.Message) // the error stream is the last resort: a failed write there has nowhere to go
 	}
-	var coded interface{ ExitStatus() int }
+	var coded transport.RemoteExit
 	if errors.As(err, &coded) && !errors.Is(err, tty.ErrInterrupted) {
 		d.Logf("remote command exited with status %d", coded.ExitStatus())
 		return cmdutil.RemoteStatus{Code: coded.ExitStatus()}

@@ -17,7 +17,6 @@ import (
 	clientportforward "k8s.io/client-go/tools/portforward"
 	"k8s.io/klog/v2"
 	"k8s.io/streaming/pkg/httpstream"
-	"k8s.io/streaming/pkg/httpstream/spdy"
 
 	"github.com/crisp-cri/crisp/internal/stream/spdyconn"
 	"github.com/crisp-cri/crisp/internal/stream/transport"
@@ -53,10 +52,6 @@ const pfMaxErrorMessage = 64 << 10
 
 // connectSPDY upgrades an HTTP POST to SPDY/3.1 offering att.Protocols.
 func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Config) (ForwardSession, error) {
-	rt, err := spdy.NewRoundTripperWithConfig(spdy.RoundTripperConfig{TLS: cfg.TLS})
-	if err != nil {
-		return nil, err
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, att.URL, nil)
 	if err != nil {
 		return nil, err
@@ -65,7 +60,7 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 		req.Header.Add(httpstream.HeaderProtocolVersion, p)
 	}
 	start := time.Now()
-	conn, br, resp, err := spdyconn.Upgrade(rt, req)
+	conn, br, resp, err := transport.UpgradeSPDY(req, cfg.TLS, nil)
 	att.Upgrade = time.Since(start)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,9 @@ const (
 // write buffer, so the buffer holds the largest (base64-encoded) one.
 const base64StdinChunk = 16 << 10
 
+// maxBase64Message bounds one message of a base64 framing.
+const maxBase64Message = 16 << 20
+
 // base64Executor runs one session over a base64 framing.
 type base64Executor struct {
 	cfg       transport.Config
@@ -52,13 +55,15 @@ type base64Executor struct {
 	version   int // the protocol's remote-command version
 }
 
-func newBase64Executor(cfg transport.Config, rawURL string, protocols []string, rec *recorder) (clientremotecommand.Executor, error) {
-	e := &base64Executor{cfg: cfg, url: rawURL, protocols: protocols, rec: rec}
-	for _, p := range protocols {
-		spec, ok := transport.Lookup(transport.CallExec, transport.Protocol{Transport: transport.WebSocket, Name: p})
-		if !ok || spec.Framing != transport.FramingBase64 {
-			return nil, fmt.Errorf("%s is not a base64 framing; offer it alone or with other base64 framings", p)
+// newBase64Executor speaks the offered protocols, given with their
+// catalogue entries (specs, in offer order).
+func newBase64Executor(cfg transport.Config, rawURL string, specs []protocolSpec, rec *recorder) (clientremotecommand.Executor, error) {
+	e := &base64Executor{cfg: cfg, url: rawURL, rec: rec}
+	for _, spec := range specs {
+		if !spec.known || spec.Transport != transport.WebSocket || spec.Framing != transport.FramingBase64 {
+			return nil, fmt.Errorf("%s is not a base64 framing; offer it alone or with other base64 framings", spec.Name)
 		}
+		e.protocols = append(e.protocols, spec.Name)
 		e.version = max(e.version, spec.Version)
 	}
 	return e, nil
@@ -183,6 +188,10 @@ func (e *base64Executor) dial(ctx context.Context) (*gwebsocket.Conn, string, er
 // what the error channel carried.
 func (e *base64Executor) read(ctx context.Context, conn *gwebsocket.Conn, protocol string, opts clientremotecommand.StreamOptions) ([]byte, error) {
 	var errText []byte
+	// A message is one server read, base64-encoded (tens of KiB): a bound
+	// far above that keeps one message that claims a gigabyte from being
+	// read whole.
+	conn.SetReadLimit(maxBase64Message)
 	for {
 		mt, data, err := conn.ReadMessage()
 		if err != nil {
@@ -192,6 +201,9 @@ func (e *base64Executor) read(ctx context.Context, conn *gwebsocket.Conn, protoc
 			var ce *gwebsocket.CloseError
 			if errors.As(err, &ce) && ce.Code == gwebsocket.CloseNormalClosure {
 				return errText, nil
+			}
+			if errors.Is(err, gwebsocket.ErrReadLimit) {
+				return nil, fmt.Errorf("%s: the runtime sent a message over %d MiB, where one holds one read of the command's output; crisp cut it there: %w", protocol, maxBase64Message>>20, err)
 			}
 			return nil, fmt.Errorf("reading %s: %w", protocol, err)
 		}
@@ -216,6 +228,9 @@ func (e *base64Executor) read(ctx context.Context, conn *gwebsocket.Conn, protoc
 				w = opts.Stdout
 			}
 		case chanError:
+			if len(errText)+len(payload) > maxStatus {
+				return nil, errStatusTooLong
+			}
 			errText = append(errText, payload...)
 		}
 		if w != nil && len(payload) > 0 {

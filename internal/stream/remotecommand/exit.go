@@ -18,7 +18,7 @@ type exitStatusError interface {
 // executable), with the runtime's reason (transport.StartFailure).
 // On the protocols before v4, which carry only an error text, the code is
 // what the text states (transport.ExitCodeFromText).
-func remoteExit(p transport.Protocol, err error) exitStatusError {
+func remoteExit(spec protocolSpec, err error) exitStatusError {
 	var coded exitStatusError
 	if errors.As(err, &coded) {
 		return coded
@@ -27,7 +27,7 @@ func remoteExit(p transport.Protocol, err error) exitStatusError {
 	if e, ok := transport.StartFailure(err.Error()); ok {
 		return e
 	}
-	if spec, ok := transport.Lookup(transport.CallExec, p); !ok || spec.Version >= 4 {
+	if !spec.exitInText() {
 		return nil
 	}
 	msg := err.Error()

@@ -28,14 +28,13 @@ func stdinEOFError(op string, offer transport.Offer, protocol string) error {
 		"use --transport spdy (or auto), a runtime that speaks WebSocket %s, or -t for an interactive session", op, protocol, transport.ExecProtocolV5)
 }
 
-// needsStdinEOF reports whether the negotiated protocol would leave piped
-// stdin without its end: one without the stdin-eof capability.
-func (s *session) needsStdinEOF(t transport.Transport, protocol string) bool {
+// needsStdinEOF reports whether the negotiated protocol (spec) would leave
+// piped stdin without its end: one without the stdin-eof capability.
+func (s *session) needsStdinEOF(spec protocolSpec) bool {
 	if s.stdin == nil || s.s.TTY || s.interactive || !s.failFast {
 		return false
 	}
-	spec, ok := transport.Lookup(transport.CallExec, transport.Protocol{Transport: t, Name: protocol})
-	return ok && !spec.Caps.StdinEOF
+	return spec.lacksStdinEOF()
 }
 
 // localWriter is a local output stream (crisp's stdout or stderr) that

@@ -15,7 +15,6 @@ import (
 	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 	clientspdy "k8s.io/client-go/transport/spdy"
 	"k8s.io/streaming/pkg/httpstream"
-	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
 
 	"github.com/crisp-cri/crisp/internal/stream/spdyconn"
 	"github.com/crisp-cri/crisp/internal/stream/transport"
@@ -151,10 +150,10 @@ func (r *recorder) accepted() bool {
 // any answer but 101 into a RefusedError (k8s.io/streaming's own upgrader
 // returns a plain error there, which no fallback could recognise), and runs
 // the session on crisp's own SPDY connection (internal/stream/spdyconn).
-// k8s.io/streaming's round tripper only dials: proxies, TLS, the request.
+// The upgrade itself is transport.UpgradeSPDY's, port-forward's too.
 type spdyUpgrader struct {
-	rt  *streamspdy.SpdyRoundTripper
-	rec *recorder
+	tlsCfg *tls.Config
+	rec    *recorder
 	// createTimeout bounds the wait for the server to accept each stream
 	// (--request-timeout, as the upgrade).
 	createTimeout time.Duration
@@ -167,7 +166,7 @@ type spdyUpgrader struct {
 
 func (u *spdyUpgrader) RoundTrip(req *http.Request) (*http.Response, error) {
 	u.rec.dialing()
-	conn, br, resp, err := spdyconn.Upgrade(u.rt, req)
+	conn, br, resp, err := transport.UpgradeSPDY(req, u.tlsCfg, u.rec.dial)
 	if err != nil {
 		return nil, err
 	}
@@ -204,26 +203,8 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 
 // newSPDYExecutor is client-go's SPDY executor offering exactly protocols.
 func newSPDYExecutor(cfg transport.Config, u *url.URL, protocols []string, rec *recorder) (clientremotecommand.Executor, error) {
-	// The upgrade transport is only a dialer (ours, so an upgrade timeout can
-	// close the connection) and a TLS configuration; without one,
-	// k8s.io/streaming would skip verification for https.
-	tlsCfg := cfg.TLS
-	if tlsCfg == nil {
-		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
-	if tlsCfg.ServerName == "" && u.Scheme == "https" {
-		// Send SNI as the default dial path would (it fills the name in only
-		// when verifying itself; crisp's TLS watch verifies in its place).
-		tlsCfg = tlsCfg.Clone()
-		tlsCfg.ServerName = u.Hostname()
-	}
-	rt, err := streamspdy.NewRoundTripperWithConfig(streamspdy.RoundTripperConfig{
-		UpgradeTransport: &http.Transport{TLSClientConfig: tlsCfg, DialContext: rec.dial},
-		PingPeriod:       spdyPingPeriod,
-	})
-	if err != nil {
-		return nil, err
-	}
-	up := &spdyUpgrader{rt: rt, rec: rec, createTimeout: cfg.UpgradeTimeout, kind: cfg.SPDYConnection}
+	// The dial is the recorder's, so an upgrade timeout can close the
+	// connection under a handshake that never ends.
+	up := &spdyUpgrader{tlsCfg: cfg.TLS, rec: rec, createTimeout: cfg.UpgradeTimeout, kind: cfg.SPDYConnection}
 	return clientremotecommand.NewSPDYExecutorForProtocols(up, clientspdy.NewUpgraderForStreaming(up), http.MethodPost, u, protocols...)
 }

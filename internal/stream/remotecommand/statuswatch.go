@@ -37,10 +37,13 @@ import (
 // are deferred until the session has waited for the text (awaitText) and
 // released them (release). v2 and v3 are not held: client-go reads their
 // error stream to its end before it returns. On WebSocket channel.k8s.io,
-// where client-go runs the same v1 handler, wsV1Filter holds the error
+// where client-go runs the same v1 handler, wsStatusFilter holds the error
 // channel into the same watch (statuswatch_ws.go).
 type statusWatch struct {
 	seen atomic.Bool
+	// tooLong: a WebSocket error channel went past maxStatus and the
+	// filter cut the connection (statuswatch_ws.go).
+	tooLong atomic.Bool
 
 	bound statusBound // statusbound.go: v2-v5's error stream
 
@@ -86,11 +89,10 @@ const maxErrorText = 64 << 10
 // text right after the output, then closes the connection.
 const errorTextWait = 2 * time.Second
 
-// statusCarryingProtocol reports whether the protocol's servers always send
-// a final status (v4 and v5; v1-v3 send one only on failure).
-func statusCarryingProtocol(protocol string) bool {
-	return protocol == transport.ExecProtocolV4 || protocol == transport.ExecProtocolV5
-}
+// statusCarrying reports whether the protocol's servers always send a
+// final status: those with an exit code (v4 and v5; v1-v3 send one only on
+// failure).
+func (p protocolSpec) statusCarrying() bool { return p.known && p.Caps.ExitCode }
 
 // wrap returns conn, negotiated for protocol, with its error stream
 // observed (and held, on v1).
@@ -139,7 +141,12 @@ func (w *statusWatch) release() {
 	})
 }
 
+// end notes that a held error stream ended (a no-op unless held: the
+// WebSocket filter also reads unheld, bounded sessions).
 func (w *statusWatch) end(err error) {
+	if !w.hold {
+		return
+	}
 	w.endOnce.Do(func() {
 		w.mu.Lock()
 		if !errors.Is(err, io.EOF) && !w.released {

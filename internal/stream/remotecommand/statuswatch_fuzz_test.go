@@ -40,7 +40,7 @@ func FuzzWSV1Filter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := &statusWatch{}
-		filter := newWSV1Filter(byteConn{r: bytes.NewReader(data)}, w)
+		filter := newWSStatusFilter(byteConn{r: bytes.NewReader(data)}, w)
 		buf := make([]byte, 7) // small reads: every partial path
 		var out int
 		// Each Read hands out at least one byte or consumes input; a

@@ -11,7 +11,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
-// WebSocket frame opcodes (RFC 6455) that wsV1Filter tells apart.
+// WebSocket frame opcodes (RFC 6455) that wsStatusFilter tells apart.
 const (
 	wsOpContinuation = 0x0
 	wsOpBinary       = 0x2
@@ -22,7 +22,7 @@ const (
 // framing.
 const wsErrorChannel = 3
 
-// wsV1Filter is statusWatch on WebSocket channel.k8s.io: client-go's
+// wsStatusFilter is statusWatch on WebSocket channel.k8s.io: client-go's
 // WebSocket executor runs the same v1 handler as over SPDY, with the same
 // race (the error text reaches the handler just before every channel ends at
 // once, and the handler may return nil first). client-go's connection is a
@@ -32,35 +32,41 @@ const wsErrorChannel = 3
 // does on SPDY: messages on channel 3 reach client-go empty, their text is
 // recorded, and client-go's Close waits for release. Any other subprotocol
 // passes through untouched.
-type wsV1Filter struct {
+type wsStatusFilter struct {
 	net.Conn
 	w    *statusWatch
 	br   *bufio.Reader
 	hold atomic.Bool // the server chose channel.k8s.io
+	// bound: the server chose a binary framing after v1 (v2-v5): frames
+	// pass through, and what the error channel carries is counted and cut
+	// past maxStatus (client-go's status reader keeps it whole).
+	bound    atomic.Bool
+	errBytes uint64 // bound: payload bytes seen on the error channel
 
 	// Read's state (gorilla reads from one goroutine at a time).
 	headersDone bool
 	status      string // the answer's status line
 	chose       bool   // the answer names channel.k8s.io
+	counts      bool   // the answer names a binary framing after v1
 	sawBlank    bool   // the upgrade answer's last line is queued
 	out         []byte // bytes to hand out before reading on
 	remain      uint64 // payload bytes of the current frame to pass through
 	errMsg      bool   // the current message is on the error channel
 }
 
-func newWSV1Filter(conn net.Conn, w *statusWatch) *wsV1Filter {
-	return &wsV1Filter{Conn: conn, w: w, br: bufio.NewReaderSize(conn, wsBufferSize)}
+func newWSStatusFilter(conn net.Conn, w *statusWatch) *wsStatusFilter {
+	return &wsStatusFilter{Conn: conn, w: w, br: bufio.NewReaderSize(conn, wsBufferSize)}
 }
 
 // Close is deferred, once the filter holds, until release.
-func (f *wsV1Filter) Close() error {
+func (f *wsStatusFilter) Close() error {
 	if f.hold.Load() {
 		return nil
 	}
 	return f.Conn.Close()
 }
 
-func (f *wsV1Filter) Read(p []byte) (int, error) {
+func (f *wsStatusFilter) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -70,7 +76,7 @@ func (f *wsV1Filter) Read(p []byte) (int, error) {
 		}
 		f.headersDone = true
 	}
-	if !f.hold.Load() {
+	if !f.hold.Load() && !f.bound.Load() {
 		return f.br.Read(p)
 	}
 	for len(f.out) == 0 && f.remain == 0 {
@@ -94,7 +100,7 @@ func (f *wsV1Filter) Read(p []byte) (int, error) {
 
 // readHeaderLine hands out the upgrade answer a line at a time and reads
 // the chosen subprotocol from it.
-func (f *wsV1Filter) readHeaderLine(p []byte) (int, error) {
+func (f *wsStatusFilter) readHeaderLine(p []byte) (int, error) {
 	if len(f.out) == 0 {
 		line, err := f.br.ReadString('\n')
 		if err != nil {
@@ -107,13 +113,19 @@ func (f *wsV1Filter) readHeaderLine(p []byte) (int, error) {
 		name, value, ok := strings.Cut(line, ":")
 		switch {
 		case ok && strings.EqualFold(strings.TrimSpace(name), headerWebSocketProtocol):
-			f.chose = strings.TrimSpace(value) == transport.ExecProtocolV1
+			chosen := lookupSpec(transport.Protocol{Transport: transport.WebSocket, Name: strings.TrimSpace(value)})
+			f.chose = chosen.Name == transport.ExecProtocolV1
+			f.counts = chosen.known && chosen.Framing == transport.FramingBinary && chosen.Name != transport.ExecProtocolV1
 		case strings.TrimSpace(line) == "":
 			f.sawBlank = true
-			if f.chose && strings.Contains(f.status, " 101") {
+			switch {
+			case !strings.Contains(f.status, " 101"):
+			case f.chose:
 				f.w.holdV1()
 				f.w.deferClose(f.Conn.Close)
 				f.hold.Store(true)
+			case f.counts:
+				f.bound.Store(true)
 			}
 		}
 	}
@@ -123,7 +135,7 @@ func (f *wsV1Filter) readHeaderLine(p []byte) (int, error) {
 }
 
 // nextFrame reads a frame header and queues what client-go gets of it.
-func (f *wsV1Filter) nextFrame() error {
+func (f *wsStatusFilter) nextFrame() error {
 	var hdr [14]byte
 	if _, err := io.ReadFull(f.br, hdr[:2]); err != nil {
 		return err
@@ -170,7 +182,13 @@ func (f *wsV1Filter) nextFrame() error {
 			}
 			length--
 			f.errMsg = ch[0] == wsErrorChannel
-			if f.errMsg {
+			if f.errMsg && f.bound.Load() {
+				if err := f.count(length); err != nil {
+					return err
+				}
+				f.out = append(append(f.out, hdr[:n]...), ch[0])
+				f.remain = length
+			} else if f.errMsg {
 				if err := f.keep(length); err != nil {
 					return err
 				}
@@ -183,7 +201,12 @@ func (f *wsV1Filter) nextFrame() error {
 			return nil
 		}
 	}
-	if f.errMsg {
+	if f.errMsg && f.bound.Load() {
+		if err := f.count(length); err != nil {
+			return err
+		}
+		f.out, f.remain = append(f.out, hdr[:n]...), length
+	} else if f.errMsg {
 		if err := f.keep(length); err != nil {
 			return err
 		}
@@ -195,14 +218,28 @@ func (f *wsV1Filter) nextFrame() error {
 	return nil
 }
 
-func (f *wsV1Filter) endMsg(fin bool) {
+func (f *wsStatusFilter) endMsg(fin bool) {
 	if fin {
 		f.errMsg = false
 	}
 }
 
+// count adds n payload bytes to what the error channel carried, and ends
+// the connection (errStatusTooLong, noted in the watch) past maxStatus:
+// before the payload is read, so a frame that merely claims a gigabyte is
+// cut as well.
+func (f *wsStatusFilter) count(n uint64) error {
+	f.errBytes += n
+	if f.errBytes > maxStatus {
+		f.w.tooLong.Store(true)
+		_ = f.Conn.Close() // the session ends with errStatusTooLong; nothing more to read
+		return errStatusTooLong
+	}
+	return nil
+}
+
 // keep reads n payload bytes of the error channel into the watch.
-func (f *wsV1Filter) keep(n uint64) error {
+func (f *wsStatusFilter) keep(n uint64) error {
 	buf := make([]byte, 4096)
 	for n > 0 {
 		m := min(n, uint64(len(buf)))

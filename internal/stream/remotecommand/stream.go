@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -170,11 +168,13 @@ type session struct {
 	// out and errOut catch local write errors (guard.go).
 	out, errOut *localWriter
 
-	mu        sync.Mutex
-	accepted  transport.Attempt
-	fatal     error              // ends the attempt although it was accepted
-	cancelRun context.CancelFunc // ends the running attempt
-	timing    timing             // timing.go
+	mu       sync.Mutex
+	accepted transport.Attempt
+	// acceptedSpec is the accepted protocol's catalogue entry (attempt.go).
+	acceptedSpec protocolSpec
+	fatal        error              // ends the attempt although it was accepted
+	cancelRun    context.CancelFunc // ends the running attempt
+	timing       timing             // timing.go
 }
 
 func newSession(op string, cfg transport.Config, s Streams) *session {
@@ -230,137 +230,26 @@ func (s *session) failure() error {
 	return nil
 }
 
-func (s *session) negotiated() transport.Attempt {
+// negotiated is the accepted attempt and its protocol's catalogue entry.
+func (s *session) negotiated() (transport.Attempt, protocolSpec) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.accepted
+	return s.accepted, s.acceptedSpec
 }
 
-// run makes one attempt on rawURL and, when accepted, streams the session.
-func (s *session) run(ctx context.Context, rawURL string, offer transport.Offer) (transport.Attempt, error) {
-	att := transport.Attempt{Offer: offer, URL: rawURL}
-	shown := transport.Shorten(rawURL) // what messages show of the URL
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		att.Err = fmt.Errorf("%s: the runtime returned a streaming URL crisp cannot use: %q (want http:// or https://)", s.op, transport.Shorten(rawURL))
-		return att, att.Err
-	}
-	rec := &recorder{offer: offer, url: rawURL}
-	cfg, tw := transport.WatchTLS(s.cfg, rawURL)
-	// A server that takes the connection but never answers the upgrade
-	// would hold crisp forever: bound the handshake, not the session.
-	attemptCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s.mu.Lock()
-	s.cancelRun = cancel
-	s.mu.Unlock()
-	rec.onAccept = func(status int, protocol string, upgrade time.Duration) error {
-		att.Status, att.Protocol, att.Upgrade, att.TLS = status, protocol, upgrade, tw.Result()
-		s.mu.Lock()
-		s.accepted, s.timing.accepted = att, time.Now()
-		if s.needsStdinEOF(offer.Transport, protocol) {
-			s.fatal = stdinEOFError(s.op, offer, protocol)
-		}
-		fatal := s.fatal
-		s.mu.Unlock()
-		s.tr.fileTrace().Handshake(att)
-		s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, offer.Transport.Title(), protocol, shown, status, upgrade.Round(time.Microsecond))
-		transport.ReportTLS(s.cfg, s.op, shown, att.TLS)
-		return fatal
-	}
-	opts := clientremotecommand.StreamOptions{
-		Stdin: s.s.Stdin, Stdout: s.s.Stdout, Stderr: s.s.Stderr, Tty: s.s.TTY, TerminalSizeQueue: s.s.Resize,
-	}
-	var exec clientremotecommand.Executor
-	switch offer.Transport {
-	case transport.SPDY:
-		exec, err = newSPDYExecutor(cfg, u, offer.Protocols, rec)
-	case transport.WebSocket:
-		if base64Offer(offer) {
-			exec, err = newBase64Executor(cfg, rawURL, offer.Protocols, rec)
-			break
-		}
-		exec, err = newWebSocketExecutor(cfg, rawURL, offer.Protocols, rec)
-	default:
-		err = fmt.Errorf("unknown transport %q", offer.Transport)
-	}
-	if err != nil {
-		att.Err = fmt.Errorf("%s: setting up %s for %s: %w", s.op, offer, shown, err)
-		return att, att.Err
-	}
-	stopAbort := context.AfterFunc(ctx, rec.abort)
-	defer stopAbort()
-	if s.cfg.UpgradeTimeout > 0 {
-		timer := time.AfterFunc(s.cfg.UpgradeTimeout, func() {
-			if rec.timeOut() {
-				cancel()
-			}
-		})
-		defer timer.Stop()
-	}
-	defer rec.final.release() // statuswatch.go: a held v1 connection closes here
-	s.tr.line("%s: offering %s at %s", s.op, offer, shown)
-	err = exec.StreamWithContext(attemptCtx, opts)
-	if rec.accepted() {
-		if ferr := s.failure(); ferr != nil && ctx.Err() == nil {
-			return att, ferr
-		}
-		if att.Protocol == "" {
-			// SPDY servers may answer without a version header: client-go then
-			// speaks v1, and so do we in messages.
-			att.Protocol = transport.ExecProtocolV1
-		}
-		if err == nil && ctx.Err() == nil {
-			// v1: client-go returned when stdout and stderr ended; the
-			// server's error text follows them (statuswatch.go).
-			text, readErr := rec.final.awaitText(ctx)
-			switch {
-			case strings.TrimSpace(text) != "":
-				err = fmt.Errorf("error executing remote command: %s", text)
-			case readErr != nil:
-				err = fmt.Errorf("reading the error stream: %w", readErr)
-			}
-		}
-		if err == nil && offer.Transport == transport.SPDY && statusCarryingProtocol(att.Protocol) && !rec.final.seen.Load() && ctx.Err() == nil {
-			err = fmt.Errorf("the connection ended without the command's exit status: the runtime dropped the stream, so output may be incomplete")
-		}
-		return att, s.outcome(ctx, att, err)
-	}
-	if err == nil {
-		err = fmt.Errorf("%s: %s at %s ended without an upgrade", s.op, offer, shown)
-	}
-	err = transport.ShortenIn(err, rawURL)
-	att.Status, att.Reason, att.Upgrade = rec.status, rec.reason, rec.upgrade
-	var refused *transport.RefusedError
-	switch {
-	case errors.As(err, &refused):
-		att.Err = refused
-	case rec.timedOut():
-		att.Err = &transport.UpgradeTimeoutError{Op: s.op, Offer: offer, URL: rawURL, After: s.cfg.UpgradeTimeout, Hint: "raise --request-timeout to wait longer"}
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) || deadlinePassed(ctx):
-		// The caller's own deadline (probe's --attempt-timeout) came first.
-		att.Err = &transport.UpgradeTimeoutError{Op: s.op, Offer: offer, URL: rawURL, After: time.Since(s.start)}
-	case ctx.Err() != nil:
-		att.Err = ctx.Err()
-	default:
-		if tlsErr := tw.Describe(err); tlsErr.Error() != err.Error() {
-			att.Err = fmt.Errorf("%s: %w", s.op, tlsErr)
-			break
-		}
-		att.Err = fmt.Errorf("%s: connecting to the runtime's streaming server at %s with %s: %w; is the streaming server running and reachable from here?", s.op, shown, offer, err)
-	}
-	s.tr.fileTrace().Handshake(att)
-	return att, att.Err
+func (s *session) negotiatedSpec() protocolSpec {
+	_, spec := s.negotiated()
+	return spec
 }
 
 // outcome turns what client-go returned after an upgrade into crisp's
 // error: nil, the remote exit status, or a failure naming the session.
-func (s *session) outcome(ctx context.Context, att transport.Attempt, err error) error {
+func (s *session) outcome(ctx context.Context, att transport.Attempt, spec protocolSpec, err error) error {
 	if err == nil {
 		s.traceExit(0)
 		return nil
 	}
-	if re := remoteExit(transport.Protocol{Transport: att.Transport, Name: att.Protocol}, err); re != nil {
+	if re := remoteExit(spec, err); re != nil {
 		s.traceExit(re.ExitStatus())
 		return re
 	}
@@ -396,16 +285,6 @@ func describeRefusal(a transport.Attempt) string {
 		return refused.Error()
 	}
 	return fmt.Sprintf("%s at %s failed: %v", a.Offer, transport.Shorten(a.URL), a.Err)
-}
-
-// base64Offer reports whether offer's first protocol is a base64 framing,
-// which crisp's own executor speaks (client-go's reads binary frames only).
-func base64Offer(offer transport.Offer) bool {
-	if len(offer.Protocols) == 0 {
-		return false
-	}
-	spec, _ := transport.Lookup(transport.CallExec, transport.Protocol{Transport: offer.Transport, Name: offer.Protocols[0]})
-	return spec.Framing == transport.FramingBase64
 }
 
 // deadlinePassed reports whether ctx's deadline is behind us: gorilla

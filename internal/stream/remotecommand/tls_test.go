@@ -9,6 +9,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +200,85 @@ func TestWatchTLSKeepsCallerChecks(t *testing.T) {
 	}
 	if chains == 0 {
 		t.Error("caller's VerifyConnection saw no verified chains")
+	}
+}
+
+// helloLog records what each TLS ClientHello a server received asked for.
+type helloLog struct {
+	mu     sync.Mutex
+	hellos []tls.ClientHelloInfo
+}
+
+func (h *helloLog) record(c *tls.Config) {
+	c.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.hellos = append(h.hellos, tls.ClientHelloInfo{ServerName: hello.ServerName, SupportedVersions: slices.Clone(hello.SupportedVersions)})
+		return nil, nil
+	}
+}
+
+// take returns the hellos since the last call.
+func (h *helloLog) take() []tls.ClientHelloInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.hellos
+	h.hellos = nil
+	return out
+}
+
+// TestUpgradesDialWithOneTLSPolicy: exec (SPDY, WebSocket, the WebSocket v1
+// path) and port-forward (SPDY, the tunnel, the direct protocol) send the
+// same SNI (--tls-server-name, else the URL's host) and offer nothing older
+// than TLS 1.2, even when the caller's configuration allows TLS 1.0.
+func TestUpgradesDialWithOneTLSPolicy(t *testing.T) {
+	var hellos helloLog
+	f, trusted := newTLSFakeServer(t, hellos.record)
+	byName := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1) // an IP is never sent as SNI
+	old := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS10}
+	named := trusted.Clone()
+	named.ServerName, named.MinVersion = "example.com", tls.VersionTLS10 // the certificate's name
+	pfOffers, err := transport.PortForwardOffers(transport.Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	execOffers := append(slices.Clone(tlsOffers), transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.ExecProtocolV1}})
+	for _, c := range []struct {
+		name    string
+		cfg     *tls.Config
+		wantSNI string
+	}{
+		{"the URL's host", old, "localhost"},
+		{"--tls-server-name", named, "example.com"},
+	} {
+		var dialled []string
+		for _, offer := range execOffers {
+			src := func(ctx context.Context) (string, error) {
+				u, err := f.source(Streams{Stdout: &bytes.Buffer{}}, "echo", "hi")(ctx)
+				return strings.Replace(u, f.srv.URL, byName, 1), err
+			}
+			_, _ = Stream(context.Background(), "exec", src, []transport.Offer{offer}, transport.Config{TLS: c.cfg}, Streams{Stdout: &bytes.Buffer{}}) // the handshake is the point
+			dialled = append(dialled, "exec "+offer.String())
+		}
+		for _, offer := range pfOffers {
+			if sess, _, _ := portforward.Connect(context.Background(), byName+"/portforward/tok", offer, []uint16{80}, transport.Config{TLS: c.cfg}); sess != nil {
+				_ = sess.Close() // only the handshake is the point
+			}
+			dialled = append(dialled, "port-forward "+offer.String())
+		}
+		got := hellos.take()
+		if len(got) < len(dialled) {
+			t.Fatalf("%s: %d ClientHellos for %d dials: %q", c.name, len(got), len(dialled), dialled)
+		}
+		for i, h := range got {
+			if h.ServerName != c.wantSNI {
+				t.Errorf("%s: hello %d sent SNI %q, want %q (dials %q)", c.name, i, h.ServerName, c.wantSNI, dialled)
+			}
+			for _, v := range h.SupportedVersions {
+				if v < tls.VersionTLS12 {
+					t.Errorf("%s: hello %d offered %s (dials %q)", c.name, i, tls.VersionName(v), dialled)
+				}
+			}
+		}
 	}
 }

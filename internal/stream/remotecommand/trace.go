@@ -97,12 +97,6 @@ func (s *traceSizes) Next() *TerminalSize {
 	return size
 }
 
-// stdinEOFCapable reports whether the attempt's protocol passes stdin's end.
-func stdinEOFCapable(att transport.Attempt) bool {
-	spec, ok := transport.Lookup(transport.CallExec, transport.Protocol{Transport: att.Transport, Name: att.Protocol})
-	return !ok || spec.Caps.StdinEOF
-}
-
 // stdinReader is the session's stdin as the executors see it. It traces
 // frames, holds stdin open in TTY sessions until the session ends (a runtime
 // treats the end of a TTY's stdin as a detach and closes stdout: containerd
@@ -135,7 +129,7 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 		}
 		r.sess.tr.note("->", "stdin", 0, "end of input")
 		r.sess.tr.fileTrace().Close("local", "stdin")
-		if att := r.sess.negotiated(); att.Accepted() && !stdinEOFCapable(att) {
+		if att, spec := r.sess.negotiated(); att.Accepted() && spec.lacksStdinEOF() {
 			r.warnOnce.Do(func() {
 				hint := "--transport spdy carries it"
 				if att.Transport == transport.SPDY {

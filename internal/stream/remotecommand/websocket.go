@@ -54,9 +54,10 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		WriteBufferSize: wsBufferSize,
 		NetDialContext:  d.rec.dial,
 	}
-	if slices.Contains(protocols, transport.ExecProtocolV1) {
-		// statuswatch_ws.go: the filter sits above TLS, so crisp does the
-		// TLS handshake here as gorilla would (watchTLS's configuration
+	{
+		// statuswatch_ws.go: the filter holds v1's error channel and
+		// bounds v2-v5's; it sits above TLS, so crisp does the TLS
+		// handshake here as gorilla would (watchTLS's configuration
 		// verifies the server in VerifyConnection).
 		watch := &d.rec.final
 		dialer.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -64,26 +65,20 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err != nil {
 				return nil, err
 			}
-			return newWSV1Filter(conn, watch), nil
+			return newWSStatusFilter(conn, watch), nil
 		}
 		dialer.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			conn, err := d.rec.dial(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
-			cfg := d.cfg.TLS.Clone()
-			if cfg == nil {
-				cfg = &tls.Config{MinVersion: tls.VersionTLS12}
-			}
-			if cfg.ServerName == "" {
-				cfg.ServerName, _, _ = net.SplitHostPort(addr)
-			}
-			tc := tls.Client(conn, cfg)
+			host, _, _ := net.SplitHostPort(addr)
+			tc := tls.Client(conn, transport.UpgradeTLS(d.cfg.TLS, host))
 			if err := tc.HandshakeContext(ctx); err != nil {
 				_ = conn.Close() // an error closing or writing here has nowhere better to go
 				return nil, err
 			}
-			return newWSV1Filter(tc, watch), nil
+			return newWSStatusFilter(tc, watch), nil
 		}
 	}
 	d.rec.dialing()

@@ -60,6 +60,15 @@ func attemptReason(a Attempt) string {
 	return "accepted"
 }
 
+// RemoteExit is an error that carries the remote process's exit status:
+// ExitError, client-go's exec.CodeExitError (v4, v5), cmdutil.RemoteStatus.
+// It is the one name for "the remote process said how it ended": find it
+// with errors.As.
+type RemoteExit interface {
+	error
+	ExitStatus() int
+}
+
 // ExitError is the remote process's exit status as reported by protocols
 // v1-v3, which carry only an error text: the code the text states, else 1.
 // (v4 and v5 report exit codes as client-go's exec.CodeExitError, which

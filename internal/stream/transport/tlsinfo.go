@@ -56,14 +56,8 @@ func WatchTLS(cfg Config, rawURL string) (Config, *TLSWatch) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "wss") {
 		return cfg, w
 	}
-	base := cfg.TLS
-	if base == nil {
-		base = &tls.Config{}
-	}
+	base := UpgradeTLS(cfg.TLS, u.Hostname()) // spdyupgrade.go: SNI, TLS 1.2 at least
 	w.serverName = base.ServerName
-	if w.serverName == "" {
-		w.serverName = u.Hostname()
-	}
 	c := base.Clone()
 	// crisp verifies in VerifyConnection (below), with the same roots and
 	// name crypto/tls would use; the dialers skip their own hostname check.

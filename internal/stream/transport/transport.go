@@ -75,7 +75,9 @@ type Config struct {
 }
 
 // DefaultUpgradeTimeout bounds an upgrade handshake when the caller names
-// no bound: as long as a CRI call gets by default.
+// no bound: as long as a CRI call gets by default
+// (client.DefaultRequestTimeout, out of this layer's reach; a test in
+// internal/feature/session keeps the two equal).
 const DefaultUpgradeTimeout = 10 * time.Second
 
 // ConfigOptions is what NewConfig builds a Config from.

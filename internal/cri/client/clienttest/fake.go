@@ -1,8 +1,10 @@
 // Package clienttest is a fake CRI runtime for crisp's client-side tests: an
 // in-memory RuntimeService and ImageService served over gRPC on a short unix
 // socket, holding the pods, containers and images a test puts in it and
-// recording the requests it gets. It runs no processes and serves no
-// streams; end-to-end tests use the mock runtime (internal/mockruntime).
+// recording the requests it gets. It hands out streaming URLs (and says
+// which request each was for) but runs no processes and serves no streams:
+// tests pair it with a fake of the streaming layer, and end-to-end tests
+// use the mock runtime (internal/mockruntime).
 package clienttest
 
 import (
@@ -11,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,8 +25,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Fake is an in-memory CRI runtime. Its fields may be set before Serve and
-// read after; while serving, use the methods.
+// Fake is an in-memory CRI runtime. Its fields may be set until the first
+// call arrives (after Serve too); once calls arrive, use the methods.
 type Fake struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
 	runtimeapi.UnimplementedImageServiceServer
@@ -31,12 +34,28 @@ type Fake struct {
 	// IgnoreFilters makes List calls return everything, as a careless
 	// runtime might, to prove crisp filters on its side too.
 	IgnoreFilters bool
+	// RuntimeName is the name Version reports ("fake" when empty).
+	RuntimeName string
+	// StreamBase starts the streaming URLs Exec, Attach and PortForward
+	// hand out ("http://stream" when empty): StreamBase/exec/1, and so on,
+	// fresh for every call (streaming.go).
+	StreamBase string
+	// ExecSyncResponse is ExecSync's answer (an empty one when nil).
+	ExecSyncResponse *runtimeapi.ExecSyncResponse
+	// Before, when set, runs as each call arrives, with the method's name
+	// ("Exec") and request, outside the fake's lock: it may change the fake
+	// (SetExit, AddContainer) to script what this call and later ones see,
+	// and an error it returns is the call's answer (a runtime's failure).
+	Before func(ctx context.Context, method string, req proto.Message) error
 
 	mu         sync.Mutex
 	pods       []*runtimeapi.PodSandbox
 	containers []*runtimeapi.Container
 	images     []*runtimeapi.Image
+	exitCodes  map[string]int32 // SetExit's
 	calls      []string
+	requests   []recorded
+	urls       map[string]proto.Message // streaming URLs not yet redeemed
 	nextID     int
 }
 
@@ -100,23 +119,65 @@ func (f *Fake) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *Fake) record(format string, args ...any) {
-	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+// Requests returns the requests of the calls to methods ("Exec",
+// "ExecSync"; every method when none is named) so far, in order.
+func (f *Fake) Requests(methods ...string) []proto.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []proto.Message
+	for _, r := range f.requests {
+		if len(methods) == 0 || slices.Contains(methods, r.method) {
+			out = append(out, proto.Clone(r.req))
+		}
+	}
+	return out
+}
+
+// enter starts every call: it runs Before and records the call, its main
+// argument (arg) and its request, refused or not. A non-nil error is the
+// call's answer.
+func (f *Fake) enter(ctx context.Context, method string, req proto.Message, arg string) error {
+	var err error
+	if f.Before != nil {
+		err = f.Before(ctx, method, req)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if arg != "" {
+		method += " " + arg
+	}
+	f.calls = append(f.calls, method)
+	f.requests = append(f.requests, recorded{method: strings.Fields(method)[0], req: proto.Clone(req)})
+	return err
+}
+
+// recorded is one call's method and request.
+type recorded struct {
+	method string
+	req    proto.Message
 }
 
 // Version reports a fixed runtime identity.
-func (f *Fake) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+func (f *Fake) Version(ctx context.Context, req *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	if err := f.enter(ctx, "Version", req, ""); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("Version")
-	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: "fake", RuntimeVersion: "0.0.1", RuntimeApiVersion: "v1"}, nil
+	name := f.RuntimeName
+	if name == "" {
+		name = "fake"
+	}
+	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: name, RuntimeVersion: "0.0.1", RuntimeApiVersion: "v1"}, nil
 }
 
 // Status reports a ready runtime.
-func (f *Fake) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+func (f *Fake) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	if err := f.enter(ctx, "Status", req, ""); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("Status")
 	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
 		{Type: "RuntimeReady", Status: true}, {Type: "NetworkReady", Status: true},
 	}}}, nil
@@ -132,10 +193,12 @@ func labelsMatch(have, want map[string]string) bool {
 }
 
 // ListPodSandbox applies CRI's filters (exact ID, state, labels).
-func (f *Fake) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
+func (f *Fake) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
+	if err := f.enter(ctx, "ListPodSandbox", req, ""); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("ListPodSandbox")
 	flt := req.GetFilter()
 	var out []*runtimeapi.PodSandbox
 	for _, p := range f.pods {
@@ -152,10 +215,12 @@ func (f *Fake) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandboxR
 }
 
 // ListContainers applies CRI's filters (exact ID, state, pod, labels).
-func (f *Fake) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+func (f *Fake) ListContainers(ctx context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+	if err := f.enter(ctx, "ListContainers", req, ""); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("ListContainers")
 	flt := req.GetFilter()
 	var out []*runtimeapi.Container
 	for _, c := range f.containers {
@@ -173,10 +238,12 @@ func (f *Fake) ListContainers(_ context.Context, req *runtimeapi.ListContainersR
 }
 
 // PodSandboxStatus reports a stored pod.
-func (f *Fake) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
+func (f *Fake) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
+	if err := f.enter(ctx, "PodSandboxStatus", req, req.PodSandboxId); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("PodSandboxStatus %s", req.PodSandboxId)
 	for _, p := range f.pods {
 		if p.Id == req.PodSandboxId {
 			resp := &runtimeapi.PodSandboxStatusResponse{Status: &runtimeapi.PodSandboxStatus{
@@ -194,15 +261,18 @@ func (f *Fake) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandboxSta
 }
 
 // ContainerStatus reports a stored container.
-func (f *Fake) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+func (f *Fake) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	if err := f.enter(ctx, "ContainerStatus", req, req.ContainerId); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("ContainerStatus %s", req.ContainerId)
 	for _, c := range f.containers {
 		if c.Id == req.ContainerId {
 			resp := &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{
 				Id: c.Id, Metadata: c.Metadata, State: c.State, CreatedAt: c.CreatedAt,
 				Image: c.Image, ImageRef: c.ImageRef, Labels: c.Labels, Annotations: c.Annotations,
+				ExitCode: f.exitCodes[c.Id],
 			}}
 			if req.Verbose {
 				resp.Info = map[string]string{"info": `{"pid":42}`}
@@ -214,10 +284,12 @@ func (f *Fake) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatu
 }
 
 // ListImages filters by an exact tag or ID when asked.
-func (f *Fake) ListImages(_ context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
+func (f *Fake) ListImages(ctx context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
+	if err := f.enter(ctx, "ListImages", req, ""); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("ListImages")
 	want := req.GetFilter().GetImage().GetImage()
 	var out []*runtimeapi.Image
 	for _, img := range f.images {
@@ -242,11 +314,13 @@ func imageMatches(img *runtimeapi.Image, ref string) bool {
 }
 
 // ImageStatus reports a stored image, or a nil image when there is none.
-func (f *Fake) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
+func (f *Fake) ImageStatus(ctx context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
+	ref := req.GetImage().GetImage()
+	if err := f.enter(ctx, "ImageStatus", req, ref); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ref := req.GetImage().GetImage()
-	f.record("ImageStatus %s", ref)
 	for _, img := range f.images {
 		if imageMatches(img, ref) {
 			resp := &runtimeapi.ImageStatusResponse{Image: proto.Clone(img).(*runtimeapi.Image)}
@@ -260,11 +334,13 @@ func (f *Fake) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequest
 }
 
 // PullImage adds the image under the name asked for.
-func (f *Fake) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
+func (f *Fake) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
+	ref := req.GetImage().GetImage()
+	if err := f.enter(ctx, "PullImage", req, ref); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ref := req.GetImage().GetImage()
-	f.record("PullImage %s", ref)
 	f.nextID++
 	id := fmt.Sprintf("sha256:%064x", f.nextID)
 	f.images = append(f.images, &runtimeapi.Image{Id: id, RepoTags: []string{ref}, Size: 1 << 20})
@@ -277,10 +353,12 @@ func (f *Fake) newID() string {
 }
 
 // RunPodSandbox stores a ready pod.
-func (f *Fake) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
+func (f *Fake) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
+	if err := f.enter(ctx, "RunPodSandbox", req, req.GetConfig().GetMetadata().GetName()); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("RunPodSandbox %s", req.GetConfig().GetMetadata().GetName())
 	id := f.newID()
 	f.pods = append(f.pods, &runtimeapi.PodSandbox{
 		Id: id, Metadata: req.GetConfig().GetMetadata(), State: runtimeapi.PodSandboxState_SANDBOX_READY,
@@ -290,10 +368,12 @@ func (f *Fake) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxReq
 }
 
 // CreateContainer stores a created container in an existing pod.
-func (f *Fake) CreateContainer(_ context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+func (f *Fake) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+	if err := f.enter(ctx, "CreateContainer", req, req.GetConfig().GetMetadata().GetName()); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("CreateContainer %s", req.GetConfig().GetMetadata().GetName())
 	if f.pod(req.PodSandboxId) == nil {
 		return nil, status.Errorf(codes.NotFound, "pod sandbox %q not found", req.PodSandboxId)
 	}
@@ -325,10 +405,12 @@ func (f *Fake) container(id string) *runtimeapi.Container {
 }
 
 // StartContainer marks a container running.
-func (f *Fake) StartContainer(_ context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+func (f *Fake) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+	if err := f.enter(ctx, "StartContainer", req, req.ContainerId); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("StartContainer %s", req.ContainerId)
 	c := f.container(req.ContainerId)
 	if c == nil {
 		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
@@ -338,10 +420,12 @@ func (f *Fake) StartContainer(_ context.Context, req *runtimeapi.StartContainerR
 }
 
 // StopContainer marks a container exited.
-func (f *Fake) StopContainer(_ context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
+func (f *Fake) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
+	if err := f.enter(ctx, "StopContainer", req, req.ContainerId); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("StopContainer %s", req.ContainerId)
 	if c := f.container(req.ContainerId); c != nil {
 		c.State = runtimeapi.ContainerState_CONTAINER_EXITED
 	}
@@ -349,19 +433,23 @@ func (f *Fake) StopContainer(_ context.Context, req *runtimeapi.StopContainerReq
 }
 
 // RemoveContainer forgets a container.
-func (f *Fake) RemoveContainer(_ context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
+func (f *Fake) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
+	if err := f.enter(ctx, "RemoveContainer", req, req.ContainerId); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("RemoveContainer %s", req.ContainerId)
 	f.containers = removeByID(f.containers, req.ContainerId, (*runtimeapi.Container).GetId)
 	return &runtimeapi.RemoveContainerResponse{}, nil
 }
 
 // StopPodSandbox marks a pod not ready and its containers exited.
-func (f *Fake) StopPodSandbox(_ context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
+func (f *Fake) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
+	if err := f.enter(ctx, "StopPodSandbox", req, req.PodSandboxId); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("StopPodSandbox %s", req.PodSandboxId)
 	if p := f.pod(req.PodSandboxId); p != nil {
 		p.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 	}
@@ -374,10 +462,12 @@ func (f *Fake) StopPodSandbox(_ context.Context, req *runtimeapi.StopPodSandboxR
 }
 
 // RemovePodSandbox forgets a pod and its containers.
-func (f *Fake) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
+func (f *Fake) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
+	if err := f.enter(ctx, "RemovePodSandbox", req, req.PodSandboxId); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.record("RemovePodSandbox %s", req.PodSandboxId)
 	f.pods = removeByID(f.pods, req.PodSandboxId, (*runtimeapi.PodSandbox).GetId)
 	kept := f.containers[:0]
 	for _, c := range f.containers {

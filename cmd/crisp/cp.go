@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+
+	"github.com/moby/term"
+	"github.com/spf13/cobra"
+
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/feature/cp"
+	"github.com/crisp-cri/crisp/internal/feature/session"
+)
+
+// cpOptions are `crisp cp`'s flags and arguments.
+type cpOptions struct {
+	Via string
+	TLS cmdutil.TLSFlags
+
+	Src, Dst string
+
+	req cp.Request
+	way cp.Way
+	// errIsTerminal says whether stderr is a terminal (the progress bar);
+	// tests set it.
+	errIsTerminal func() bool
+	deps          streamDeps
+}
+
+func newCpCommand(f *cmdutil.Factory) *cobra.Command {
+	return cpCommand(f, &cpOptions{})
+}
+
+// cpCommand binds o to the command; o.deps, when set (tests), replaces the
+// factory's dependencies.
+func cpCommand(f *cmdutil.Factory, o *cpOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "cp [--via auto|tar|root] SRC DEST",
+		Short:   "Copy files and directories between a container and here",
+		Long:    helpLong("cp"),
+		Example: helpExample("cp"),
+		Args:    cmdutil.ExactArgs(2, "SRC and DEST, one of them CONTAINER:PATH"),
+		RunE:    runOptions(f, o),
+	}
+	cmd.Flags().StringVar(&o.Via, "via", string(cp.WayAuto), "how to reach the container's files: tar (tar over exec), root (the node's view of its root), auto (tar, then root when the container has no tar)")
+	o.TLS.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Complete takes SRC and DEST and the dependencies.
+func (o *cpOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
+	if o.deps.Stream == nil {
+		o.deps = session.NewDeps(f)
+	}
+	if o.errIsTerminal == nil {
+		o.errIsTerminal = func() bool {
+			_, ok := term.GetFdInfo(f.Streams.ErrOut)
+			return ok
+		}
+	}
+	if len(args) == 2 {
+		o.Src, o.Dst = args[0], args[1]
+	}
+	return nil
+}
+
+// Validate checks the arguments' shapes and --via before anything connects.
+func (o *cpOptions) Validate() error {
+	var err error
+	if o.way, err = cp.ParseWay(o.Via); err != nil {
+		return cmdutil.UsageError{Err: err}
+	}
+	if o.req, err = cp.ParseArgs(o.Src, o.Dst); err != nil {
+		return err
+	}
+	return o.TLS.Validate()
+}
+
+// Run copies.
+func (o *cpOptions) Run(ctx context.Context) error {
+	return cp.Run(ctx, o.deps, cp.Copy{Request: o.req, Via: o.way, TLS: o.TLS, ErrIsTerminal: o.errIsTerminal})
+}

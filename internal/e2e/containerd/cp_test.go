@@ -1,0 +1,153 @@
+package containerd
+
+// crisp cp against the real runtimes: a distroless-like target (one static
+// binary, no shell, no tar) reached through the node's view of its root,
+// and the busybox container through tar over exec.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// distrolessImage is the image of one static binary (the echo server, at
+// /crisp) and nothing else, built once per test binary.
+var distrolessImage struct {
+	once sync.Once
+	tar  string
+	err  error
+}
+
+const distrolessRef = "docker.io/library/crisp-cp-distroless:e2e"
+
+func distrolessTar(t *testing.T) string {
+	t.Helper()
+	d := &distrolessImage
+	d.once.Do(func() {
+		d.tar = filepath.Join(suite.binDir, "crisp-cp-distroless.tar")
+		pack := exec.Command("go", "run", "./cmd/crisp-image", "-binary", echoServerBinary(t), "-name", "crisp-cp-distroless", "-tag", "e2e", "-o", d.tar)
+		pack.Dir = suite.repo
+		if out, err := pack.CombinedOutput(); err != nil {
+			d.err = err
+			t.Logf("crisp-image: %s", out)
+		}
+	})
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	return d.tar
+}
+
+// `crisp cp T:/etc/app.conf .` and back on a target with no shell and no
+// tar: auto finds no tar, goes through /proc/PID/root, and the file comes
+// back byte-equal; a symlink to / planted in the container leads to the
+// container's root, never the node's.
+func TestCpDistroless(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		h.loadImage(t, distrolessTar(t), distrolessRef)
+		ctr := h.newContainer(t, ContainerSpec{Name: "distroless", Image: distrolessRef, Command: []string{"/crisp", "18777"}})
+		dir := t.TempDir()
+		conf := filepath.Join(dir, "app.conf")
+		want := make([]byte, 200<<10)
+		_, _ = rand.Read(want)
+		if err := os.WriteFile(conf, want, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		r := h.crisp(t, "-v", "cp", conf, ctr+":/etc/app.conf")
+		if r.ExitCode != 0 || !strings.Contains(r.Stderr, "has no tar") || !strings.Contains(r.Stderr, "/root (pid ") {
+			t.Fatalf("cp in: %v", r)
+		}
+		out := filepath.Join(dir, "out")
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if r := h.crisp(t, "cp", ctr+":/etc/app.conf", out); r.ExitCode != 0 {
+			t.Fatalf("cp out: %v", r)
+		}
+		got, err := os.ReadFile(filepath.Join(out, "app.conf"))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("round trip: %d bytes, %v; want %d equal bytes", len(got), err, len(want))
+		}
+		if st, _ := os.Stat(filepath.Join(out, "app.conf")); st.Mode().Perm() != 0o640 {
+			t.Errorf("mode %v, want 0640", st.Mode().Perm())
+		}
+
+		// A tree with `escape -> /` goes in; a copy through escape lands in
+		// the container's root.
+		tree := filepath.Join(dir, "tree")
+		if err := os.Mkdir(tree, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/", filepath.Join(tree, "escape")); err != nil {
+			t.Fatal(err)
+		}
+		if r := h.crisp(t, "cp", tree, ctr+":/tree"); r.ExitCode != 0 {
+			t.Fatalf("cp tree in: %v", r)
+		}
+		probe := "crisp-cp-probe-" + filepath.Base(dir)
+		if r := h.crisp(t, "cp", conf, ctr+":/tree/escape/"+probe); r.ExitCode != 0 {
+			t.Fatalf("cp through escape: %v", r)
+		}
+		if _, err := os.Lstat("/" + probe); err == nil {
+			_ = os.Remove("/" + probe)
+			t.Fatalf("/%s was written on the node through the container's symlink", probe)
+		}
+		back := filepath.Join(dir, "back")
+		if r := h.crisp(t, "cp", ctr+":/"+probe, back); r.ExitCode != 0 {
+			t.Fatalf("cp from the container's root: %v", r)
+		}
+		if got, _ := os.ReadFile(back); !bytes.Equal(got, want) {
+			t.Fatal("the copy through escape is not at the container's root")
+		}
+
+		// Missing path and stopped container: 1, one line each.
+		if r := h.crisp(t, "cp", ctr+":/no/such", dir); r.ExitCode != 1 || !strings.Contains(r.Stderr, "no such file or directory") {
+			t.Errorf("missing path: %v", r)
+		}
+	})
+}
+
+// The busybox container has tar: auto copies a tree in and out over exec,
+// byte-equal, modes and links kept, nothing staged left.
+func TestCpTarOverExec(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		dir := t.TempDir()
+		tree := filepath.Join(dir, "tree")
+		if err := os.MkdirAll(filepath.Join(tree, "sub"), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]byte, 3<<20)
+		_, _ = rand.Read(want)
+		if err := os.WriteFile(filepath.Join(tree, "sub", "data.bin"), want, 0o604); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("sub/data.bin", filepath.Join(tree, "link")); err != nil {
+			t.Fatal(err)
+		}
+		r := h.crisp(t, "-v", "cp", tree, h.Ctr+":/tmp/cp-tree")
+		if r.ExitCode != 0 || !strings.Contains(r.Stderr, "tar over exec") || strings.Contains(r.Stderr, "has no tar") {
+			t.Fatalf("cp in: %v", r)
+		}
+		if r := h.crisp(t, "cp", h.Ctr+":/tmp/cp-tree", filepath.Join(dir, "back")); r.ExitCode != 0 {
+			t.Fatalf("cp out: %v", r)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "back", "sub", "data.bin"))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("round trip: %d bytes, %v", len(got), err)
+		}
+		if st, _ := os.Stat(filepath.Join(dir, "back", "sub", "data.bin")); st.Mode().Perm() != 0o604 {
+			t.Errorf("mode %v, want 0604", st.Mode().Perm())
+		}
+		if l, _ := os.Readlink(filepath.Join(dir, "back", "link")); l != "sub/data.bin" {
+			t.Errorf("link -> %q", l)
+		}
+		if r := h.crisp(t, "exec", h.Ctr, "--", "sh", "-c", "ls -a /tmp | grep -c crisp-cp"); strings.TrimSpace(r.Stdout) != "0" {
+			t.Errorf("staged copies left in /tmp: %v", r)
+		}
+	})
+}

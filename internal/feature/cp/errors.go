@@ -1,0 +1,43 @@
+package cp
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// explain adds to a failed copy what it means and what to do, by its
+// cause: the same causes read the same whichever way the copy went.
+// Nothing partial is left by then (unpackInto removed it).
+func (j *job) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "cp: ") {
+		err = fmt.Errorf("cp: %w", err)
+	}
+	var ee *execError
+	text := ""
+	if errors.As(err, &ee) {
+		text = strings.ToLower(ee.stderr)
+	}
+	switch {
+	case ee != nil && ee.missing():
+		return fmt.Errorf("%w (the container has no tar: --via root copies through the node's view of its root, run on the node as root)", err)
+	case errors.Is(err, unix.ENOSPC) || strings.Contains(text, "no space left"):
+		return fmt.Errorf("%w (no space left on the device: nothing was left behind; free some space or copy elsewhere)", err)
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) ||
+		strings.Contains(text, "permission denied") || strings.Contains(text, "read-only file system"):
+		return fmt.Errorf("%w (permission denied: copy as a user who may write there, or to another place)", err)
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV):
+		return fmt.Errorf("%w (a symlink or .. on the way would lead outside the copy's directory: cp does not follow it)", err)
+	case errors.Is(err, unix.ENOENT) || strings.Contains(text, "no such file"):
+		return fmt.Errorf("%w (no such file or directory: check the path)", err)
+	case errors.Is(err, errUnsafeEntry):
+		return fmt.Errorf("%w (the archive tried to write outside the destination: nothing was written)", err)
+	}
+	return err
+}
