@@ -1,54 +1,22 @@
 package containerd
 
 // crisp debug against the real runtimes, on a distroless-like target: an
-// image holding one static binary (the echo server), no shell, no tar.
+// image holding one static binary (the echo server), no shell, no tar
+// (distrolessTar, shared with cp_test.go).
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// distrolessImage is the target's image, built once per test binary: the
-// static echo server packed by cmd/crisp-image as /crisp on an empty base.
-var distrolessImage struct {
-	once sync.Once
-	tar  string
-	err  error
-}
-
-// distrolessRef is the name the image is loaded under (cmd/crisp-image
-// implies docker.io/library/).
-const distrolessRef = "docker.io/library/crisp-distroless:e2e"
-
-// distrolessPort is the port the target listens on, inside its pod.
+// distrolessPort is the port the target listens on, inside its pod (the
+// target is cp_test.go's distroless image: the echo server alone).
 const distrolessPort = "18089"
-
-func distrolessTar(t *testing.T) string {
-	t.Helper()
-	d := &distrolessImage
-	d.once.Do(func() {
-		bin := echoServerBinary(t)
-		d.tar = filepath.Join(suite.binDir, "distroless.tar")
-		pack := exec.Command("go", "run", "./cmd/crisp-image", "-binary", bin, "-name", "crisp-distroless", "-tag", "e2e", "-o", d.tar)
-		pack.Dir = suite.repo
-		if out, err := pack.CombinedOutput(); err != nil {
-			d.err = fmt.Errorf("cmd/crisp-image: %w\n%s", err, out)
-		}
-	})
-	if d.err != nil {
-		t.Fatal(d.err)
-	}
-	return d.tar
-}
 
 // On a target with no shell and no tools, both ways list its process with
 // ps, see its listening port and its root filesystem; the container way
