@@ -56,7 +56,7 @@ func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add(groupStreaming, newExecCommand(f), newAttachCommand(f), newPortForwardCommand(f), newCpCommand(f))
+	add(groupStreaming, newExecCommand(f), newAttachCommand(f), newPortForwardCommand(f), newCpCommand(f), newDebugCommand(f))
 	add(groupInspection, newVersionCommand(f), newInfoCommand(f), newPodsCommand(f), newPsCommand(f),
 		newInspectCommand(f), newInspectPodCommand(f), newImagesCommand(f), newInspectImageCommand(f),
 		newStatsCommand(f), newPodStatsCommand(f), newImageFsInfoCommand(f), newEventsCommand(f), newRuntimeConfigCommand(f),

@@ -62,6 +62,9 @@ func (s *runtimeService) createContainer(_ context.Context, req *runtimeapi.Crea
 	if sc := cfg.GetLinux().GetSecurityContext(); sc.GetRunAsGroup() != nil && sc.GetRunAsUser() == nil && sc.GetRunAsUsername() == "" {
 		return nil, invalidf("container config sets run_as_group without run_as_user or run_as_username: a group needs a user")
 	}
+	if err := s.r.checkPIDTarget(p.id, cfg); err != nil {
+		return nil, err
+	}
 	img := s.r.images.find(ref)
 	if img == nil {
 		return nil, status.Errorf(codes.NotFound, "image %q not found; pull it first (crictl pull %s)", ref, ref)
@@ -276,7 +279,38 @@ func (s *runtimeService) ContainerStatus(_ context.Context, req *runtimeapi.Cont
 		c.mu.Lock()
 		pid := c.pid
 		c.mu.Unlock()
-		resp.Info = map[string]string{"info": jsonString(map[string]any{"pid": pid, "sandboxID": c.podID, "command": c.spec.argv, "runtime": RuntimeName})}
+		info := map[string]any{"pid": pid, "sandboxID": c.podID, "command": c.spec.argv, "runtime": RuntimeName}
+		if ns := c.config.GetLinux().GetSecurityContext().GetNamespaceOptions(); ns != nil {
+			info["namespaceOptions"] = map[string]any{"network": ns.GetNetwork().String(), "pid": ns.GetPid().String(), "ipc": ns.GetIpc().String(), "targetID": ns.GetTargetId()}
+		}
+		resp.Info = map[string]string{"info": jsonString(info)}
 	}
 	return resp, nil
+}
+
+// checkPIDTarget checks a container's PID namespace TARGET as containerd
+// does: the target exists, is in the same pod and runs. The mock's
+// containers are host processes in the host's PID namespace, so one
+// created with TARGET sees the target's processes as every container of
+// the mock does: the option is checked and recorded (verbose status), not
+// enforced.
+func (r *Runtime) checkPIDTarget(podID string, cfg *runtimeapi.ContainerConfig) error {
+	ns := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions()
+	if ns.GetPid() != runtimeapi.NamespaceMode_TARGET {
+		return nil
+	}
+	if ns.GetTargetId() == "" {
+		return invalidf("PID namespace mode TARGET needs a target_id")
+	}
+	target, err := r.findContainer(ns.GetTargetId())
+	if err != nil {
+		return status.Errorf(codes.NotFound, "target container %q does not exist", ns.GetTargetId())
+	}
+	if target.podID != podID {
+		return invalidf("target container %q belongs to a different sandbox", ns.GetTargetId())
+	}
+	if target.getState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return status.Errorf(codes.FailedPrecondition, "target container %q must be in running state", ns.GetTargetId())
+	}
+	return nil
 }

@@ -1,0 +1,296 @@
+package debug
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
+	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/session"
+)
+
+// Labels on every debug container: what lets the next run, or --cleanup,
+// find the containers of a crisp that could not remove its own (SIGKILL).
+const (
+	// LabelDebug marks a debug container ("1").
+	LabelDebug = "io.crisp.debug"
+	// LabelOwner names the crisp process that created it (Owner.String).
+	LabelOwner = "io.crisp.debug.owner"
+	// LabelTarget is the full ID of the container it debugs.
+	LabelTarget = "io.crisp.debug.target"
+	// LabelKeep marks a container kept with --keep: the next run leaves it
+	// alone; --cleanup removes it.
+	LabelKeep = "io.crisp.debug.keep"
+)
+
+// Profile is kubectl debug's name for a set of privileges of the debug
+// container (--profile).
+type Profile string
+
+// The profiles, as kubectl debug applies them to an ephemeral container.
+const (
+	// ProfileGeneral adds CAP_SYS_PTRACE (strace, gdb on the target).
+	ProfileGeneral Profile = "general"
+	// ProfileNetadmin adds CAP_NET_ADMIN and CAP_NET_RAW (tcpdump, ip).
+	ProfileNetadmin Profile = "netadmin"
+	// ProfileSysadmin makes the container privileged.
+	ProfileSysadmin Profile = "sysadmin"
+)
+
+// ParseProfile checks a --profile value.
+func ParseProfile(s string) (Profile, error) {
+	switch p := Profile(s); p {
+	case ProfileGeneral, ProfileNetadmin, ProfileSysadmin:
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown --profile %q: use general, netadmin or sysadmin (kubectl debug's names)", s)
+}
+
+// apply sets the profile's privileges on sc.
+func (p Profile) apply(sc *runtimeapi.LinuxContainerSecurityContext) {
+	switch p {
+	case ProfileGeneral:
+		sc.Capabilities = &runtimeapi.Capability{AddCapabilities: []string{"SYS_PTRACE"}}
+	case ProfileNetadmin:
+		sc.Capabilities = &runtimeapi.Capability{AddCapabilities: []string{"NET_ADMIN", "NET_RAW"}}
+	case ProfileSysadmin:
+		sc.Privileged = true
+	}
+}
+
+// containerPlan is a debug container ready to be created.
+type containerPlan struct {
+	image  string
+	podID  string
+	target *runtimeapi.Container
+	podCfg *runtimeapi.PodSandboxConfig
+	cfg    *runtimeapi.ContainerConfig
+	nsPID  int // the target's PID in its PID namespace; 0: unknown
+}
+
+// planContainer checks that a debug container can be made for target (the
+// image is on the node, the pod is ready) and builds its configuration.
+func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *runtimeapi.Container, r Request) (*containerPlan, error) {
+	image, err := pickImage(ctx, cli, r.Image)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := cli.PodStatus(ctx, target.PodSandboxId, false)
+	if err != nil {
+		return nil, fmt.Errorf("debug container: reading the target's pod: %w", err)
+	}
+	st := pod.GetStatus()
+	if st.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, fmt.Errorf("debug container: the target's pod %s is %s, not ready", client.ShortID(st.GetId()), client.PodStateName(st.GetState()))
+	}
+	podNS := st.GetLinux().GetNamespaces().GetOptions()
+	// The runtime asks for the pod's config again; crisp has only its
+	// status, which holds what the runtimes read from it (metadata, labels,
+	// namespaces). A privileged debug container needs a pod that allows one
+	// (containerd checks this config).
+	podCfg := &runtimeapi.PodSandboxConfig{
+		Metadata: st.GetMetadata(), Labels: st.GetLabels(), Annotations: st.GetAnnotations(),
+		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: podNS, Privileged: r.Profile == ProfileSysadmin,
+		}},
+	}
+	sc := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: &runtimeapi.NamespaceOption{
+		Network: podNS.GetNetwork(), Ipc: podNS.GetIpc(),
+		Pid: runtimeapi.NamespaceMode_TARGET, TargetId: target.Id,
+	}}
+	r.Profile.apply(sc)
+	labels := map[string]string{LabelDebug: "1", LabelOwner: rn.Owner.String(), LabelTarget: target.Id}
+	if r.Keep {
+		labels[LabelKeep] = "1"
+	}
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "crisp-debug-" + randomSuffix()},
+		Image:    &runtimeapi.ImageSpec{Image: image},
+		// The container only holds the namespaces; the command runs in it
+		// through Exec, which passes its exit status through and loses no
+		// output (an attach could start after the first lines).
+		Command: []string{"sleep", "2147483647"},
+		Labels:  labels,
+		Linux:   &runtimeapi.LinuxContainerConfig{SecurityContext: sc},
+	}
+	plan := &containerPlan{image: image, podID: target.PodSandboxId, target: target, podCfg: podCfg, cfg: cfg}
+	// Where crisp runs on the target's node it can tell the command the
+	// target's PID (exec'd processes take the container's environment).
+	if pid, err := targetPID(ctx, cli, target.Id); err == nil {
+		if plan.nsPID, _ = namespacePID(pid); plan.nsPID > 0 {
+			cfg.Envs = []*runtimeapi.KeyValue{{Key: TargetPIDEnv, Value: []byte(strconv.Itoa(plan.nsPID))}}
+		}
+	}
+	return plan, nil
+}
+
+// runContainer creates and starts the debug container, runs the command in
+// it, and removes it on every way out unless --keep.
+func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *containerPlan, r Request) (err error) {
+	if !r.Keep {
+		// Also what a cancelled CreateContainer may have created: every
+		// container of this crisp goes.
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if cerr := rn.removeOwn(cctx, cli); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("debug: removing the debug container: %w (crisp debug --cleanup retries)", cerr))
+			}
+		}()
+	}
+	// Create and start run to their end even when crisp is interrupted
+	// meanwhile: a start cancelled half-way can leave the runtime with a
+	// container it will not stop or remove at once (seen on containerd).
+	// The interruption is acted on once they are done.
+	whole, cancel := context.WithTimeout(context.WithoutCancel(ctx), createStartTimeout)
+	defer cancel()
+	id, err := cli.CreateContainer(whole, plan.podID, plan.cfg, plan.podCfg)
+	if err != nil {
+		return notStarted{fmt.Errorf("debug container: %w", err)}
+	}
+	logTargetPID(rn.Deps, plan.nsPID)
+	rn.Deps.Logf("debug: created debug container %s (%s) in pod %s", client.ShortID(id), plan.cfg.Metadata.Name, client.ShortID(plan.podID))
+	if err := cli.StartContainer(whole, id); err != nil {
+		return notStarted{fmt.Errorf("debug container: %w", err)}
+	}
+	if ctx.Err() != nil {
+		return cmdutil.NewInterrupted(context.Cause(ctx))
+	}
+	if r.Keep {
+		defer func() {
+			_, _ = fmt.Fprintf(rn.Deps.Streams.ErrOut, "crisp: debug container %s kept (--keep); remove it with `crisp rm -f %s` or `crisp debug --cleanup`\n",
+				client.ShortID(id), client.ShortID(id)) // the error stream is the last resort: a failed write there has nowhere to go
+		}()
+	}
+	return rn.Deps.Exec(ctx, &session.Exec{
+		Container: id, Command: r.Command, Stdin: r.Stdin, TTY: r.TTY, Offers: r.Offers, TLS: r.TLS,
+	})
+}
+
+// createStartTimeout bounds creating and starting the debug container
+// once crisp has been interrupted (they are not cancelled half-way).
+const createStartTimeout = 2 * time.Minute
+
+// removeOwn stops and removes every debug container this crisp created.
+func (rn Runner) removeOwn(ctx context.Context, cli *client.Client) error {
+	ctrs, err := cli.ListContainers(ctx, client.ContainerFilter{All: true, Labels: map[string]string{LabelOwner: rn.Owner.String()}})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range ctrs {
+		if c.GetLabels()[LabelDebug] != "1" {
+			continue
+		}
+		if err := rn.remove(ctx, cli, c.Id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rn.Deps.Logf("debug: removed debug container %s", client.ShortID(c.Id))
+	}
+	return errors.Join(errs...)
+}
+
+// removeAttempts and removeBackoff bound how long crisp retries a removal
+// the runtime refuses for now: containerd refuses to remove a container
+// "in starting state" while a StartContainer (of a crisp that was killed
+// meanwhile) is still under way.
+const (
+	removeAttempts = 6
+	removeBackoff  = 500 * time.Millisecond
+)
+
+// remove stops and removes container id, trying again while the runtime
+// refuses.
+func (rn Runner) remove(ctx context.Context, cli *client.Client, id string) error {
+	var err error
+	for attempt := range removeAttempts {
+		if attempt > 0 {
+			rn.Deps.Logf("debug: removing debug container %s again: %v", client.ShortID(id), err)
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(time.Duration(attempt) * removeBackoff):
+			}
+		}
+		if err = cli.Cleanup(ctx, "", id); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// sweep removes the debug containers whose crisp no longer runs (kept ones
+// too when all) and returns how many it removed.
+func (rn Runner) sweep(ctx context.Context, cli *client.Client, all bool) (int, error) {
+	ctrs, err := cli.ListContainers(ctx, client.ContainerFilter{All: true, Labels: map[string]string{LabelDebug: "1"}})
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	var errs []error
+	for _, c := range ctrs {
+		owner, ok := ParseOwner(c.GetLabels()[LabelOwner])
+		if ok && (owner == rn.Owner || rn.Alive(owner)) {
+			continue
+		}
+		if c.GetLabels()[LabelKeep] == "1" && !all {
+			continue
+		}
+		if err := rn.remove(ctx, cli, c.Id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+		rn.Deps.Logf("debug: removed leftover debug container %s (its crisp, %s, is gone)", client.ShortID(c.Id), c.GetLabels()[LabelOwner])
+	}
+	return removed, errors.Join(errs...)
+}
+
+// pickImage returns image when the node has it, or, when image is empty, a
+// busybox image the node has.
+func pickImage(ctx context.Context, cli *client.Client, image string) (string, error) {
+	if image != "" {
+		st, err := cli.ImageStatus(ctx, image, false)
+		if err != nil {
+			return "", fmt.Errorf("debug container: %w", err)
+		}
+		if st.GetImage() == nil {
+			return "", fmt.Errorf("debug container: image %q is not on the node; pull it first (crisp pull %s) or name another with --image", image, image)
+		}
+		return image, nil
+	}
+	imgs, err := cli.ListImages(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("debug container: listing images: %w", err)
+	}
+	for _, img := range imgs {
+		for _, tag := range img.GetRepoTags() {
+			if strings.Contains(tag, "busybox") {
+				return tag, nil
+			}
+		}
+	}
+	return "", errors.New("debug container: the node has no busybox image to take tools from; pull one (crisp pull busybox) or name an image with --image")
+}
+
+func randomSuffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// notStarted is the error of a debug container the runtime would not
+// create or start: nothing ran, so another way may still be tried.
+type notStarted struct{ err error }
+
+func (e notStarted) Error() string { return e.err.Error() }
+func (e notStarted) Unwrap() error { return e.err }
