@@ -13,7 +13,7 @@ import (
 
 // cpOptions are `crisp cp`'s flags and arguments.
 type cpOptions struct {
-	Via string
+	Way string
 	TLS cmdutil.TLSFlags
 
 	Src, Dst string
@@ -34,14 +34,14 @@ func newCpCommand(f *cmdutil.Factory) *cobra.Command {
 // factory's dependencies.
 func cpCommand(f *cmdutil.Factory, o *cpOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "cp [--via auto|tar|root] SRC DEST",
+		Use:     "cp [--way auto|tar|root] SRC DEST",
 		Short:   "Copy files and directories between a container and here",
 		Long:    helpLong("cp"),
 		Example: helpExample("cp"),
 		Args:    cmdutil.ExactArgs(2, "SRC and DEST, one of them CONTAINER:PATH"),
 		RunE:    runOptions(f, o),
 	}
-	cmd.Flags().StringVar(&o.Via, "via", string(cp.WayAuto), "how to reach the container's files: tar (tar over exec), root (the node's view of its root), auto (tar, then root when the container has no tar)")
+	cmd.Flags().StringVar(&o.Way, "way", string(cp.WayAuto), "how to reach the container's files: tar (tar over exec), root (the node's view of its root), auto (tar, then root when the container has no tar)")
 	o.TLS.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -63,10 +63,10 @@ func (o *cpOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string
 	return nil
 }
 
-// Validate checks the arguments' shapes and --via before anything connects.
+// Validate checks the arguments' shapes and --way before anything connects.
 func (o *cpOptions) Validate() error {
 	var err error
-	if o.way, err = cp.ParseWay(o.Via); err != nil {
+	if o.way, err = cp.ParseWay(o.Way); err != nil {
 		return cmdutil.UsageError{Err: err}
 	}
 	if o.req, err = cp.ParseArgs(o.Src, o.Dst); err != nil {
@@ -77,5 +77,5 @@ func (o *cpOptions) Validate() error {
 
 // Run copies.
 func (o *cpOptions) Run(ctx context.Context) error {
-	return cp.Run(ctx, o.deps, cp.Copy{Request: o.req, Via: o.way, TLS: o.TLS, ErrIsTerminal: o.errIsTerminal})
+	return cp.Run(ctx, o.deps, cp.Copy{Request: o.req, Way: o.way, TLS: o.TLS, ErrIsTerminal: o.errIsTerminal})
 }

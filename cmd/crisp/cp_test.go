@@ -49,8 +49,8 @@ func TestCpFlags(t *testing.T) {
 		bad  string
 	}{
 		{args: []string{"web:/etc/hosts", "."}, want: cp.Request{Container: "web", Remote: "/etc/hosts", Local: "."}, way: cp.WayAuto},
-		{args: []string{"--via", "root", "./x", "web:/tmp/"}, want: cp.Request{Container: "web", Remote: "/tmp/", Local: "./x", In: true}, way: cp.WayRoot},
-		{args: []string{"--via", "ftp", "web:/a", "."}, bad: "unknown --via"},
+		{args: []string{"--way", "root", "./x", "web:/tmp/"}, want: cp.Request{Container: "web", Remote: "/tmp/", Local: "./x", In: true}, way: cp.WayRoot},
+		{args: []string{"--way", "ftp", "web:/a", "."}, bad: "unknown --way"},
 		{args: []string{"web:/a"}, bad: "needs SRC and DEST"},
 		{args: []string{"a", "b"}, bad: "neither"},
 		{args: []string{"--tls-cert", "c.pem", "web:/a", "."}, bad: "go together"},
@@ -100,7 +100,7 @@ func TestCpProgressOnlyOnATerminal(t *testing.T) {
 			var errOut bytes.Buffer
 			o := &cpOptions{errIsTerminal: func() bool { return terminal }}
 			dst := filepath.Join(dir, via+strconv.FormatBool(terminal)+".bin")
-			if _, err := runCp(t, env.Endpoint, o, &errOut, "--via", via, src, ctr+":"+dst); err != nil {
+			if _, err := runCp(t, env.Endpoint, o, &errOut, "--way", via, src, ctr+":"+dst); err != nil {
 				t.Fatalf("%s: %v: %s", via, err, errOut.String())
 			}
 			drawn := strings.Contains(errOut.String(), "100% 18.0 MiB / 18.0 MiB")
@@ -134,7 +134,7 @@ func BenchmarkCpRoundTrip(b *testing.B) {
 				in, back := filepath.Join(dir, via+"-in.bin"), filepath.Join(dir, via+"-back.bin")
 				for _, args := range [][]string{{src, ctr + ":" + in}, {ctr + ":" + in, back}} {
 					var errOut bytes.Buffer
-					if _, err := runCp(b, env.Endpoint, &cpOptions{}, &errOut, append([]string{"--via", via}, args...)...); err != nil {
+					if _, err := runCp(b, env.Endpoint, &cpOptions{}, &errOut, append([]string{"--way", via}, args...)...); err != nil {
 						b.Fatalf("cp %v: %v: %s", args, err, errOut.String())
 					}
 				}

@@ -34,19 +34,19 @@ const (
 	WayRoot Way = "root"
 )
 
-// ParseWay reads --via.
+// ParseWay reads --way.
 func ParseWay(s string) (Way, error) {
 	switch w := Way(s); w {
 	case WayAuto, WayTar, WayRoot:
 		return w, nil
 	}
-	return "", fmt.Errorf("unknown --via %q: use auto, tar or root", s)
+	return "", fmt.Errorf("unknown --way %q: use auto, tar or root", s)
 }
 
 // Copy is one `crisp cp`.
 type Copy struct {
 	Request
-	Via Way
+	Way Way
 	TLS cmdutil.TLSFlags
 	// ProcRoot is where the node's processes are seen ("/proc"); tests may
 	// point it elsewhere.
@@ -68,7 +68,7 @@ func Run(ctx context.Context, d session.Deps, c Copy) error {
 			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
 	}
 	j := &job{deps: d, c: c, cli: cli, ctr: ctr}
-	if c.Via != WayRoot {
+	if c.Way != WayRoot {
 		cfg, err := d.TransportConfig(c.TLS, settings)
 		if err != nil {
 			return err
@@ -81,7 +81,7 @@ func Run(ctx context.Context, d session.Deps, c Copy) error {
 		d.Logf("cp: tar over exec in container %s", client.ShortID(ctr.Id))
 		err = j.viaTar(ctx, tarSide{x})
 		var ee *execError
-		if c.Via == WayTar || !errors.As(err, &ee) || !ee.missing() {
+		if c.Way == WayTar || !errors.As(err, &ee) || !ee.missing() {
 			return j.explain(err)
 		}
 		d.Logf("cp: the container has no tar (%v); copying through the node's view of its root", err)
@@ -361,7 +361,7 @@ func (j *job) pid(ctx context.Context) (int, error) {
 			return info.Pid, nil
 		}
 	}
-	return 0, fmt.Errorf("cp: the runtime at %s gives no process ID for container %s in its verbose status, so its root cannot be reached from the node; use a container with tar (--via tar)",
+	return 0, fmt.Errorf("cp: the runtime at %s gives no process ID for container %s in its verbose status, so its root cannot be reached from the node; use a container with tar (--way tar)",
 		j.cli.Endpoint, client.ShortID(j.ctr.Id))
 }
 

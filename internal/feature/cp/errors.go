@@ -26,7 +26,7 @@ func (j *job) explain(err error) error {
 	}
 	switch {
 	case ee != nil && ee.missing():
-		return fmt.Errorf("%w (the container has no tar: --via root copies through the node's view of its root, run on the node as root)", err)
+		return fmt.Errorf("%w (the container has no tar: --way root copies through the node's view of its root, run on the node as root)", err)
 	case errors.Is(err, unix.ENOSPC) || strings.Contains(text, "no space left"):
 		return fmt.Errorf("%w (no space left on the device: nothing was left behind; free some space or copy elsewhere)", err)
 	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) ||
