@@ -36,6 +36,9 @@ type GlobalOptions struct {
 	ConfigFile      string
 	// Debug is -D/--debug: each CRI request and response on stderr.
 	Debug bool
+	// DebugGiven: -D/--debug was on the command line, so the config
+	// file's debug key does not count.
+	DebugGiven bool
 	// MaxRetries is crictl's --max-retries, accepted for its scripts.
 	MaxRetries     int
 	RequestTimeout time.Duration
@@ -74,7 +77,7 @@ func (f *Factory) Settings() (client.Settings, error) {
 	if err != nil {
 		return settings, err
 	}
-	if f.Global.Debug || settings.Debug {
+	if f.Global.Debug || settings.Debug && !f.Global.DebugGiven {
 		settings.DebugOut = f.Streams.ErrOut
 	}
 	if settings.EndpointSource == client.SourceUsualSocket {

@@ -30,6 +30,7 @@ func (f *Factory) CompleteGlobals(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("request-timeout") && f.Global.RequestTimeout <= 0 {
 		return UsageErrorf("--request-timeout must be positive (e.g. 10s), not %s", f.Global.RequestTimeout)
 	}
+	f.Global.DebugGiven = cmd.Flags().Changed("debug")
 	// The config file's debug key means -v, as crictl's means --debug.
 	// A broken file is reported by the commands that use it.
 	if file, _, err := client.LoadConfigFile(client.Sources{FlagConfig: f.Global.ConfigFile, Getenv: f.Getenv}); err == nil {
