@@ -116,6 +116,40 @@ func TestSmokeImageScratchPodRemovedByOthers(t *testing.T) {
 	}
 }
 
+// A kubelet can remove the scratch pod before its container starts (seen on
+// a real node: StartContainer failed with "cannot start a container that
+// has stopped"): the run says the pod was taken away, not that the runtime
+// failed to start a container.
+func TestSmokeImageScratchPodRemovedBeforeStart(t *testing.T) {
+	skipInShort(t)
+	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileCRIStreaming, RemoveOrphanPodsAfter: time.Nanosecond})
+	for _, output := range []string{"table", "json"} {
+		t.Run(output, func(t *testing.T) {
+			stdout, stderr, code := crispRun(t, env.Endpoint, "smoke", "--image", "busybox", "-o", output)
+			if code != 1 {
+				t.Fatalf("smoke whose scratch pod was removed at once exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			for _, want := range []string{"scratch pod", "lost its pod before its container ran", "not by smoke", "kubelet"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr)
+				}
+			}
+			if output == "json" {
+				var rep probe.SmokeReport
+				if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+					t.Fatalf("-o json printed no report: %v\n%s", err, stdout)
+				}
+				if !strings.Contains(rep.Error, "not by smoke") || rep.OK() {
+					t.Errorf("the JSON report does not carry why: error %q", rep.Error)
+				}
+			}
+		})
+	}
+	if pods, ctrs := leftovers(t, env); len(pods) != 0 || len(ctrs) != 0 {
+		t.Errorf("smoke left pods %q and containers %q", pods, ctrs)
+	}
+}
+
 // --pod narrows the container's name to that pod: a DaemonSet's sidecar
 // and a Job's share a name on one node.
 func TestProbePodScopesContainerName(t *testing.T) {

@@ -49,7 +49,10 @@ type Scratch struct {
 // port when port > 0), calls run with
 // them, and removes both on every way out: run's failure, a cancelled ctx
 // (SIGINT), a timeout or a panic. logf says what is created and removed.
-func WithScratch(ctx context.Context, lc Lifecycle, image string, port int32, podCfg *runtimeapi.PodSandboxConfig, logf func(string, ...any), run func(ctx context.Context, s Scratch) error) (err error) {
+// When creating or starting the container fails, setupFailed (if set) is
+// asked before anything is removed; an error from it goes first (the
+// pod was taken away by someone else, say).
+func WithScratch(ctx context.Context, lc Lifecycle, image string, port int32, podCfg *runtimeapi.PodSandboxConfig, logf func(string, ...any), setupFailed func(ctx context.Context, s Scratch) error, run func(ctx context.Context, s Scratch) error) (err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
@@ -86,12 +89,21 @@ func WithScratch(ctx context.Context, lc Lifecycle, image string, port int32, po
 	logf("created pod %s", s.PodID)
 	ctrCfg := client.ContainerConfig("crisp-smoke", image, smokeCommand(port), false, false)
 	ctrCfg.Labels = map[string]string{SmokeLabel: "true"}
-	s.ContainerID, err = lc.CreateContainer(ctx, s.PodID, ctrCfg, podCfg)
-	if err != nil {
+	explain := func(err error) error {
+		if setupFailed == nil {
+			return err
+		}
+		if why := setupFailed(ctx, s); why != nil {
+			return fmt.Errorf("%w (%w)", why, err)
+		}
 		return err
 	}
+	s.ContainerID, err = lc.CreateContainer(ctx, s.PodID, ctrCfg, podCfg)
+	if err != nil {
+		return explain(err)
+	}
 	if err := lc.StartContainer(ctx, s.ContainerID); err != nil {
-		return err
+		return explain(err)
 	}
 	logf("started container %s from %s", s.ContainerID, image)
 	return run(ctx, s)

@@ -109,15 +109,39 @@ func TargetGone(sr StatusReader, t Target, scratch bool, started time.Time) func
 		if t.PodID == "" {
 			return nil
 		}
-		ps, err := sr.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: t.PodID})
-		switch {
-		case isNotFound(err):
-			return gone("lost its pod")
-		case err == nil && ps.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY:
-			return gone("lost its pod (stopped)")
+		if what := podGone(ctx, sr, t.PodID); what != "" {
+			return gone(what)
 		}
 		return nil
 	}
+}
+
+// ScratchSetupGone returns a function for WithScratch's setupFailed: a
+// *TargetGoneError when the scratch pod is gone or no longer ready (a
+// kubelet removed it between RunPodSandbox and StartContainer), nil when
+// it is still there and the setup's own error stands.
+func ScratchSetupGone(sr StatusReader, started time.Time) func(ctx context.Context, s Scratch) error {
+	return func(ctx context.Context, s Scratch) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if what := podGone(ctx, sr, s.PodID); what != "" {
+			return &TargetGoneError{ContainerID: s.ContainerID, PodID: s.PodID, What: what + " before its container ran", After: time.Since(started), Scratch: true}
+		}
+		return nil
+	}
+}
+
+// podGone says how pod id is lost ("lost its pod", "lost its pod
+// (stopped)"), or "" when it is ready or the runtime cannot tell.
+func podGone(ctx context.Context, sr StatusReader, id string) string {
+	ps, err := sr.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id})
+	switch {
+	case isNotFound(err):
+		return "lost its pod"
+	case err == nil && ps.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_READY:
+		return "lost its pod (stopped)"
+	}
+	return ""
 }
 
 func isNotFound(err error) bool { return err != nil && status.Code(err) == codes.NotFound }
