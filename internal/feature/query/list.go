@@ -42,11 +42,7 @@ func PS(ctx context.Context, c *client.Client, f client.ContainerFilter, o ListO
 		return printIDs(p.Out, ctrs)
 	}
 	if p.Format != output.Table {
-		data, err := output.ProtoJSON(&runtimeapi.ListContainersResponse{Containers: ctrs})
-		if err != nil {
-			return err
-		}
-		return p.Print(data, nil)
+		return p.PrintProto(&runtimeapi.ListContainersResponse{Containers: ctrs}, nil)
 	}
 	// The POD and NAMESPACE columns come from each container's pod.
 	pods := map[string]*runtimeapi.PodSandbox{}
@@ -78,11 +74,7 @@ func Pods(ctx context.Context, c *client.Client, f client.PodFilter, o ListOptio
 	if o.Quiet {
 		return printIDs(p.Out, pods)
 	}
-	data, err := output.ProtoJSON(&runtimeapi.ListPodSandboxResponse{Items: pods})
-	if err != nil {
-		return err
-	}
-	return p.Print(data, func(w io.Writer) error {
+	return p.PrintProto(&runtimeapi.ListPodSandboxResponse{Items: pods}, func(w io.Writer) error {
 		if o.Verbose {
 			output.PodsVerbose(w, pods)
 			return nil
@@ -104,11 +96,7 @@ func Images(ctx context.Context, c *client.Client, ref string, quiet bool, t out
 	if quiet {
 		return printIDs(p.Out, images)
 	}
-	data, err := output.ProtoJSON(&runtimeapi.ListImagesResponse{Images: images})
-	if err != nil {
-		return err
-	}
-	return p.Print(data, func(w io.Writer) error {
+	return p.PrintProto(&runtimeapi.ListImagesResponse{Images: images}, func(w io.Writer) error {
 		if t.Verbose {
 			output.ImagesVerbose(w, images)
 			return nil
