@@ -1,6 +1,8 @@
 package cmdutil
 
 import (
+	"regexp"
+
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cri/client"
@@ -53,14 +55,20 @@ func (s *ContainerSelectors) Filter() (client.ContainerFilter, error) {
 		}
 	}
 	var err error
-	if f.Name, err = CompileFilter("--name", s.Name); err != nil {
-		return f, err
-	}
-	if f.Namespace, err = CompileFilter("--namespace", s.Namespace); err != nil {
-		return f, err
-	}
-	f.Labels, err = ParseLabels(s.Labels)
+	f.Name, f.Namespace, f.Labels, err = compileMatchers(s.Name, s.Namespace, s.Labels)
 	return f, err
+}
+
+// compileMatchers compiles --name and --namespace and parses --label.
+func compileMatchers(name, namespace string, labels []string) (nameRE, namespaceRE *regexp.Regexp, labelMap map[string]string, err error) {
+	if nameRE, err = CompileFilter("--name", name); err != nil {
+		return nil, nil, nil, err
+	}
+	if namespaceRE, err = CompileFilter("--namespace", namespace); err != nil {
+		return nil, nil, nil, err
+	}
+	labelMap, err = ParseLabels(labels)
+	return nameRE, namespaceRE, labelMap, err
 }
 
 // PodSelectors are crictl's pod selectors, as pods and inspectp take them.
@@ -97,12 +105,6 @@ func (s *PodSelectors) Filter() (client.PodFilter, error) {
 		}
 	}
 	var err error
-	if f.Name, err = CompileFilter("--name", s.Name); err != nil {
-		return f, err
-	}
-	if f.Namespace, err = CompileFilter("--namespace", s.Namespace); err != nil {
-		return f, err
-	}
-	f.Labels, err = ParseLabels(s.Labels)
+	f.Name, f.Namespace, f.Labels, err = compileMatchers(s.Name, s.Namespace, s.Labels)
 	return f, err
 }
