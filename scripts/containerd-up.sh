@@ -20,7 +20,7 @@
 # gcc and crictl (scripts/deps.sh installs them). Stop with containerd-down.sh.
 set -euo pipefail
 . "$(dirname "$0")/containerd/lib.sh"
-. "$(dirname "$0")/fixture-pods.sh"
+. "$(dirname "$0")/harness.sh"
 
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2fs", b-a}'; }

@@ -21,7 +21,7 @@
 # busybox-static and gcc (scripts/deps.sh installs them). Stop with down.sh.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../fixture-pods.sh"
+. "$(dirname "$0")/../harness.sh"
 
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2fs", b-a}'; }
