@@ -53,7 +53,7 @@ func (l ReattachLoop) Run(ctx context.Context) error {
 	window := orDefault(l.Window, DefaultWindow)
 	backoff := orDefault(l.MinBackoff, DefaultMinBackoff)
 	maxBackoff := orDefault(l.MaxBackoff, DefaultMaxBackoff)
-	var brokeAt time.Time // zero while the last session upgraded
+	var brokeAt time.Time  // zero while the last session upgraded
 	var lastFailure string // why the last fresh Attach failed, said once
 	for retry := false; ; retry = true {
 		upgraded, err := l.Session(ctx, retry)
