@@ -80,6 +80,35 @@ func (d Deps) Connect(ctx context.Context, ref string) (*client.Client, client.S
 	return cli, settings, ctr, nil
 }
 
+// Running is what ConnectRunning found: a running container, the client
+// that found it (the caller closes it) and the endpoint's settings.
+type Running struct {
+	Cli       *client.Client
+	Settings  client.Settings
+	Container *runtimeapi.Container
+}
+
+// PID is the container's process ID on the node (client.ContainerPID).
+func (r Running) PID(ctx context.Context) (int, error) {
+	return r.Cli.ContainerPID(ctx, r.Container.Id)
+}
+
+// ConnectRunning is Connect for a verb that needs the container running:
+// any other state is an error that names the container, its state and why
+// verb needs it running (noun is how verb calls it: "container", "target").
+func (d Deps) ConnectRunning(ctx context.Context, verb, noun, why, ref string) (Running, error) {
+	cli, settings, ctr, err := d.Connect(ctx, ref)
+	if err != nil {
+		return Running{}, err
+	}
+	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		_ = cli.Close() // closing a gRPC connection reports nothing to act on
+		return Running{}, fmt.Errorf("%s: %s %s (%s) is %s, not running; %s (see `crisp ps -a`)",
+			verb, noun, client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State), why)
+	}
+	return Running{Cli: cli, Settings: settings, Container: ctr}, nil
+}
+
 // dial resolves the endpoint and dials it; the caller closes the client.
 func (d Deps) dial() (*client.Client, client.Settings, error) {
 	settings, err := d.Settings()
