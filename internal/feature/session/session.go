@@ -176,6 +176,12 @@ func (d Deps) CheckTTY(stdin, wantTTY bool) bool {
 // SIGWINCH. stdin is the session's input (attach wraps it to watch for the
 // detach keys), or nil for none.
 func (d Deps) Session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool) (remotecommand.Result, error) {
+	return d.session(ctx, op, src, offers, cfg, stdin, withTTY, nil)
+}
+
+// session is Session; a non-nil errTail keeps the end of what the remote
+// side wrote to the stream its errors reach (stderr, stdout with a TTY).
+func (d Deps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool, errTail *tailWriter) (remotecommand.Result, error) {
 	t := d.Terminal(stdin != nil && withTTY)
 	var res remotecommand.Result
 	err := t.Safe(ctx, func(ctx context.Context) error {
@@ -187,6 +193,13 @@ func (d Deps) Session(ctx context.Context, op string, src transport.URLSource, o
 			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
 		} else if q := t.MonitorSize(ctx); q != nil {
 			s.Resize = sizeQueue{q}
+		}
+		if errTail != nil {
+			if withTTY {
+				errTail.w, s.Stdout = s.Stdout, errTail
+			} else {
+				errTail.w, s.Stderr = s.Stderr, errTail
+			}
 		}
 		var err error
 		res, err = d.Stream(ctx, op, src, offers, cfg, s)
@@ -257,6 +270,9 @@ func (d Deps) ExecSync(ctx context.Context, cli *client.Client, id string, cmd [
 	}
 	if _, err := d.Streams.ErrOut.Write(resp.Stderr); err != nil {
 		return fmt.Errorf("exec -s: writing stderr: %w", err)
+	}
+	if notStarted, ok := transport.ExecFailure(int(resp.ExitCode), tailOf(resp.Stderr)); ok {
+		return d.Outcome(ctx, notStarted) // CRI-O's 255 from runc: 127 or 126 as on containerd
 	}
 	if resp.ExitCode != 0 {
 		d.Logf("remote command exited with status %d", resp.ExitCode)
