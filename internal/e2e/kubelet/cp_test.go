@@ -131,18 +131,18 @@ func TestCpOnKubeletPod(t *testing.T) {
 
 // distrolessPod runs crisp's own image (the static binary on an empty
 // base: no shell, no tar) through the API server as a long-running
-// process (crisp's mock runtime, its socket in an emptyDir) and returns
-// its container's runtime ID.
+// process (crisp's mock runtime, which needs a /tmp: an emptyDir there,
+// its socket in it) and returns its container's runtime ID.
 func (c *Cluster) distrolessPod(t *testing.T, name string) string {
 	t.Helper()
 	pod := fmt.Sprintf(`{"apiVersion": "v1", "kind": "Pod",
   "metadata": {"name": %q, "namespace": "default"},
   "spec": {"hostNetwork": true, "dnsPolicy": "Default", "automountServiceAccountToken": false,
     "terminationGracePeriodSeconds": 0,
-    "volumes": [{"name": "run", "emptyDir": {}}],
+    "volumes": [{"name": "tmp", "emptyDir": {}}],
     "containers": [{"name": "main", "image": %q, "imagePullPolicy": "IfNotPresent",
-      "args": ["mock-runtime", "--listen", "/run/crisp/mock.sock"],
-      "volumeMounts": [{"name": "run", "mountPath": "/run/crisp"}]}]}}`,
+      "args": ["mock-runtime", "--listen", "unix:///tmp/mock.sock"],
+      "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}]}]}}`,
 		name, c.ImageCrisp)
 	c.mustKubectl(t, strings.NewReader(pod), "apply", "-f", "-")
 	t.Cleanup(func() {
