@@ -66,13 +66,13 @@ one() {
   k exec "$pod" -- rm -f /tmp/blob >/dev/null
   t0=$(now)
   case $tool in
-  crisp) "$crisp" -r "$CRISP_K8S_CRI_ENDPOINT" cp "$src" "$ctr:/tmp/blob" ;;
-  kubectl) k cp "$src" "default/$pod:/tmp/blob" -c main ;;
+  crisp) "$crisp" -r "$CRISP_K8S_CRI_ENDPOINT" cp "$src" "$ctr:/tmp/blob" >&2 ;;
+  kubectl) k cp "$src" "default/$pod:/tmp/blob" -c main >&2 ;; # its tar talks on stdout
   esac
   t1=$(now)
   case $tool in
-  crisp) "$crisp" -r "$CRISP_K8S_CRI_ENDPOINT" cp "$ctr:/tmp/blob" "$back" ;;
-  kubectl) k cp "default/$pod:/tmp/blob" "$back" -c main 2>/dev/null ;; # "tar: removing leading '/'"
+  crisp) "$crisp" -r "$CRISP_K8S_CRI_ENDPOINT" cp "$ctr:/tmp/blob" "$back" >&2 ;;
+  kubectl) k cp "default/$pod:/tmp/blob" "$back" -c main >&2 ;;
   esac
   t2=$(now)
   local got
