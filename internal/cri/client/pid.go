@@ -49,7 +49,7 @@ func InfoPID(info map[string]string) (int, error) {
 		}
 		if err := json.Unmarshal([]byte(info[k]), &v); err != nil {
 			if firstErr == nil {
-				firstErr = fmt.Errorf("%w (%q is not JSON: %v)", ErrNoPID, k, err)
+				firstErr = fmt.Errorf("%w (%q is not JSON: %w)", ErrNoPID, k, err)
 			}
 			continue
 		}
