@@ -49,9 +49,13 @@ func StartFailure(text string) (*ExitError, bool) {
 const ExitRuncExecFailed = 255
 
 // runcExecFailed finds runc's own line about a failed exec: plain
-// ("exec failed: unable to start container process: exec: ...") or as
-// its logrus line (time=... level=error msg="exec failed: ...").
-var runcExecFailed = regexp.MustCompile(`(?i)(?:^|msg=")(?:runc )?exec failed: .*`)
+// ("exec failed: unable to start container process: exec: ..."), as its
+// logrus line (time=... level=error msg="exec failed: ..."), or as logrus
+// writes it to a terminal (ERRO[0000] exec failed: ..., coloured).
+var runcExecFailed = regexp.MustCompile(`(?i)(?:^|msg="|^ERRO\[\d+\]\s+)(?:runc )?exec failed: .*`)
+
+// ansiColour is a terminal colour sequence, as logrus puts around ERRO.
+var ansiColour = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
 // ExecFailure reads an exec's exit status together with the end of what
 // it wrote to its error stream (its output stream with a TTY). CRI-O runs
@@ -66,12 +70,12 @@ func ExecFailure(code int, tail []byte) (*ExitError, bool) {
 		return nil, false
 	}
 	lines := strings.Split(strings.TrimRight(string(tail), "\r\n"), "\n")
-	last := strings.TrimRight(lines[len(lines)-1], "\r")
+	last := strings.TrimSpace(ansiColour.ReplaceAllString(lines[len(lines)-1], ""))
 	m := runcExecFailed.FindString(last)
 	if m == "" {
 		return nil, false
 	}
-	reason := strings.TrimPrefix(m, `msg="`)
+	reason := m[strings.Index(strings.ToLower(m), "exec failed: "):] // the prefix matched is ASCII
 	if q, err := strconv.Unquote(`"` + strings.TrimSuffix(reason, `"`) + `"`); err == nil {
 		reason = q
 	}

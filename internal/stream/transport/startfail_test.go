@@ -46,6 +46,8 @@ func TestExecFailure(t *testing.T) {
 		{255, "time=\"2026-12-01T22:00:00Z\" level=error msg=\"exec failed: unable to start container process: exec: \\\"nosuchcmd\\\": executable file not found in $PATH\"\n", 127},
 		{255, "exec failed: unable to start container process: exec: \"/nope\": stat /nope: no such file or directory\n", 127},
 		{255, "some output\r\ntime=\"x\" level=error msg=\"exec failed: unable to start container process: exec: \\\"/etc/passwd\\\": permission denied\"\r\n", 126},
+		// with a TTY: logrus's terminal form, coloured, on stdout (CRI-O 1.34)
+		{255, "\x1b[31mERRO\x1b[0m[0000] exec failed: unable to start container process: exec: \"nosuchcmd\": executable file not found in $PATH \r\n", 127},
 		{255, `exec failed: container_linux.go:345: starting container process caused "exec: \"sh\": executable file not found in $PATH"`, 127},
 		// runc's line, then the command wrote on: not runc's answer
 		{255, "exec failed: unable to start container process: exec: \"x\": executable file not found in $PATH\nmore\n", 0},
