@@ -57,9 +57,13 @@ func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 	res := FanOut(ctx, targets, FanOutOptions{Parallel: m.Parallel, Out: d.Streams.Out, Err: d.Streams.ErrOut, Color: colour},
 		func(ctx context.Context, t Target, stdout, stderr io.Writer) (int, error) {
 			req := &runtimeapi.ExecRequest{ContainerId: t.ID, Cmd: e.Command, Stdout: true, Stderr: true}
-			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: stderr})
+			errTail := &tailWriter{w: stderr}
+			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: errTail})
 			var coded transport.RemoteExit
 			if err != nil && errors.As(err, &coded) && ctx.Err() == nil {
+				if notStarted, ok := transport.ExecFailure(coded.ExitStatus(), errTail.tail()); ok {
+					return notStarted.Code, nil // CRI-O's 255 from runc, as on containerd
+				}
 				return coded.ExitStatus(), nil
 			}
 			return 0, err
