@@ -38,21 +38,10 @@ func truncate(s string) string {
 	return s
 }
 
-// crispBinary builds ./cmd/crisp once per test binary into a temporary folder.
+// crispBinary is ./cmd/crisp, built once per test binary.
 func crispBinary(t testing.TB) string {
 	t.Helper()
-	suite.buildOnce.Do(func() {
-		suite.crispBin = filepath.Join(suite.binDir, "crisp")
-		cmd := exec.Command("go", "build", "-o", suite.crispBin, "./cmd/crisp")
-		cmd.Dir = suite.repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			suite.buildErr = fmt.Errorf("go build ./cmd/crisp: %w\n%s", err, out)
-		}
-	})
-	if suite.buildErr != nil {
-		t.Fatal(suite.buildErr)
-	}
-	return suite.crispBin
+	return suite.crisp.Path(t)
 }
 
 // crispCmd is crisp with args against the harness (CONTAINER_RUNTIME_ENDPOINT

@@ -1,43 +1,23 @@
 package containerd
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
-// echoServerBuild is the static in-pod echo server (testdata/echoserver),
-// built once per test binary.
-var echoServerBuild struct {
-	once sync.Once
-	bin  string
-	err  error
-}
+// echoServer is the static in-pod echo server (testdata/echoserver): it
+// runs in the busybox image.
+var echoServer = testkit.GoBinary{Pkg: "./internal/e2e/containerd/testdata/echoserver", Static: true}
 
 // echoServerPath is where newEchoServer mounts the binary in the container.
 const echoServerPath = "/crisp-echoserver"
 
-// echoServerBinary builds testdata/echoserver statically into the suite's
-// temporary folder, so that it runs in the busybox image.
+// echoServerBinary is the echo server, built once per test binary.
 func echoServerBinary(t testing.TB) string {
 	t.Helper()
-	b := &echoServerBuild
-	b.once.Do(func() {
-		b.bin = filepath.Join(suite.binDir, "echoserver")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", b.bin, "./internal/e2e/containerd/testdata/echoserver")
-		cmd.Dir, cmd.Env = suite.repo, append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build testdata/echoserver: %w\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
+	return echoServer.Path(t)
 }
 
 // newEchoServer starts a container in the harness's pod that echoes every

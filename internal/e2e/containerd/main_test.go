@@ -10,11 +10,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
-
-	"testing"
 )
 
 // runtimeSpec is one runtime this package runs its tests against, and the
@@ -134,9 +133,7 @@ var suite struct {
 	critest  string // critest binary
 	runtimes []*rt  // one per runtimeSpecs entry, same order
 
-	buildOnce sync.Once
-	crispBin  string
-	buildErr  error
+	crisp testkit.GoBinary // ./cmd/crisp
 
 	crictlConfigOnce sync.Once
 	crictlConfig     string
@@ -153,6 +150,8 @@ func TestMain(m *testing.M) {
 		if suite.binDir != "" {
 			_ = os.RemoveAll(suite.binDir) // best effort: a temporary folder
 		}
+		suite.crisp.Remove()
+		echoServer.Remove()
 	}()
 	for _, spec := range runtimeSpecs {
 		suite.runtimes = append(suite.runtimes, &rt{spec: spec})
@@ -170,6 +169,7 @@ func TestMain(m *testing.M) {
 		runAndReport(m)
 		return
 	}
+	suite.crisp.Pkg = "./cmd/crisp"
 	suite.crictl = testkit.EnvOr("CRICTL", filepath.Join(suite.repo, ".tools/bin/crictl"))
 	suite.critest = testkit.EnvOr("CRITEST", filepath.Join(suite.repo, ".tools/bin/critest"))
 	if suite.binDir, err = os.MkdirTemp("", "crisp-e2e-bin-"); err != nil {

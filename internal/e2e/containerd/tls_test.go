@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
-
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // The TLS harness: one more containerd per runtime (scripts/containerd/tls-up.sh)

@@ -67,12 +67,6 @@ func run(m *testing.M) int {
 		suite.reason = err.Error()
 		return m.Run()
 	}
-	binDir, err := os.MkdirTemp("", "crisp-k8s-bin-")
-	if err != nil {
-		suite.reason = err.Error()
-		return m.Run()
-	}
-	defer func() { _ = os.RemoveAll(binDir) }() // best effort: a temporary folder
 	if envFile := os.Getenv("CRISP_K8S_ENV"); envFile != "" {
 		if suite.cluster, err = loadCluster(envFile); err != nil {
 			suite.reason = fmt.Sprintf("CRISP_K8S_ENV=%s: %v", envFile, err)
@@ -82,11 +76,10 @@ func run(m *testing.M) int {
 		defer stop()
 	}
 	if suite.cluster != nil {
-		suite.cluster.CrispBin = filepath.Join(binDir, "crisp")
-		build := exec.Command("go", "build", "-o", suite.cluster.CrispBin, "./cmd/crisp")
-		build.Dir = suite.repo
-		if out, err := build.CombinedOutput(); err != nil {
-			suite.reason = fmt.Sprintf("building crisp: %v\n%s", err, out)
+		crisp := testkit.GoBinary{Pkg: "./cmd/crisp"}
+		defer crisp.Remove()
+		if suite.cluster.CrispBin, err = crisp.Build(); err != nil {
+			suite.reason = fmt.Sprintf("building crisp: %v", err)
 			suite.cluster = nil
 		}
 	}

@@ -14,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
-
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // TestCrictlCorpus runs every line of testdata/corpus.txt through crictl
@@ -33,7 +32,7 @@ func TestCrictlCorpus(t *testing.T) {
 	}
 	repo := repoRoot(t)
 	crictl := crictlBinary(t, repo)
-	crisp := crispBinary(t, repo)
+	crispBin := crisp.Path(t)
 	cases := readCorpus(t, filepath.Join("testdata", "corpus.txt"))
 	diffs := readDifferences(t, filepath.Join(repo, "docs", "crictl.md"))
 	for line := range diffs {
@@ -51,7 +50,7 @@ func TestCrictlCorpus(t *testing.T) {
 			var wg sync.WaitGroup
 			wg.Add(1)
 			go func() { defer wg.Done(); want, wantErr = runSide(crictl, c, shared) }()
-			got, err := runSide(crisp, c, shared)
+			got, err := runSide(crispBin, c, shared)
 			wg.Wait()
 			if err := errors.Join(wantErr, err); err != nil {
 				t.Fatal(err)
@@ -343,38 +342,13 @@ func crictlBinary(t *testing.T, repo string) string {
 	return bin
 }
 
-var built struct {
-	once     sync.Once
-	dir, bin string
-	err      error
-}
+// crisp is ./cmd/crisp, built once for the package's tests.
+var crisp = testkit.GoBinary{Pkg: "./cmd/crisp"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir) // best effort: a temporary folder
-	}
+	crisp.Remove()
 	os.Exit(code)
-}
-
-// crispBinary builds ./cmd/crisp once.
-func crispBinary(t *testing.T, repo string) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "crisp-cd-bin-"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "crisp")
-		cmd := exec.Command("go", "build", "-o", built.bin, "./cmd/crisp")
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build ./cmd/crisp: %w\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
 }
 
 // cleanEnv is the test's environment without the CRI settings a shell may

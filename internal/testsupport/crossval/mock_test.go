@@ -52,39 +52,13 @@ func TestMockCrictlShapes(t *testing.T) {
 	t.Logf("%d outputs compared with crictl's, %d paths", compared, total)
 }
 
-// built is the crisp binary, built once for the package's tests.
-var built struct {
-	once     sync.Once
-	dir, bin string
-	err      error
-}
+// crisp is ./cmd/crisp, built once for the package's tests.
+var crisp = testkit.GoBinary{Pkg: "./cmd/crisp"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir) // best effort: a temporary folder
-	}
+	crisp.Remove()
 	os.Exit(code)
-}
-
-// crispBinary builds ./cmd/crisp once.
-func crispBinary(t *testing.T, repo string) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "crisp-cv-bin-"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "crisp")
-		cmd := exec.Command("go", "build", "-o", built.bin, "./cmd/crisp")
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build ./cmd/crisp: %w\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
 }
 
 // mockEnv is a mock runtime started with the crisp binary, and crictl.
@@ -108,7 +82,7 @@ func setup(t *testing.T) *mockEnv {
 		}
 		t.Skipf("crictl is not built (%v): run `make deps`", err)
 	}
-	e.crispBin = crispBinary(t, repo)
+	e.crispBin = crisp.Path(t)
 	bin := t.TempDir()
 	e.crictlConfig = filepath.Join(bin, "crictl.yaml")
 	if err := os.WriteFile(e.crictlConfig, []byte("timeout: 60\n"), 0o644); err != nil {
