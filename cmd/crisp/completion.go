@@ -109,9 +109,10 @@ func completePods(f *cmdutil.Factory) cobra.CompletionFunc { return completion.P
 func registerCompletions(root *cobra.Command, f *cmdutil.Factory) {
 	dial := quietDial(f)
 	completion.Register(root, completion.Containers(dial, completion.Running...), "exec", "attach")
-	completion.Register(root, completion.Containers(dial),
-		"inspect", "stats", "start", "stop", "rm", "update", "checkpoint", "logs")
-	completion.Register(root, completion.Pods(dial), "port-forward", "inspectp", "statsp", "stopp", "rmp", "create")
+	completion.Register(root, completion.Containers(dial), "stats", "logs")
+	completion.Register(root, completion.EveryArg(completion.Containers(dial)), "inspect", "start", "stop", "rm", "update", "checkpoint")
+	completion.Register(root, completion.Pods(dial), "port-forward", "statsp", "create")
+	completion.Register(root, completion.EveryArg(completion.Pods(dial)), "inspectp", "stopp", "rmp")
 	completion.Register(root, completion.Images(dial), "pull", "rmi", "inspecti", "images")
 	completion.RegisterFlag(root, "pod", completion.Pods(dial))
 	completion.RegisterFlag(root, "image", completion.Images(dial), "fleet")    // fleet's --image is crisp's own image, for a cluster

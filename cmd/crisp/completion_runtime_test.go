@@ -118,6 +118,12 @@ func TestCompleteImagesAndFormats(t *testing.T) {
 	if words, _ := complete(t, append(rt, "logs", "-r", "nc-setup")...); !slices.Equal(words, []string{"nc-setup"}) {
 		t.Errorf("-r ENDPOINT logs -r offers %q, want the container", words)
 	}
+	if words, _ := complete(t, append(rt, "rm", cplDone, "nc-se")...); !slices.Equal(words, []string{"nc-setup"}) {
+		t.Errorf("rm's second argument offers %q, want the container", words)
+	}
+	if words, _ := complete(t, append(rt, "stopp", "nc-a", "nc-")...); !slices.Equal(words, []string{"nc-a", "nc-b"}) {
+		t.Errorf("stopp's second argument offers %q, want the pods", words)
+	}
 	if words, _ := complete(t, append(rt, "ps", "--pod", "nc-")...); !slices.Equal(words, []string{"nc-a", "nc-b"}) {
 		t.Errorf("ps --pod nc- offers %q, want the pods", words)
 	}

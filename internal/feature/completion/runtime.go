@@ -75,12 +75,22 @@ func Formats() cobra.CompletionFunc {
 		cobra.ShellCompDirectiveNoFileComp)
 }
 
+// firstArg completes the first positional argument from the runtime, and
+// the ones after it as files (create's config files, exec's command).
 func firstArg(dial Dial, kind string, list func(context.Context, *client.Client) ([]entry, error)) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+			return nil, cobra.ShellCompDirectiveDefault
 		}
 		return fromRuntime(cmd.Context(), dial, kind, toComplete, list)
+	}
+}
+
+// EveryArg makes fn complete every positional argument as it does the
+// first: for the commands that take several (inspect CONTAINER...).
+func EveryArg(fn cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return fn(cmd, nil, toComplete)
 	}
 }
 
