@@ -113,6 +113,13 @@ perf: deps build
 perf-kubectl: deps build
 	bash scripts/k8s/perf.sh
 
+## bench-cp: a 1 GiB round trip with crisp cp on a kubelet's CRI socket beside
+## kubectl cp through the kubelet (alternating, both orders, medians, every copy
+## checked sha256-equal); prints the table docs/cp.md quotes. Needs root.
+.PHONY: bench-cp
+bench-cp: deps build
+	bash scripts/k8s/bench-cp.sh
+
 ## perf-mock: the same side by side against crisp's mock runtime (no root
 ## needed); prints the tables.
 .PHONY: perf-mock

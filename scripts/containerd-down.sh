@@ -6,6 +6,7 @@
 # CRISP_CTRD_DIR, deletes the pods' bridge and the folder.
 set -uo pipefail
 . "$(dirname "$0")/containerd/lib.sh"
+. "$(dirname "$0")/harness.sh"
 D=$CRISP_CTRD_DIR
 
 if [[ $(id -u) -ne 0 ]]; then
@@ -41,40 +42,9 @@ for p in /proc/[0-9]*; do
   fi
 done
 
-# Containers still known to this harness's runc root.
-if [[ -d "$RUNC_ROOT" ]] && command -v runc >/dev/null; then
-  for id in $(runc --root "$RUNC_ROOT" list -q 2>/dev/null); do
-    runc --root "$RUNC_ROOT" kill --all "$id" KILL >/dev/null 2>&1
-    runc --root "$RUNC_ROOT" delete -f "$id" >/dev/null 2>&1
-  done
-fi
-
-# Any process left in this harness's cgroups, then the cgroups themselves.
-cgdirs=()
-for c in /sys/fs/cgroup/*"$CGROUP_PARENT" /sys/fs/cgroup"$CGROUP_PARENT"; do
-  [[ -d "$c" ]] && cgdirs+=("$c")
-done
-if ((${#cgdirs[@]})); then
-  for _ in 1 2 3; do
-    pids=$(find "${cgdirs[@]}" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)
-    [[ -z "$pids" ]] && break
-    # shellcheck disable=SC2086
-    kill -KILL $pids 2>/dev/null
-    sleep 0.2
-  done
-  find "${cgdirs[@]}" -depth -type d -exec rmdir {} \; 2>/dev/null
-fi
-
-# Mounts under the folder (rootfs overlays, shm, netns bind mounts), deepest first.
-if [[ -n "$D" && "$D" == /* ]]; then
-  for _ in 1 2 3; do
-    mnts=$(awk -v d="$D/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
-    [[ -z "$mnts" ]] && break
-    for m in $mnts; do
-      umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
-    done
-  done
-fi
+# Containers runc still knows, processes in the harness's cgroups, mounts
+# under the folder.
+reap_leftovers "$RUNC_ROOT" "$CGROUP_PARENT" "$D"
 
 # What the killed shims and the skipped CNI DEL left outside the folder
 # (containerd 1.6 and 2.x name a shim's socket by the SHA-256 of address/namespace/id).

@@ -20,6 +20,7 @@
 # gcc and crictl (scripts/deps.sh installs them). Stop with containerd-down.sh.
 set -euo pipefail
 . "$(dirname "$0")/containerd/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2fs", b-a}'; }
@@ -239,33 +240,7 @@ EOF
 fi
 
 # --- pods and containers --------------------------------------------------------
-render() {
-  sed -e "s|@DIR@|$D|g" -e "s|@CGROUP_PARENT@|$CGROUP_PARENT|g" \
-    -e "s|@BUSYBOX_IMAGE@|$BUSYBOX_IMAGE|g" -e "s|@HTTPD_PORT@|$HTTPD_PORT|g" \
-    "$REPO/testdata/containerd/$1" >"$D/cfg/$1"
-  echo "$D/cfg/$1"
-}
-t=$(date +%s.%N)
-pod_cfg=$(render pod-bridge.json)
-hpod_cfg=$(render pod-hostnet.json)
-pod=$(crictl_ runp "$pod_cfg")
-ctr=$(crictl_ create "$pod" "$(render ctr-sleep.json)" "$pod_cfg")
-httpd=$(crictl_ create "$pod" "$(render ctr-httpd.json)" "$pod_cfg")
-attach=$(crictl_ create "$pod" "$(render ctr-attach.json)" "$pod_cfg")
-crictl_ start "$ctr" "$httpd" "$attach" >/dev/null
-hpod=$(crictl_ runp "$hpod_cfg")
-hctr=$(crictl_ create "$hpod" "$(render ctr-hostnet.json)" "$hpod_cfg")
-crictl_ start "$hctr" >/dev/null
-pod_ip=$(crictl_ inspectp -o go-template --template '{{.status.network.ip}}' "$pod")
-t_pods=$(elapsed "$t")
-
-# Wait until httpd answers inside the pod (exec, not a host->pod connection).
-for _ in $(seq 1 50); do
-  if crictl_ exec "$ctr" wget -q -O /dev/null "http://127.0.0.1:$HTTPD_PORT/" >/dev/null 2>&1; then
-    break
-  fi
-  sleep 0.1
-done
+start_fixture_pods
 
 cat >"$ENVFILE.tmp" <<EOF
 CRISP_CTRD_DIR=$D

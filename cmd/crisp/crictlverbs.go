@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/cli/output"
 	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/feature/crictlconfig"
 	"github.com/crisp-cri/crisp/internal/feature/query"
@@ -16,62 +16,90 @@ import (
 // crictl's verbs crisp had not: config, metricdescs, metricsp and
 // update-runtime-config, with crictl's flags.
 
+// configOptions are `crisp config`'s: one of --get, --set, --list or
+// crictl's older KEY [VALUE].
+type configOptions struct {
+	cmdutil.Verb
+	Get      string
+	Set      []string
+	List     bool
+	get, set bool
+	path     string
+	usage    func() error
+}
+
+// Complete finds the config file (--config, $CRI_CONFIG_FILE, crictl's
+// default) and which form was given.
+func (o *configOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	o.get, o.set, o.usage = cmd.Flags().Changed("get"), cmd.Flags().Changed("set"), cmd.Help
+	o.path = f.Global.ConfigFile
+	if o.path == "" {
+		o.path = f.Env("CRI_CONFIG_FILE")
+	}
+	if o.path == "" {
+		o.path = client.DefaultConfigFile
+	}
+	return o.Verb.Complete(f, cmd, args)
+}
+
+// Run reads the file, then prints or writes it; a bad key or value is a
+// usage error.
+func (o *configOptions) Run(context.Context) error {
+	if !o.get && !o.set && !o.List && len(o.Args) == 0 {
+		return o.usage()
+	}
+	file, err := crictlconfig.Open(o.path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.get:
+		v, err := file.Get(o.Get)
+		if err != nil {
+			return cmdutil.UsageError{Err: err}
+		}
+		_, err = fmt.Fprintln(o.Out(), v)
+		return err
+	case o.set:
+		err = file.SetPairs(o.Set)
+	case o.List:
+		return file.List(o.Out())
+	default: // crictl's older form: config KEY [VALUE] sets KEY.
+		value := ""
+		if len(o.Args) == 2 {
+			value = o.Args[1]
+		}
+		err = file.Set(o.Args[0], value)
+	}
+	if err != nil {
+		return cmdutil.UsageError{Err: err}
+	}
+	return file.Write()
+}
+
 func newConfigCommand(f *cmdutil.Factory) *cobra.Command {
-	var get string
-	var set []string
-	var list bool
+	o := &configOptions{}
 	cmd := &cobra.Command{
 		Use:     "config [--get KEY | --set KEY=VALUE[,KEY=VALUE] | --list | KEY VALUE]",
 		Short:   "Get, set and list the options of the config file (crictl.yaml)",
 		Long:    helpLong("config"),
 		Example: helpExample("config"),
 		Args:    cmdutil.ArgsRange(0, 2, "KEY [VALUE]"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			path := f.Global.ConfigFile
-			if path == "" {
-				path = f.Env("CRI_CONFIG_FILE")
-			}
-			if path == "" {
-				path = client.DefaultConfigFile
-			}
-			file, err := crictlconfig.Open(path)
-			if err != nil {
-				return err
-			}
-			switch {
-			case cmd.Flags().Changed("get"):
-				v, err := file.Get(get)
-				if err != nil {
-					return cmdutil.UsageError{Err: err}
-				}
-				_, err = fmt.Fprintln(f.Streams.Out, v)
-				return err
-			case cmd.Flags().Changed("set"):
-				if err := file.SetPairs(set); err != nil {
-					return cmdutil.UsageError{Err: err}
-				}
-				return file.Write()
-			case list:
-				return file.List(f.Streams.Out)
-			case len(args) == 0:
-				return cmd.Help()
-			}
-			// crictl's older form: config KEY VALUE sets KEY.
-			value := ""
-			if len(args) == 2 {
-				value = args[1]
-			}
-			if err := file.Set(args[0], value); err != nil {
-				return cmdutil.UsageError{Err: err}
-			}
-			return file.Write()
-		},
+		RunE:    runOptions(f, o),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&get, "get", "", "print the option KEY's value")
-	fl.StringArrayVar(&set, "set", nil, "set KEY=VALUE (repeatable; several separated by commas)")
-	fl.BoolVar(&list, "list", false, "print every option and its value")
+	fl.StringVar(&o.Get, "get", "", "print the option KEY's value")
+	fl.StringArrayVar(&o.Set, "set", nil, "set KEY=VALUE (repeatable; several separated by commas)")
+	fl.BoolVar(&o.List, "list", false, "print every option and its value")
 	return cmd
+}
+
+// metricDescsOptions are `crisp metricdescs`'s: no flags of its own.
+type metricDescsOptions struct{ jsonVerb }
+
+// Run prints the runtime's metric descriptors.
+func (o *metricDescsOptions) Run(ctx context.Context) error {
+	return o.WithRuntime(func(c *client.Client) error { return query.MetricDescs(ctx, c, o.p) })
 }
 
 func newMetricDescsCommand(f *cmdutil.Factory) *cobra.Command {
@@ -81,62 +109,86 @@ func newMetricDescsCommand(f *cmdutil.Factory) *cobra.Command {
 		Long:    helpLong("metricdescs"),
 		Example: helpExample("metricdescs"),
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := f.PrinterOr(cmd, output.JSON)
-			return f.WithClient(func(c *client.Client) error { return query.MetricDescs(cmd.Context(), c, p) })
-		},
+		RunE:    runOptions(f, &metricDescsOptions{}),
 	}
 }
 
+// metricsPodOptions are `crisp metricsp`'s.
+type metricsPodOptions struct {
+	jsonVerb
+	Watch bool
+}
+
+// Run prints the pods' metrics, every second with --watch until ctx ends.
+func (o *metricsPodOptions) Run(ctx context.Context) error {
+	return o.WithRuntime(func(c *client.Client) error {
+		for {
+			if err := query.PodMetrics(ctx, c, o.p); err != nil || !o.Watch {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+		}
+	})
+}
+
 func newMetricsPodCommand(f *cmdutil.Factory) *cobra.Command {
-	var watch bool
+	o := &metricsPodOptions{}
 	cmd := &cobra.Command{
 		Use:     "metricsp",
 		Short:   "List the pods' metrics (ListPodSandboxMetrics)",
 		Long:    helpLong("metricsp"),
 		Example: helpExample("metricsp"),
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := f.PrinterOr(cmd, output.JSON)
-			return f.WithClient(func(c *client.Client) error {
-				for {
-					if err := query.PodMetrics(cmd.Context(), c, p); err != nil || !watch {
-						return err
-					}
-					select {
-					case <-cmd.Context().Done():
-						return nil
-					case <-time.After(time.Second):
-					}
-				}
-			})
-		},
+		RunE:    runOptions(f, o),
 	}
-	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "print the metrics every second until interrupted")
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "print the metrics every second until interrupted")
 	return cmd
 }
 
+// updateRuntimeConfigOptions are `crisp update-runtime-config`'s.
+type updateRuntimeConfigOptions struct {
+	cmdutil.Verb
+	PodCIDR   string
+	cidrGiven bool
+}
+
+// Complete notes whether --pod-cidr was given (an empty one is a value).
+func (o *updateRuntimeConfigOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	o.cidrGiven = cmd.Flags().Changed("pod-cidr")
+	return o.Verb.Complete(f, cmd, args)
+}
+
+// Validate requires --pod-cidr.
+func (o *updateRuntimeConfigOptions) Validate() error {
+	if !o.cidrGiven {
+		return cmdutil.UsageErrorf("update-runtime-config needs -p/--pod-cidr CIDR (an empty CIDR asks the runtime to drop it)")
+	}
+	return nil
+}
+
+// Run sends the CIDR and says so on the error stream, as crictl logs it.
+func (o *updateRuntimeConfigOptions) Run(ctx context.Context) error {
+	err := o.WithRuntime(func(c *client.Client) error { return query.UpdateRuntimeConfig(ctx, c, o.PodCIDR, true) })
+	if err == nil {
+		_, _ = fmt.Fprintln(o.ErrOut(), "crisp: runtime config updated") // the error stream is the last resort: a failed write there has nowhere to go
+	}
+	return err
+}
+
 func newUpdateRuntimeConfigCommand(f *cmdutil.Factory) *cobra.Command {
-	var cidr string
+	o := &updateRuntimeConfigOptions{}
 	cmd := &cobra.Command{
 		Use:     "update-runtime-config --pod-cidr CIDR",
 		Short:   "Send the runtime a new pod CIDR (UpdateRuntimeConfig)",
 		Long:    helpLong("update-runtime-config"),
 		Example: helpExample("update-runtime-config"),
 		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("pod-cidr") {
-				return cmdutil.UsageErrorf("update-runtime-config needs -p/--pod-cidr CIDR (an empty CIDR asks the runtime to drop it)")
-			}
-			err := f.WithClient(func(c *client.Client) error {
-				return query.UpdateRuntimeConfig(cmd.Context(), c, cidr, true)
-			})
-			if err == nil {
-				_, _ = fmt.Fprintln(f.Streams.ErrOut, "crisp: runtime config updated") // the error stream is the last resort: a failed write there has nowhere to go
-			}
-			return err
-		},
+		RunE:    runOptions(f, o),
 	}
-	cmd.Flags().StringVarP(&cidr, "pod-cidr", "p", "", "the pod CIDR the runtime gives pod IPs from")
+	cmd.Flags().StringVarP(&o.PodCIDR, "pod-cidr", "p", "", "the pod CIDR the runtime gives pod IPs from")
 	return cmd
 }

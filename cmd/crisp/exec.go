@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"regexp"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/cri/client"
 	"github.com/crisp-cri/crisp/internal/feature/session"
 	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
@@ -135,18 +133,11 @@ func (o *execOptions) Run(ctx context.Context) (err error) {
 	return err
 }
 
-// exec's flags for running in every matching container (--label, --pod,
-// --name, --parallel) bind to session.Many, whose ExecMany (with
+// addManyFlags binds exec's flags for running in every matching container
+// (crictl's selectors, -q, -e, -x) to m, whose ExecMany (with
 // session.FanOut) does the running.
-// addManyFlags binds --label, --pod, --name and --parallel to m.
 func addManyFlags(fs *pflag.FlagSet, m *session.Many) {
-	fs.StringArrayVar(&m.Labels, "label", nil, "run in every running container with this label (k=v, repeatable) instead of one CONTAINER")
-	fs.StringVarP(&m.Pod, "pod", "p", "", "run in every running container of this pod (ID, prefix or name)")
-	fs.StringVar(&m.Name, "name", "", "run in every running container whose name matches this regular expression")
-	fs.StringVar(&m.Image, "image", "", "run in every running container created from this image")
-	fs.StringVar(&m.State, "state", "", "run in every container in this state (instead of running ones)")
-	fs.BoolVarP(&m.Latest, "latest", "l", false, "run in the most recently created container")
-	fs.IntVarP(&m.Last, "last", "n", 0, "run in the N most recently created containers")
+	m.Select.Bind(fs, "instead of one CONTAINER, run in", false)
 	fs.BoolVarP(&m.Quiet, "quiet", "q", false, "with many containers: no summary line")
 	fs.BoolVarP(&m.IgnoreErrors, "ignore-errors", "e", false, "exit 0 whatever the command's status (crictl's -e)")
 	// crictl's -x/--parallel is a switch; crisp runs in parallel anyway,
@@ -188,32 +179,9 @@ func (o *execOptions) validateMany() error {
 	if o.Many.Parallel < 1 {
 		return cmdutil.UsageErrorf("--parallel must be at least 1")
 	}
-	if o.Many.Last < 0 {
-		return cmdutil.UsageErrorf("-n/--last must not be negative")
-	}
-	if o.Many.State != "" {
-		if _, err := client.ParseContainerState(o.Many.State); err != nil {
-			return cmdutil.UsageErrorf("--state: %v", err)
-		}
-	}
-	labels, err := client.ParseLabels(o.Many.Labels)
-	if err != nil {
-		return cmdutil.UsageErrorf("--label: %v", err)
-	}
-	var name *regexp.Regexp
-	if o.Many.Name != "" {
-		if name, err = regexp.Compile(o.Many.Name); err != nil {
-			return cmdutil.UsageErrorf("--name: %v", err)
-		}
-	}
-	o.Many.Filter = client.ContainerFilter{Labels: labels, Name: name, State: "running", Image: o.Many.Image}
-	if o.Many.Latest {
-		o.Many.Last = 1
-	}
-	if o.Many.State != "" {
-		o.Many.Filter.State = o.Many.State
-	} else if o.Many.Last > 0 {
-		o.Many.Filter.State, o.Many.Filter.All = "", true // as ps: -l and -n look at every state
+	var err error
+	if o.Many.Filter, err = o.Many.Select.Filter(); err != nil {
+		return err
 	}
 	if o.Offers, err = session.ParseOffers(o.Transport, o.Protocol); err != nil {
 		return err

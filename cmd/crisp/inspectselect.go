@@ -15,22 +15,6 @@ import (
 // does. The selectors are bound here and turned into IDs before the
 // command's own RunE sees its arguments.
 
-// containerSelectors are inspect's: ps' filters.
-type containerSelectors struct {
-	All, Latest                        bool
-	Last                               int
-	Name, Namespace, Pod, State, Image string
-	Labels                             []string
-}
-
-// podSelectors are inspectp's: pods' filters.
-type podSelectors struct {
-	Latest                 bool
-	Last                   int
-	Name, Namespace, State string
-	Labels                 []string
-}
-
 // imageSelectors are inspecti's: images' -f/--filter and --name.
 type imageSelectors struct {
 	Filters []string
@@ -38,78 +22,28 @@ type imageSelectors struct {
 }
 
 func withContainerSelectors(f *cmdutil.Factory, cmd *cobra.Command) *cobra.Command {
-	var s containerSelectors
-	fl := cmd.Flags()
-	fl.BoolVarP(&s.All, "all", "a", false, "with no CONTAINER: containers in every state, not only running ones")
-	fl.BoolVarP(&s.Latest, "latest", "l", false, "with no CONTAINER: the most recently created container")
-	fl.IntVarP(&s.Last, "last", "n", 0, "with no CONTAINER: the N most recently created containers")
-	fl.StringVar(&s.Name, "name", "", "with no CONTAINER: containers whose name matches this regular expression")
-	fl.StringVar(&s.Namespace, "namespace", "", "with no CONTAINER: containers whose pod's namespace matches this regular expression")
-	fl.StringVarP(&s.Pod, "pod", "p", "", "with no CONTAINER: containers of this pod (ID, ID prefix or name)")
-	fl.StringVarP(&s.State, "state", "s", "", "with no CONTAINER: containers in this state")
-	fl.StringVar(&s.Image, "image", "", "with no CONTAINER: containers created from this image")
-	fl.StringArrayVar(&s.Labels, "label", nil, "with no CONTAINER: containers with this label, key=value (repeatable)")
+	var s cmdutil.ContainerSelectors
+	s.Bind(cmd.Flags(), "with no CONTAINER:", true)
 	return selectRefs(f, cmd, func(ctx context.Context, c *client.Client) ([]string, error) {
-		last := s.Last
-		if s.Latest {
-			last = 1
-		}
-		filter := client.ContainerFilter{State: s.State, Image: s.Image, All: s.All || last > 0}
-		var err error
-		if filter.Name, err = cmdutil.CompileFilter("--name", s.Name); err != nil {
-			return nil, err
-		}
-		if filter.Namespace, err = cmdutil.CompileFilter("--namespace", s.Namespace); err != nil {
-			return nil, err
-		}
-		if filter.Labels, err = cmdutil.ParseLabels(s.Labels); err != nil {
-			return nil, err
-		}
-		if s.Pod != "" {
-			pod, err := c.ResolvePod(ctx, s.Pod)
-			if err != nil {
-				return nil, err
-			}
-			filter.PodID = pod.GetId()
-		}
-		ctrs, err := c.ListContainers(ctx, filter)
+		filter, err := s.Filter()
 		if err != nil {
 			return nil, err
 		}
-		return idsOf(lastOf(ctrs, last)), nil
+		ctrs, err := c.ListContainers(ctx, filter)
+		return idsOf(ctrs), err
 	})
 }
 
 func withPodSelectors(f *cmdutil.Factory, cmd *cobra.Command) *cobra.Command {
-	var s podSelectors
-	fl := cmd.Flags()
-	fl.BoolVarP(&s.Latest, "latest", "l", false, "with no POD: the most recently created pod")
-	fl.IntVarP(&s.Last, "last", "n", 0, "with no POD: the N most recently created pods")
-	fl.StringVar(&s.Name, "name", "", "with no POD: pods whose name matches this regular expression")
-	fl.StringVar(&s.Namespace, "namespace", "", "with no POD: pods whose namespace matches this regular expression")
-	fl.StringVarP(&s.State, "state", "s", "", "with no POD: pods in this state (ready or notready)")
-	fl.StringArrayVar(&s.Labels, "label", nil, "with no POD: pods with this label, key=value (repeatable)")
+	var s cmdutil.PodSelectors
+	s.Bind(cmd.Flags(), "with no POD:")
 	return selectRefs(f, cmd, func(ctx context.Context, c *client.Client) ([]string, error) {
-		last := s.Last
-		if s.Latest {
-			last = 1
-		}
-		filter := client.PodFilter{State: s.State}
-		var err error
-		if filter.Name, err = cmdutil.CompileFilter("--name", s.Name); err != nil {
-			return nil, err
-		}
-		if filter.Namespace, err = cmdutil.CompileFilter("--namespace", s.Namespace); err != nil {
-			return nil, err
-		}
-		if filter.Labels, err = cmdutil.ParseLabels(s.Labels); err != nil {
-			return nil, err
-		}
-		pods, err := c.ListPods(ctx, filter)
+		filter, err := s.Filter()
 		if err != nil {
 			return nil, err
 		}
-		return idsOf(lastOf(pods, last)), nil
+		pods, err := c.ListPods(ctx, filter)
+		return idsOf(pods), err
 	})
 }
 
@@ -150,13 +84,6 @@ func selectRefs(f *cmdutil.Factory, cmd *cobra.Command, list func(context.Contex
 		return run(cmd, ids)
 	}
 	return cmd
-}
-
-func lastOf[T any](items []T, n int) []T {
-	if n > 0 && len(items) > n {
-		return items[:n]
-	}
-	return items
 }
 
 func idsOf[T interface{ GetId() string }](items []T) []string {

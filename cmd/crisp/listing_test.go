@@ -145,10 +145,10 @@ func TestPsOptions(t *testing.T) {
 	}{
 		{args: nil, want: psOptions{}},
 		{args: []string{"-a", "-p", "web", "--name", "x", "-s", "exited", "--label", "k=v", "--no-trunc"},
-			want: psOptions{All: true, Pod: "web", Name: "x", State: "exited", Labels: []string{"k=v"}, NoTrunc: true,
-				filter: client.ContainerFilter{All: true, Name: regexp.MustCompile("x"), State: "exited", Labels: map[string]string{"k": "v"}}}},
-		{args: []string{"-l"}, want: psOptions{Latest: true, Last: 1, filter: client.ContainerFilter{All: true}}},
-		{args: []string{"-n", "3", "-q"}, want: psOptions{Last: 3, Quiet: true, filter: client.ContainerFilter{All: true}}},
+			want: psOptions{Select: cmdutil.ContainerSelectors{All: true, Pod: "web", Name: "x", State: "exited", Labels: []string{"k=v"}}, NoTrunc: true,
+				filter: client.ContainerFilter{All: true, Pod: "web", Name: regexp.MustCompile("x"), State: "exited", Labels: map[string]string{"k": "v"}}}},
+		{args: []string{"-l"}, want: psOptions{Select: cmdutil.ContainerSelectors{Latest: true}, filter: client.ContainerFilter{All: true, Last: 1}}},
+		{args: []string{"-n", "3", "-q"}, want: psOptions{Select: cmdutil.ContainerSelectors{Last: 3}, Quiet: true, filter: client.ContainerFilter{All: true, Last: 3}}},
 		{args: []string{"--state", "paused"}, wantErr: "want one of created, running, exited, unknown"},
 	}
 	for _, tt := range tests {
@@ -206,7 +206,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 	}
 
 	out.Reset()
-	o = &podsOptions{f: f, now: time.Now, Quiet: true, State: "ready"}
+	o = &podsOptions{f: f, now: time.Now, Quiet: true, Select: cmdutil.PodSelectors{State: "ready"}}
 	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	if got := out.String(); got != podWeb+"\n" {
 		t.Errorf("-q --state ready = %q", got)
@@ -214,7 +214,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 
 	f.Global.Output = "json"
 	out.Reset()
-	o = &podsOptions{f: f, now: time.Now, Name: "^web$"}
+	o = &podsOptions{f: f, now: time.Now, Select: cmdutil.PodSelectors{Name: "^web$"}}
 	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	var list struct {
 		Items []struct {
@@ -238,7 +238,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 
 func TestPsRun(t *testing.T) {
 	f, out, _ := listFixture(t, "table")
-	o := &psOptions{f: f, now: func() time.Time { return listNow }, All: true}
+	o := &psOptions{f: f, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{All: true}}
 	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	want := `CONTAINER       IMAGE                          CREATED              STATE     NAME    ATTEMPT   POD ID          POD   NAMESPACE
 cccc3333cccc3   postgres:16                    About a minute ago   Created   pg      0         aaaa2222aaaa2   db    prod
@@ -251,14 +251,14 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 
 	// Running only by default; --pod by name; --no-trunc.
 	out.Reset()
-	o = &psOptions{f: f, now: func() time.Time { return listNow }, Pod: "web", NoTrunc: true}
+	o = &psOptions{f: f, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{Pod: "web"}, NoTrunc: true}
 	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	if !strings.Contains(out.String(), ctrWeb+"   docker.io/library/nginx:1.25") || strings.Contains(out.String(), ctrOld) {
 		t.Errorf("ps --pod web --no-trunc:\n%s", out)
 	}
 
 	out.Reset()
-	o = &psOptions{f: f, now: time.Now, Pod: "nope"}
+	o = &psOptions{f: f, now: time.Now, Select: cmdutil.ContainerSelectors{Pod: "nope"}}
 	if err := o.Complete(o.f, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 
 	f.Global.Output = "yaml"
 	out.Reset()
-	o = &psOptions{f: f, now: time.Now, State: "created"}
+	o = &psOptions{f: f, now: time.Now, Select: cmdutil.ContainerSelectors{State: "created"}}
 	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
 	for _, s := range []string{"containers:\n", "  state: CONTAINER_CREATED\n", "  id: " + ctrPG + "\n"} {
 		if !strings.Contains(out.String(), s) {

@@ -59,8 +59,8 @@ func TestExecOptions(t *testing.T) {
 		{
 			args: []string{"--label", "app=web", "--name", "^w", "--parallel", "2", "--", "uname"},
 			want: session.Exec{Command: []string{"uname"}, Transport: "auto", ProtocolCache: true},
-			many: &session.Many{Labels: []string{"app=web"}, Name: "^w", Parallel: 2,
-				Filter: client.ContainerFilter{Labels: map[string]string{"app": "web"}, Name: regexp.MustCompile("^w"), State: "running"}},
+			many: &session.Many{Select: cmdutil.ContainerSelectors{Labels: []string{"app=web"}, Name: "^w"}, Parallel: 2,
+				Filter: client.ContainerFilter{Labels: map[string]string{"app": "web"}, Name: regexp.MustCompile("^w")}},
 		},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -3,6 +3,7 @@ package output
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -22,6 +23,15 @@ func ProtoJSON(m proto.Message) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encoding %T: %w", m, err)
 	}
 	return data, nil
+}
+
+// PrintProto prints m in crictl's shape (ProtoJSON) as Print prints v.
+func (p Printer) PrintProto(m proto.Message, table func(w io.Writer) error) error {
+	data, err := ProtoJSON(m)
+	if err != nil {
+		return err
+	}
+	return p.Print(data, table)
 }
 
 // protoMap is ProtoJSON decoded into a map.

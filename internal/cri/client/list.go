@@ -24,6 +24,8 @@ type PodFilter struct {
 	State string
 	// Labels must all be present with these values.
 	Labels map[string]string
+	// Last keeps the N most recently created matches (0: all).
+	Last int
 }
 
 // ContainerFilter selects containers. Zero fields match everything except
@@ -38,14 +40,17 @@ type ContainerFilter struct {
 	Namespace *regexp.Regexp
 	// State is created, running, exited or unknown (any case).
 	State string
-	// PodID is a full pod sandbox ID (resolve names first with ResolvePod).
-	PodID  string
-	Labels map[string]string
+	// PodID is a full pod sandbox ID; Pod is a reference to one (ID, ID
+	// prefix or name), resolved by ListContainers.
+	PodID, Pod string
+	Labels     map[string]string
 	// Image is an image name, tag or ID: containers created from it match,
 	// however they named it (the runtime is asked what image it means).
 	Image string
 	// All lists containers in every state.
 	All bool
+	// Last keeps the N most recently created matches (0: all).
+	Last int
 }
 
 // PodStates and ContainerStates are the values --state accepts.
@@ -158,11 +163,26 @@ func (c *Client) ListPods(ctx context.Context, f PodFilter) ([]*runtimeapi.PodSa
 		out = append(out, p)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].GetCreatedAt() > out[j].GetCreatedAt() })
-	return out, nil
+	return newest(out, f.Last), nil
+}
+
+// newest keeps the first n of items, sorted newest first (0: all).
+func newest[T any](items []T, n int) []T {
+	if n > 0 && len(items) > n {
+		return items[:n]
+	}
+	return items
 }
 
 // ListContainers lists containers matching f, newest first.
 func (c *Client) ListContainers(ctx context.Context, f ContainerFilter) ([]*runtimeapi.Container, error) {
+	if f.Pod != "" {
+		pod, err := c.ResolvePod(ctx, f.Pod)
+		if err != nil {
+			return nil, fmt.Errorf("--pod: %w", err)
+		}
+		f.PodID = pod.GetId()
+	}
 	req := &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 		PodSandboxId:  f.PodID,
 		LabelSelector: f.Labels,
@@ -226,7 +246,7 @@ func (c *Client) ListContainers(ctx context.Context, f ContainerFilter) ([]*runt
 		out = append(out, ctr)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].GetCreatedAt() > out[j].GetCreatedAt() })
-	return out, nil
+	return newest(out, f.Last), nil
 }
 
 // ListImages lists images; a non-empty ref asks the runtime for that image

@@ -2,7 +2,6 @@ package containerd
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,8 +10,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 
 	"testing"
 )
@@ -164,14 +164,14 @@ func TestMain(m *testing.M) {
 		return
 	}
 	var err error
-	suite.repo, err = repoRoot()
+	suite.repo, err = testkit.RepoRoot()
 	if err != nil {
 		suite.reason = err.Error()
 		runAndReport(m)
 		return
 	}
-	suite.crictl = envOr("CRICTL", filepath.Join(suite.repo, ".tools/bin/crictl"))
-	suite.critest = envOr("CRITEST", filepath.Join(suite.repo, ".tools/bin/critest"))
+	suite.crictl = testkit.EnvOr("CRICTL", filepath.Join(suite.repo, ".tools/bin/crictl"))
+	suite.critest = testkit.EnvOr("CRITEST", filepath.Join(suite.repo, ".tools/bin/critest"))
 	if suite.binDir, err = os.MkdirTemp("", "crisp-e2e-bin-"); err != nil {
 		suite.reason = err.Error()
 		runAndReport(m)
@@ -221,7 +221,7 @@ func (r *rt) start() {
 	}
 	// One harness per folder at a time on this machine: parallel `go test`
 	// runs of this package (several engineers, or -count) queue here.
-	unlock, err := lockFile(r.spec.dir + ".lock")
+	unlock, err := testkit.LockFile(r.spec.dir + ".lock")
 	if err != nil {
 		r.reason = err.Error()
 		return
@@ -312,42 +312,6 @@ func (s *runtimeSpec) unavailable() string {
 		}
 	}
 	return ""
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close() // the lock failed; the close cannot tell more
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() { _ = f.Close() }, nil // closing releases the lock
 }
 
 // runScript runs scripts/NAME with env, for 3 minutes at most.

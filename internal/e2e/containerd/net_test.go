@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // freePort returns a loopback TCP port that was free a moment ago.
@@ -53,7 +55,7 @@ const critestLock = "/tmp/crisp-critest.lock"
 // holdLock takes path's exclusive flock until the end of the test.
 func holdLock(t testing.TB, path string) {
 	t.Helper()
-	unlock, err := lockFile(path)
+	unlock, err := testkit.LockFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
+
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
 )
 
@@ -39,7 +41,7 @@ func startTLSHarness(spec *runtimeSpec) (h *Harness, ca string, stop func(), err
 		h, err = loadHarness(envFile, spec)
 		return h, tlsCAOf(envFile), nil, err
 	}
-	unlock, err := lockFile(spec.tls.dir + ".lock")
+	unlock, err := testkit.LockFile(spec.tls.dir + ".lock")
 	if err != nil {
 		return nil, "", nil, err
 	}

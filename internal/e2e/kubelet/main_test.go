@@ -3,7 +3,6 @@ package kubelet
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,9 +10,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // Cluster is the single-node Kubernetes the tests run on.
@@ -63,7 +63,7 @@ func run(m *testing.M) int {
 		return m.Run()
 	}
 	var err error
-	if suite.repo, err = repoRoot(); err != nil {
+	if suite.repo, err = testkit.RepoRoot(); err != nil {
 		suite.reason = err.Error()
 		return m.Run()
 	}
@@ -96,7 +96,7 @@ func run(m *testing.M) int {
 // startCluster runs scripts/k8s/up.sh under the machine's lock and returns
 // what stops it; on failure suite.reason says why.
 func startCluster() (stop func()) {
-	unlock, err := lockFile(k8sDir() + ".lock")
+	unlock, err := testkit.LockFile(k8sDir() + ".lock")
 	if err != nil {
 		suite.reason = err.Error()
 		return func() {}
@@ -139,7 +139,7 @@ func requireCluster(t *testing.T) *Cluster {
 	return nil
 }
 
-func k8sDir() string { return envOr("CRISP_K8S_DIR", "/tmp/crisp-k8s") }
+func k8sDir() string { return testkit.EnvOr("CRISP_K8S_DIR", "/tmp/crisp-k8s") }
 
 // unavailable says why no cluster can start here, or "".
 func unavailable() string {
@@ -149,7 +149,7 @@ func unavailable() string {
 	if os.Geteuid() != 0 {
 		return "the kubelet suite needs root (containerd, the kubelet, mounts); run `sudo make test` or see README"
 	}
-	bin := envOr("CRISP_K8S_BIN", filepath.Join(suite.repo, ".tools/k8s/bin"))
+	bin := testkit.EnvOr("CRISP_K8S_BIN", filepath.Join(suite.repo, ".tools/k8s/bin"))
 	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubectl"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			return fmt.Sprintf("%s is not built in %s: run `make deps` (scripts/k8s/build.sh, tens of minutes cold)", b, bin)
@@ -194,44 +194,6 @@ func loadCluster(path string) (*Cluster, error) {
 		}
 	}
 	return c, nil
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-// lockFile takes an exclusive lock on path, waiting for it; the returned
-// function releases it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close() // the lock failed; the close cannot tell more
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() { _ = f.Close() }, nil // closing releases the lock
 }
 
 // runScript runs scripts/NAME for at most timeout, without the CRI and

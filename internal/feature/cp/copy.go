@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +13,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/cri/client"
@@ -36,11 +33,7 @@ const (
 
 // ParseWay reads --way.
 func ParseWay(s string) (Way, error) {
-	switch w := Way(s); w {
-	case WayAuto, WayTar, WayRoot:
-		return w, nil
-	}
-	return "", fmt.Errorf("unknown --way %q: use auto, tar or root", s)
+	return cmdutil.ParseChoice("--way", s, "", WayAuto, WayTar, WayRoot)
 }
 
 // Copy is one `crisp cp`.
@@ -58,16 +51,13 @@ type Copy struct {
 
 // Run copies c's request in the container d reaches.
 func Run(ctx context.Context, d session.Deps, c Copy) error {
-	cli, settings, ctr, err := d.Connect(ctx, c.Container)
+	run, err := d.ConnectRunning(ctx, "cp", "container", "cp reaches files through a running container", c.Container)
 	if err != nil {
 		return err
 	}
+	cli, settings, ctr := run.Cli, run.Settings, run.Container
 	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
-	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return fmt.Errorf("cp: container %s (%s) is %s, not running; cp reaches files through a running container (see `crisp ps -a`)",
-			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
-	}
-	j := &job{deps: d, c: c, cli: cli, ctr: ctr}
+	j := &job{deps: d, c: c, run: run}
 	if c.Way != WayRoot {
 		cfg, err := d.TransportConfig(c.TLS, settings)
 		if err != nil {
@@ -93,8 +83,7 @@ func Run(ctx context.Context, d session.Deps, c Copy) error {
 type job struct {
 	deps session.Deps
 	c    Copy
-	cli  *client.Client
-	ctr  *runtimeapi.Container
+	run  session.Running
 }
 
 func (j *job) warn(msg string) {
@@ -345,24 +334,17 @@ func (j *job) viaRoot(ctx context.Context) error {
 	})
 }
 
-// pid is the container's process ID on the node, from the runtime's
-// verbose status: containerd and CRI-O put it at "pid" in the JSON of
-// their info (the mock too, whose containers are host processes).
+// pid is the container's process ID on the node.
 func (j *job) pid(ctx context.Context) (int, error) {
-	resp, err := j.cli.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: j.ctr.Id, Verbose: true})
+	pid, err := j.run.PID(ctx)
+	if errors.Is(err, client.ErrNoPID) {
+		return 0, fmt.Errorf("cp: container %s: %w, so its root cannot be reached from the node; use a container with tar (--way tar)",
+			client.ShortID(j.run.Container.Id), err)
+	}
 	if err != nil {
-		return 0, fmt.Errorf("cp: verbose status of container %s: %w", client.ShortID(j.ctr.Id), err)
+		return 0, fmt.Errorf("cp: verbose status of container %s: %w", client.ShortID(j.run.Container.Id), err)
 	}
-	for _, v := range resp.GetInfo() {
-		var info struct {
-			Pid int `json:"pid"`
-		}
-		if json.Unmarshal([]byte(v), &info) == nil && info.Pid > 0 {
-			return info.Pid, nil
-		}
-	}
-	return 0, fmt.Errorf("cp: the runtime at %s gives no process ID for container %s in its verbose status, so its root cannot be reached from the node; use a container with tar (--way tar)",
-		j.cli.Endpoint, client.ShortID(j.ctr.Id))
+	return pid, nil
 }
 
 // treeSize is the bytes of file content under name (for the bar; 0 when it

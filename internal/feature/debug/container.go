@@ -47,11 +47,7 @@ const (
 
 // ParseProfile checks a --profile value.
 func ParseProfile(s string) (Profile, error) {
-	switch p := Profile(s); p {
-	case ProfileGeneral, ProfileNetadmin, ProfileSysadmin:
-		return p, nil
-	}
-	return "", fmt.Errorf("unknown --profile %q: use general, netadmin or sysadmin (kubectl debug's names)", s)
+	return cmdutil.ParseChoice("--profile", s, "kubectl debug's names", ProfileGeneral, ProfileNetadmin, ProfileSysadmin)
 }
 
 // apply sets the profile's privileges on sc.
@@ -124,7 +120,7 @@ func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *
 	plan := &containerPlan{image: image, podID: target.PodSandboxId, target: target, podCfg: podCfg, cfg: cfg}
 	// Where crisp runs on the target's node it can tell the command the
 	// target's PID (exec'd processes take the container's environment).
-	if pid, err := targetPID(ctx, cli, target.Id); err == nil {
+	if pid, err := cli.ContainerPID(ctx, target.Id); err == nil {
 		if plan.nsPID, _ = namespacePID(pid); plan.nsPID > 0 {
 			cfg.Envs = []*runtimeapi.KeyValue{{Key: TargetPIDEnv, Value: []byte(strconv.Itoa(plan.nsPID))}}
 		}

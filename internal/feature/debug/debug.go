@@ -46,11 +46,7 @@ const (
 
 // ParseWay checks a --way value.
 func ParseWay(s string) (Way, error) {
-	switch w := Way(s); w {
-	case WayAuto, WayContainer, WayHost:
-		return w, nil
-	}
-	return "", fmt.Errorf("unknown --way %q: use auto, container or host", s)
+	return cmdutil.ParseChoice("--way", s, "", WayAuto, WayContainer, WayHost)
 }
 
 // DefaultCommand is what runs when no command is given: a shell.
@@ -103,15 +99,12 @@ var ErrNoWay = errors.New("no way into the target worked")
 // Run runs r's session and returns the command's exit status as an error
 // (nil for 0), as exec does.
 func (rn Runner) Run(ctx context.Context, r Request) error {
-	cli, _, target, err := rn.Deps.Connect(ctx, r.Target)
+	run, err := rn.Deps.ConnectRunning(ctx, "debug", "target", "debug needs a running target", r.Target)
 	if err != nil {
 		return err
 	}
+	cli, target := run.Cli, run.Container
 	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
-	if target.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return fmt.Errorf("debug: target %s (%s) is %s, not running; debug needs a running target (see `crisp ps -a`)",
-			client.ShortID(target.Id), target.GetMetadata().GetName(), client.ContainerStateName(target.State))
-	}
 	if len(r.Command) == 0 {
 		r.Command = DefaultCommand
 	}
@@ -146,7 +139,7 @@ func (rn Runner) Run(ctx context.Context, r Request) error {
 		rn.Deps.Logf("debug: container way not possible: %v", err)
 		tried = append(tried, "container: "+err.Error())
 	}
-	entry, err := rn.Host.plan(ctx, cli, target)
+	entry, err := rn.Host.plan(ctx, run)
 	if err == nil {
 		rn.Deps.Logf("debug: way: host (nsenter into PID %d; the target's root is /proc/%d/root on the node)", entry.pid, entry.pid)
 		logTargetPID(rn.Deps, entry.nsPID)

@@ -44,19 +44,6 @@ func TestOwner(t *testing.T) {
 	}
 }
 
-// The target's PID comes from the verbose info as containerd and CRI-O
-// give it; anything else is an error naming what is missing.
-func TestInfoPID(t *testing.T) {
-	if pid, err := infoPID(map[string]string{"info": `{"sandboxID":"x","pid":4242,"runtimeSpec":{}}`}); err != nil || pid != 4242 {
-		t.Errorf("containerd's info: %d, %v", pid, err)
-	}
-	for _, info := range []map[string]string{nil, {"info": "{"}, {"info": `{"pid":0}`}} {
-		if _, err := infoPID(info); err == nil || !strings.Contains(err.Error(), "PID") && !strings.Contains(err.Error(), "info") {
-			t.Errorf("infoPID(%v) = %v", info, err)
-		}
-	}
-}
-
 // In crisp's own PID namespace a process's namespace PID is its PID.
 func TestNamespacePID(t *testing.T) {
 	if n, ok := namespacePID(os.Getpid()); !ok || n != os.Getpid() {

@@ -2,7 +2,6 @@ package debug
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,10 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/feature/session"
 )
 
 // HostEntry enters a target's namespaces from the node: util-linux's
@@ -44,7 +41,7 @@ type hostPlan struct {
 
 // plan checks that the host way can work for target: root, the tools, and
 // the target's PID from the runtime's verbose status.
-func (h HostEntry) plan(ctx context.Context, cli *client.Client, target *runtimeapi.Container) (*hostPlan, error) {
+func (h HostEntry) plan(ctx context.Context, target session.Running) (*hostPlan, error) {
 	if h.Euid() != 0 {
 		return nil, errors.New("host way: entering another process's namespaces needs root on the node (run crisp with sudo)")
 	}
@@ -56,7 +53,7 @@ func (h HostEntry) plan(ctx context.Context, cli *client.Client, target *runtime
 	if p.unshare, err = h.LookPath("unshare"); err != nil {
 		return nil, errors.New("host way: no unshare in PATH (install util-linux)")
 	}
-	if p.pid, err = targetPID(ctx, cli, target.Id); err != nil {
+	if p.pid, err = target.PID(ctx); err != nil {
 		return nil, fmt.Errorf("host way: %w", err)
 	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d/ns/pid", p.pid)); err != nil {
@@ -64,16 +61,6 @@ func (h HostEntry) plan(ctx context.Context, cli *client.Client, target *runtime
 	}
 	p.nsPID, _ = namespacePID(p.pid)
 	return &p, nil
-}
-
-// targetPID is the target's PID on the node, from the runtime's verbose
-// container status.
-func targetPID(ctx context.Context, cli *client.Client, id string) (int, error) {
-	st, err := cli.ContainerStatus(ctx, id, true)
-	if err != nil {
-		return 0, err
-	}
-	return infoPID(st.GetInfo())
 }
 
 // TargetPIDEnv names the environment variable that holds the target's PID
@@ -101,25 +88,6 @@ func namespacePID(pid int) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// infoPID reads the target's PID from a verbose ContainerStatus info map:
-// containerd and CRI-O both put it at "pid" in the JSON under "info".
-func infoPID(info map[string]string) (int, error) {
-	raw, ok := info["info"]
-	if !ok {
-		return 0, errors.New("the runtime's verbose container status has no \"info\" to read the target's PID from")
-	}
-	var v struct {
-		PID int `json:"pid"`
-	}
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return 0, fmt.Errorf("reading the target's PID from the runtime's verbose status: %w", err)
-	}
-	if v.PID <= 0 {
-		return 0, errors.New("the runtime's verbose container status gives no PID for the target")
-	}
-	return v.PID, nil
 }
 
 // hostArgv is the command line that runs command in the target's

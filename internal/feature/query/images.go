@@ -98,11 +98,7 @@ func RuntimeConfig(ctx context.Context, c *client.Client, p output.Printer) erro
 	if err != nil {
 		return err
 	}
-	data, err := output.ProtoJSON(resp)
-	if err != nil {
-		return err
-	}
-	return p.Print(data, func(w io.Writer) error {
+	return p.PrintProto(resp, func(w io.Writer) error {
 		output.Row(w, "cgroup driver:", resp.GetLinux().GetCgroupDriver().String())
 		return nil
 	})
@@ -112,11 +108,7 @@ func RuntimeConfig(ctx context.Context, c *client.Client, p output.Printer) erro
 // default like crictl, until ctx ends.
 func Events(ctx context.Context, c *client.Client, p output.Printer) error {
 	return c.Events(ctx, func(ev *runtimeapi.ContainerEventResponse) error {
-		data, err := output.ProtoJSON(ev)
-		if err != nil {
-			return err
-		}
-		return p.Print(data, func(w io.Writer) error {
+		return p.PrintProto(ev, func(w io.Writer) error {
 			output.EventRow(w, ev)
 			return nil
 		})

@@ -15,21 +15,12 @@ import (
 // ListOptions are what ps, pods and images share.
 type ListOptions struct {
 	// Quiet prints IDs only.
-	Quiet bool
-	// Last keeps the N newest (0: all).
-	Last    int
+	Quiet   bool
 	NoTrunc bool
 	Now     time.Time
 	// Verbose is crictl's -v: a block of key: value lines an object
 	// instead of the table.
 	Verbose bool
-}
-
-func lastN[T any](items []T, n int) []T {
-	if n > 0 && len(items) > n {
-		return items[:n]
-	}
-	return items
 }
 
 func printIDs[T interface{ GetId() string }](w io.Writer, items []T) error {
@@ -41,30 +32,17 @@ func printIDs[T interface{ GetId() string }](w io.Writer, items []T) error {
 	return nil
 }
 
-// PS lists containers (crisp ps). pod, when set, is resolved first (ID,
-// prefix or name) into f.PodID.
-func PS(ctx context.Context, c *client.Client, f client.ContainerFilter, pod string, o ListOptions, p output.Printer) error {
-	if pod != "" {
-		sb, err := c.ResolvePod(ctx, pod)
-		if err != nil {
-			return fmt.Errorf("--pod: %w", err)
-		}
-		f.PodID = sb.GetId()
-	}
+// PS lists containers (crisp ps).
+func PS(ctx context.Context, c *client.Client, f client.ContainerFilter, o ListOptions, p output.Printer) error {
 	ctrs, err := c.ListContainers(ctx, f)
 	if err != nil {
 		return err
 	}
-	ctrs = lastN(ctrs, o.Last)
 	if o.Quiet {
 		return printIDs(p.Out, ctrs)
 	}
 	if p.Format != output.Table {
-		data, err := output.ProtoJSON(&runtimeapi.ListContainersResponse{Containers: ctrs})
-		if err != nil {
-			return err
-		}
-		return p.Print(data, nil)
+		return p.PrintProto(&runtimeapi.ListContainersResponse{Containers: ctrs}, nil)
 	}
 	// The POD and NAMESPACE columns come from each container's pod.
 	pods := map[string]*runtimeapi.PodSandbox{}
@@ -93,15 +71,10 @@ func Pods(ctx context.Context, c *client.Client, f client.PodFilter, o ListOptio
 	if err != nil {
 		return err
 	}
-	pods = lastN(pods, o.Last)
 	if o.Quiet {
 		return printIDs(p.Out, pods)
 	}
-	data, err := output.ProtoJSON(&runtimeapi.ListPodSandboxResponse{Items: pods})
-	if err != nil {
-		return err
-	}
-	return p.Print(data, func(w io.Writer) error {
+	return p.PrintProto(&runtimeapi.ListPodSandboxResponse{Items: pods}, func(w io.Writer) error {
 		if o.Verbose {
 			output.PodsVerbose(w, pods)
 			return nil
@@ -123,11 +96,7 @@ func Images(ctx context.Context, c *client.Client, ref string, quiet bool, t out
 	if quiet {
 		return printIDs(p.Out, images)
 	}
-	data, err := output.ProtoJSON(&runtimeapi.ListImagesResponse{Images: images})
-	if err != nil {
-		return err
-	}
-	return p.Print(data, func(w io.Writer) error {
+	return p.PrintProto(&runtimeapi.ListImagesResponse{Images: images}, func(w io.Writer) error {
 		if t.Verbose {
 			output.ImagesVerbose(w, images)
 			return nil

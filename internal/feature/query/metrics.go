@@ -20,11 +20,7 @@ func MetricDescs(ctx context.Context, c *client.Client, p output.Printer) error 
 	if err != nil {
 		return err
 	}
-	data, err := output.ProtoJSON(resp)
-	if err != nil {
-		return err
-	}
-	return p.Print(data, nil)
+	return p.PrintProto(resp, nil)
 }
 
 // PodMetrics prints the pods' metrics (crictl metricsp): the
@@ -38,11 +34,7 @@ func PodMetrics(ctx context.Context, c *client.Client, p output.Printer) error {
 	if err != nil {
 		return err
 	}
-	data, err := output.ProtoJSON(resp)
-	if err != nil {
-		return err
-	}
-	return p.Print(data, nil)
+	return p.PrintProto(resp, nil)
 }
 
 // UpdateRuntimeConfig sends the pod CIDR to the runtime (crictl

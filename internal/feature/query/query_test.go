@@ -46,14 +46,14 @@ func fixture(t *testing.T) *client.Client {
 func TestPSByPodAndQuiet(t *testing.T) {
 	c := fixture(t)
 	var out bytes.Buffer
-	if err := PS(t.Context(), c, client.ContainerFilter{}, "web", ListOptions{Quiet: true}, output.Printer{Out: &out}); err != nil {
+	if err := PS(t.Context(), c, client.ContainerFilter{Pod: "web"}, ListOptions{Quiet: true}, output.Printer{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Fields(out.String()); len(got) != 2 || strings.Contains(out.String(), "bbbc3333") {
 		t.Errorf("ps -q --pod web: got %q, want web's two containers", out.String())
 	}
 	out.Reset()
-	if err := PS(t.Context(), c, client.ContainerFilter{}, "", ListOptions{}, output.Printer{Out: &out, Format: output.JSON}); err != nil {
+	if err := PS(t.Context(), c, client.ContainerFilter{}, ListOptions{}, output.Printer{Out: &out, Format: output.JSON}); err != nil {
 		t.Fatal(err)
 	}
 	var list struct {
@@ -64,7 +64,7 @@ func TestPSByPodAndQuiet(t *testing.T) {
 	}
 	out.Reset()
 	// The table names each container's pod and its namespace.
-	if err := PS(t.Context(), c, client.ContainerFilter{}, "", ListOptions{Now: time.Unix(0, 11)}, output.Printer{Out: &out, Format: output.Table}); err != nil {
+	if err := PS(t.Context(), c, client.ContainerFilter{}, ListOptions{Now: time.Unix(0, 11)}, output.Printer{Out: &out, Format: output.Table}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"NAMESPACE", "prod", "db", "web"} {
@@ -72,7 +72,7 @@ func TestPSByPodAndQuiet(t *testing.T) {
 			t.Errorf("ps table lacks %q:\n%s", want, out.String())
 		}
 	}
-	err := PS(t.Context(), c, client.ContainerFilter{}, "aaaa", ListOptions{}, output.Printer{Out: &out})
+	err := PS(t.Context(), c, client.ContainerFilter{Pod: "aaaa"}, ListOptions{}, output.Printer{Out: &out})
 	var amb *client.AmbiguousError
 	if !errors.As(err, &amb) || !strings.HasPrefix(err.Error(), "--pod: ") {
 		t.Errorf("ps --pod aaaa: want an ambiguity about --pod; got %v", err)

@@ -117,11 +117,7 @@ func watchStats[R statsResponse[S], S interface{ GetAttributes() A }, A interfac
 			return err
 		}
 		if p.Format != output.Table {
-			data, err := output.ProtoJSON(resp)
-			if err != nil {
-				return err
-			}
-			if err := p.Print(data, nil); err != nil {
+			if err := p.PrintProto(resp, nil); err != nil {
 				return err
 			}
 			if o.Watch {

@@ -15,25 +15,17 @@ import (
 	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
-// Many is exec in every running container a filter matches: exec's
-// --label, --pod, --name and --parallel bind to its fields
+// Many is exec in every container crictl's selectors match (running ones
+// unless --state, -l or -n say otherwise): exec's selectors bind to Select
 // (cmd/crisp/exec.go), which the command checks into Filter.
 type Many struct {
-	Labels   []string
-	Pod      string
-	Name     string
+	Select   cmdutil.ContainerSelectors
 	Parallel int
-	// crictl's selectors and switches besides those: --image, --state,
-	// -l/--latest and -n/--last (Last keeps the N most recently created
-	// matches), -q/--quiet (no summary line), -e/--ignore-errors (exit 0).
-	Image, State string
-	Latest       bool
-	Last         int
+	// Quiet: no summary line (-q); IgnoreErrors: exit 0 (-e).
 	Quiet        bool
 	IgnoreErrors bool
 
-	// Filter selects the containers (set by the command's Validate from
-	// Labels and Name); Pod, when set, is resolved into it.
+	// Filter selects the containers (set by the command's Validate).
 	Filter client.ContainerFilter
 }
 
@@ -46,20 +38,9 @@ func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 		return err
 	}
 	defer func() { _ = cli.Close() }() // closing a finished gRPC connection: nothing to report
-	filter := m.Filter
-	if m.Pod != "" {
-		pod, err := cli.ResolvePod(ctx, m.Pod)
-		if err != nil {
-			return fmt.Errorf("exec: %w", err)
-		}
-		filter.PodID = pod.Id
-	}
-	ctrs, err := cli.ListContainers(ctx, filter)
+	ctrs, err := cli.ListContainers(ctx, m.Filter)
 	if err != nil {
-		return err
-	}
-	if m.Last > 0 && len(ctrs) > m.Last {
-		ctrs = ctrs[:m.Last] // newest first
+		return fmt.Errorf("exec: %w", err)
 	}
 	if len(ctrs) == 0 {
 		return errors.New("exec: no container matches the selectors (--label, --pod, --name, --image, --state, -l, -n; see `crisp ps -a`)")
@@ -76,9 +57,13 @@ func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 	res := FanOut(ctx, targets, FanOutOptions{Parallel: m.Parallel, Out: d.Streams.Out, Err: d.Streams.ErrOut, Color: colour},
 		func(ctx context.Context, t Target, stdout, stderr io.Writer) (int, error) {
 			req := &runtimeapi.ExecRequest{ContainerId: t.ID, Cmd: e.Command, Stdout: true, Stderr: true}
-			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: stderr})
+			errTail := &tailWriter{w: stderr}
+			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: errTail})
 			var coded transport.RemoteExit
 			if err != nil && errors.As(err, &coded) && ctx.Err() == nil {
+				if notStarted, ok := transport.ExecFailure(coded.ExitStatus(), errTail.tail()); ok {
+					return notStarted.Code, nil // CRI-O's 255 from runc, as on containerd
+				}
 				return coded.ExitStatus(), nil
 			}
 			return 0, err

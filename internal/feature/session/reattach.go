@@ -53,7 +53,8 @@ func (l ReattachLoop) Run(ctx context.Context) error {
 	window := orDefault(l.Window, DefaultWindow)
 	backoff := orDefault(l.MinBackoff, DefaultMinBackoff)
 	maxBackoff := orDefault(l.MaxBackoff, DefaultMaxBackoff)
-	var brokeAt time.Time // zero while the last session upgraded
+	var brokeAt time.Time  // zero while the last session upgraded
+	var lastFailure string // why the last fresh Attach failed, said once
 	for retry := false; ; retry = true {
 		upgraded, err := l.Session(ctx, retry)
 		if ctx.Err() != nil || l.Final(err) {
@@ -78,6 +79,10 @@ func (l ReattachLoop) Run(ctx context.Context) error {
 			return errors.Join(ErrGaveUp, err)
 		}
 		if !upgraded { // the server is still away: wait before the next try
+			if why := describe(err); retry && why != lastFailure {
+				lastFailure = why
+				l.notify("the fresh Attach did not connect (%s); trying again for up to %s", why, window.Round(time.Second))
+			}
 			select {
 			case <-ctx.Done():
 				return ctx.Err()

@@ -53,8 +53,24 @@ func TestReattachesUntilFinal(t *testing.T) {
 	if s.sessions != 3 || s.retries[0] || !s.retries[1] || !s.retries[2] {
 		t.Errorf("sessions %d, retries %v", s.sessions, s.retries)
 	}
-	if len(s.notes) != 1 || !strings.Contains(s.notes[0], "broke off") {
-		t.Errorf("notes %q: want one line naming the break", s.notes)
+	if len(s.notes) != 2 || !strings.Contains(s.notes[0], "broke off") || !strings.Contains(s.notes[1], "did not connect (connection refused)") {
+		t.Errorf("notes %q: want a line naming the break, then one naming why the fresh Attach failed", s.notes)
+	}
+}
+
+// A server that stays away is said once per reason, not once per try.
+func TestSaysEachRetryFailureOnce(t *testing.T) {
+	steps := []step{{upgraded: true, err: errors.New("broke off"), running: true}}
+	for range 5 {
+		steps = append(steps, step{err: errors.New("connection refused"), running: true})
+	}
+	steps = append(steps, step{err: errors.New("upgrade refused: 404"), running: true}, step{upgraded: true, err: errFinal})
+	s := &script{steps: steps}
+	if err := s.loop().Run(context.Background()); !errors.Is(err, errFinal) {
+		t.Fatalf("Run = %v, want the final session's error", err)
+	}
+	if len(s.notes) != 3 || !strings.Contains(s.notes[1], "connection refused") || !strings.Contains(s.notes[2], "404") {
+		t.Errorf("notes %q: want the break, then each distinct failure once", s.notes)
 	}
 }
 

@@ -77,7 +77,14 @@ func (d Deps) Exec(ctx context.Context, e *Exec) error {
 	if e.Stdin {
 		stdin = d.Streams.In
 	}
-	_, err = d.Session(ctx, "exec", src, e.Offers, cfg, stdin, withTTY)
+	var errTail tailWriter
+	_, err = d.session(ctx, "exec", src, e.Offers, cfg, stdin, withTTY, &errTail)
+	var coded transport.RemoteExit
+	if errors.As(err, &coded) {
+		if notStarted, ok := transport.ExecFailure(coded.ExitStatus(), errTail.tail()); ok {
+			err = notStarted // CRI-O's 255 from runc: 127 or 126 as on containerd
+		}
+	}
 	return d.Outcome(ctx, err)
 }
 
@@ -109,15 +116,12 @@ type Attach struct {
 // an error) or the user detaches (nil). The caller closes a.Trace and
 // a.Record.
 func (d Deps) Attach(ctx context.Context, a *Attach) error {
-	cli, settings, ctr, err := d.Connect(ctx, a.Container)
+	run, err := d.ConnectRunning(ctx, "attach", "container", "attach needs a running container", a.Container)
 	if err != nil {
 		return err
 	}
+	cli, settings, ctr := run.Cli, run.Settings, run.Container
 	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
-	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return fmt.Errorf("attach: container %s (%s) is %s, not running; attach needs a running container (see `crisp ps -a`)",
-			client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State))
-	}
 	cfg, err := d.config(a.TLS, settings, protocolCache(a.ProtocolCache, cli), a.Trace.Apply)
 	if err != nil {
 		return err

@@ -84,6 +84,35 @@ func (d Deps) Connect(ctx context.Context, ref string) (*client.Client, client.S
 	return cli, settings, ctr, nil
 }
 
+// Running is what ConnectRunning found: a running container, the client
+// that found it (the caller closes it) and the endpoint's settings.
+type Running struct {
+	Cli       *client.Client
+	Settings  client.Settings
+	Container *runtimeapi.Container
+}
+
+// PID is the container's process ID on the node (client.ContainerPID).
+func (r Running) PID(ctx context.Context) (int, error) {
+	return r.Cli.ContainerPID(ctx, r.Container.Id)
+}
+
+// ConnectRunning is Connect for a verb that needs the container running:
+// any other state is an error that names the container, its state and why
+// verb needs it running (noun is how verb calls it: "container", "target").
+func (d Deps) ConnectRunning(ctx context.Context, verb, noun, why, ref string) (Running, error) {
+	cli, settings, ctr, err := d.Connect(ctx, ref)
+	if err != nil {
+		return Running{}, err
+	}
+	if ctr.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		_ = cli.Close() // closing a gRPC connection reports nothing to act on
+		return Running{}, fmt.Errorf("%s: %s %s (%s) is %s, not running; %s (see `crisp ps -a`)",
+			verb, noun, client.ShortID(ctr.Id), ctr.GetMetadata().GetName(), client.ContainerStateName(ctr.State), why)
+	}
+	return Running{Cli: cli, Settings: settings, Container: ctr}, nil
+}
+
 // dial resolves the endpoint and dials it; the caller closes the client.
 func (d Deps) dial() (*client.Client, client.Settings, error) {
 	settings, err := d.Settings()
@@ -151,6 +180,12 @@ func (d Deps) CheckTTY(stdin, wantTTY bool) bool {
 // SIGWINCH. stdin is the session's input (attach wraps it to watch for the
 // detach keys), or nil for none.
 func (d Deps) Session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool) (remotecommand.Result, error) {
+	return d.session(ctx, op, src, offers, cfg, stdin, withTTY, nil)
+}
+
+// session is Session; a non-nil errTail keeps the end of what the remote
+// side wrote to the stream its errors reach (stderr, stdout with a TTY).
+func (d Deps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool, errTail *tailWriter) (remotecommand.Result, error) {
 	t := d.Terminal(stdin != nil && (withTTY || d.keysAsTyped))
 	t.KeysAsTyped = !withTTY
 	var res remotecommand.Result
@@ -163,6 +198,13 @@ func (d Deps) Session(ctx context.Context, op string, src transport.URLSource, o
 			s.Stderr = d.Streams.ErrOut // a TTY merges stderr into stdout
 		} else if q := t.MonitorSize(ctx); q != nil {
 			s.Resize = sizeQueue{q}
+		}
+		if errTail != nil {
+			if withTTY {
+				errTail.w, s.Stdout = s.Stdout, errTail
+			} else {
+				errTail.w, s.Stderr = s.Stderr, errTail
+			}
 		}
 		var err error
 		res, err = d.Stream(ctx, op, src, offers, cfg, s)
@@ -233,6 +275,9 @@ func (d Deps) ExecSync(ctx context.Context, cli *client.Client, id string, cmd [
 	}
 	if _, err := d.Streams.ErrOut.Write(resp.Stderr); err != nil {
 		return fmt.Errorf("exec -s: writing stderr: %w", err)
+	}
+	if notStarted, ok := transport.ExecFailure(int(resp.ExitCode), tailOf(resp.Stderr)); ok {
+		return d.Outcome(ctx, notStarted) // CRI-O's 255 from runc: 127 or 126 as on containerd
 	}
 	if resp.ExitCode != 0 {
 		d.Logf("remote command exited with status %d", resp.ExitCode)
