@@ -1,14 +1,30 @@
 # Fallbacks for the bash-completion package's functions, when it is absent.
+# With -n CHARS the words are split at blanks only, as the package does, so
+# that an image's "name:tag" or a "--flag=value" stays one word (bash's own
+# COMP_WORDS splits at ':' and '=').
 if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
 _get_comp_words_by_ref() {
-    while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do [ "$1" = -n ] && shift; shift; done
-    local __cur="${COMP_WORDS[COMP_CWORD]}" __prev="${COMP_WORDS[COMP_CWORD-1]}"
+    local __exclude="" __words __cword
+    while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do
+        [ "$1" = -n ] && { __exclude=$2; shift; }
+        shift
+    done
+    if [ -n "$__exclude" ] && [ -n "${COMP_LINE+set}" ]; then
+        local __line=${COMP_LINE:0:${COMP_POINT:-${#COMP_LINE}}}
+        read -ra __words <<<"$__line"
+        case "$__line" in ""|*[[:space:]]) __words+=("") ;; esac
+        __cword=$((${#__words[@]} - 1))
+    else
+        __words=("${COMP_WORDS[@]}")
+        __cword=$COMP_CWORD
+    fi
+    local __cur="${__words[__cword]}" __prev="${__words[__cword-1]}"
     while [ $# -gt 0 ]; do
         case "$1" in
         cur) cur=$__cur ;;
         prev) prev=$__prev ;;
-        words) words=("${COMP_WORDS[@]}") ;;
-        cword) cword=$COMP_CWORD ;;
+        words) words=("${__words[@]}") ;;
+        cword) cword=$__cword ;;
         esac
         shift
     done
@@ -20,8 +36,17 @@ _filedir() {
     if [ "$1" = -d ]; then COMPREPLY+=($(compgen -d -- "$cur")); else COMPREPLY+=($(compgen -f -- "$cur")); fi
 }
 fi
+# bash replaces only the part of the word after its last ':', so that part
+# of cur is taken off each completion, as the package does.
 if ! declare -F __ltrim_colon_completions >/dev/null 2>&1; then
-__ltrim_colon_completions() { :; }
+__ltrim_colon_completions() {
+    if [[ "$1" == *:* && "$COMP_WORDBREAKS" == *:* ]]; then
+        local __colon_word=${1%"${1##*:}"} __i=${#COMPREPLY[*]}
+        while [ $((--__i)) -ge 0 ]; do
+            COMPREPLY[__i]=${COMPREPLY[__i]#"$__colon_word"}
+        done
+    fi
+}
 fi
 
 # bash completion V2 for crisp                                -*- shell-script -*-

@@ -102,3 +102,19 @@ func completeContainers(f *cmdutil.Factory) cobra.CompletionFunc {
 	return completion.Containers(quietDial(f))
 }
 func completePods(f *cmdutil.Factory) cobra.CompletionFunc { return completion.Pods(quietDial(f)) }
+
+// registerCompletions completes arguments and flag values from the runtime:
+// containers (running ones where nothing else can be reached), pods and
+// images by ID and name, and -o's formats.
+func registerCompletions(root *cobra.Command, f *cmdutil.Factory) {
+	dial := quietDial(f)
+	completion.Register(root, completion.Containers(dial, completion.Running...), "exec", "attach")
+	completion.Register(root, completion.Containers(dial), "stats", "logs")
+	completion.Register(root, completion.EveryArg(completion.Containers(dial)), "inspect", "start", "stop", "rm", "update", "checkpoint")
+	completion.Register(root, completion.Pods(dial), "port-forward", "statsp", "create")
+	completion.Register(root, completion.EveryArg(completion.Pods(dial)), "inspectp", "stopp", "rmp")
+	completion.Register(root, completion.Images(dial), "pull", "rmi", "inspecti", "images")
+	completion.RegisterFlag(root, "pod", completion.Pods(dial))
+	completion.RegisterFlag(root, "image", completion.Images(dial), "fleet")    // fleet's --image is crisp's own image, for a cluster
+	_ = completion.RegisterPersistentFlag(root, "output", completion.Formats()) // root defines --output: no error to act on
+}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // crictl's global flags come before the verb and a verb's own after it, so
@@ -30,6 +32,12 @@ var globalsWithValue = map[string]string{
 // default, as crictl has it), and -v alone, with no verb, to --version. The
 // verb and what follows it are left as they are.
 func crictlArgs(args []string) []string {
+	if len(args) > 1 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		// A completion request: the words typed before the one being
+		// completed, which stays as it is.
+		last := len(args) - 1
+		return append(append([]string{args[0]}, crictlArgs(args[1:last])...), args[last])
+	}
 	out := make([]string, 0, len(args))
 	i := 0
 	for ; i < len(args); i++ {

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/feature/completion"
 	"github.com/crisp-cri/crisp/internal/stream/tty"
 )
 
@@ -70,10 +69,7 @@ func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newCompletionCommand(f), newGenDocsCommand(f))
 
-	// Dynamic completion of the first argument from the runtime.
-	completion.Register(root, quietDial(f),
-		[]string{"exec", "attach", "inspect", "stats", "start", "stop", "rm", "update", "checkpoint", "logs"},
-		[]string{"port-forward", "inspectp", "statsp", "stopp", "rmp"})
+	registerCompletions(root, f)
 	return root
 }
 

@@ -340,3 +340,56 @@ func TestAttachTTYDetachKeys(t *testing.T) {
 		t.Errorf("second attach exited %d, want 0", code)
 	}
 }
+
+// TestAttachStdinDetachKeysWithoutTTY: attach -i without -t, in a
+// terminal. The terminal's line buffering held ctrl-p back until Enter and
+// its flow control took ctrl-q (XON), so the detach keys never arrived.
+// Now they do, while the terminal still echoes and takes ^C as a signal;
+// its settings come back byte for byte.
+func TestAttachStdinDetachKeysWithoutTTY(t *testing.T) {
+	env, err := mocktest.StartRuntime(context.Background(), mockruntime.Config{})
+	if err != nil {
+		skipOrFail(t, "mock runtime: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Close() })
+	pod, err := env.CreatePod(context.Background(), "keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr, err := env.CreateContainer(context.Background(), pod, mocktest.ContainerSpec{Name: "cat", Command: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startPTY(t, 24, 80, "-r", env.Endpoint, "attach", "-i", ctr)
+	before := termios(t, s.tty)
+	s.run()
+	// The terminal echoes the line, and cat sends it back: twice.
+	s.typeText("hello-keys\n")
+	s.waitOutput(0, `hello-keys\r?\n(?:.|\n)*hello-keys`)
+	tio, err := unix.IoctlGetTermios(int(s.tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tio.Lflag&unix.ICANON != 0 || tio.Iflag&unix.IXON != 0 {
+		t.Errorf("during attach -i the terminal still buffers lines or takes ctrl-q: lflag %#x iflag %#x", tio.Lflag, tio.Iflag)
+	}
+	if tio.Lflag&(unix.ECHO|unix.ISIG) != unix.ECHO|unix.ISIG {
+		t.Errorf("during attach -i the terminal no longer echoes or takes ^C as a signal (it is not a TTY session): lflag %#x", tio.Lflag)
+	}
+	s.typeText("\x10\x11") // ctrl-p, ctrl-q
+	if code := s.wait(); code != 0 {
+		t.Errorf("crisp exited %d after the detach keys, want 0", code)
+	}
+	if after := termios(t, s.tty); !bytes.Equal(after, before) {
+		t.Errorf("terminal settings differ after detaching:\nbefore %x\nafter  %x", before, after)
+	}
+	// Detached, not ended: cat still answers.
+	s2 := startPTY(t, 24, 80, "-r", env.Endpoint, "attach", "-i", ctr)
+	s2.run()
+	s2.typeText("again-keys\n")
+	s2.waitOutput(0, `again-keys\r?\n(?:.|\n)*again-keys`)
+	s2.typeText("\x10\x11")
+	if code := s2.wait(); code != 0 {
+		t.Errorf("second attach exited %d, want 0", code)
+	}
+}

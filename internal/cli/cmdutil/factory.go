@@ -39,11 +39,13 @@ type GlobalOptions struct {
 	// DebugGiven: -D/--debug was on the command line, so the config
 	// file's debug key does not count.
 	DebugGiven bool
-	// MaxRetries is crictl's --max-retries, accepted for its scripts.
-	MaxRetries     int
-	RequestTimeout time.Duration
-	Verbose        int
-	Output         string
+	// MaxRetries is crictl's --max-retries; MaxRetriesGiven says the flag
+	// was given (it then wins over the config file).
+	MaxRetries      int
+	MaxRetriesGiven bool
+	RequestTimeout  time.Duration
+	Verbose         int
+	Output          string
 	// Template is --template, the text -o go-template runs.
 	Template string
 }
@@ -67,13 +69,17 @@ func (f *Factory) Env(key string) string {
 
 // Settings resolves endpoint, timeouts and config-file keys.
 func (f *Factory) Settings() (client.Settings, error) {
-	settings, err := client.Resolve(client.Sources{
+	src := client.Sources{
 		FlagEndpoint:      f.Global.RuntimeEndpoint,
 		FlagImageEndpoint: f.Global.ImageEndpoint,
 		FlagConfig:        f.Global.ConfigFile,
 		FlagTimeout:       f.Global.RequestTimeout,
 		Getenv:            f.Getenv,
-	})
+	}
+	if f.Global.MaxRetriesGiven {
+		src.FlagMaxRetries = &f.Global.MaxRetries
+	}
+	settings, err := client.Resolve(src)
 	if err != nil {
 		return settings, err
 	}

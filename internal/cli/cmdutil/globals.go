@@ -16,7 +16,7 @@ func (o *GlobalOptions) AddFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint (unix:///path or tcp://host:port); default: CONTAINER_RUNTIME_ENDPOINT, the config file, then the usual sockets; -r before the verb")
 	pf.StringVar(&o.ImageEndpoint, "image-endpoint", "", "CRI image service endpoint (default: IMAGE_SERVICE_ENDPOINT, the config file, then the runtime endpoint); -i before the verb")
 	pf.BoolVarP(&o.Debug, "debug", "D", false, "print each CRI request and response to stderr, as crictl's --debug (also the config file's debug: true)")
-	pf.IntVar(&o.MaxRetries, "max-retries", 3, "crictl's retries of an unreachable endpoint: accepted; crisp reports an unreachable endpoint at once")
+	pf.IntVar(&o.MaxRetries, "max-retries", client.DefaultMaxRetries, "retries of a set endpoint that cannot be reached, 0.5s apart doubling to 5s, as crictl's (0: none, negative: until the request timeout; default: the config file's max-retries, then 3)")
 	pf.StringVarP(&o.ConfigFile, "config", "c", "", "crictl-style YAML config file (default: CRI_CONFIG_FILE, then "+client.DefaultConfigFile+")")
 	pf.DurationVar(&o.RequestTimeout, "request-timeout", 0, "timeout of each gRPC call (default 10s, or the config file's timeout); crictl's -t/--timeout before the verb")
 	pf.CountVarP(&o.Verbose, "verbose", "v", "-v shows the negotiated transport and protocol, -vv every frame")
@@ -31,6 +31,7 @@ func (f *Factory) CompleteGlobals(cmd *cobra.Command) error {
 		return UsageErrorf("--request-timeout must be positive (e.g. 10s), not %s", f.Global.RequestTimeout)
 	}
 	f.Global.DebugGiven = cmd.Flags().Changed("debug")
+	f.Global.MaxRetriesGiven = cmd.Flags().Changed("max-retries")
 	// The config file's debug key means -v, as crictl's means --debug.
 	// A broken file is reported by the commands that use it.
 	if file, _, err := client.LoadConfigFile(client.Sources{FlagConfig: f.Global.ConfigFile, Getenv: f.Getenv}); err == nil {

@@ -43,7 +43,7 @@ type Client struct {
 // differs). Connections are lazy: an unreachable socket surfaces at the first
 // call, as an error that names the endpoint.
 func Dial(settings Settings) (*Client, error) {
-	rconn, err := dialEndpoint(settings.RuntimeEndpoint, settings.DebugOut)
+	rconn, err := dialEndpoint(settings.RuntimeEndpoint, settings.DebugOut, settings.MaxRetries)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func Dial(settings Settings) (*Client, error) {
 		conns:         []*grpc.ClientConn{rconn},
 	}
 	if settings.ImageEndpoint != "" && settings.ImageEndpoint != settings.RuntimeEndpoint {
-		iconn, err := dialEndpoint(settings.ImageEndpoint, settings.DebugOut)
+		iconn, err := dialEndpoint(settings.ImageEndpoint, settings.DebugOut, settings.MaxRetries)
 		if err != nil {
 			_ = c.Close() // the dial error is the one to report
 			return nil, err
@@ -169,7 +169,7 @@ func notSocket(path string) string {
 }
 
 // dialEndpoint accepts unix:// (or a bare path) and tcp:// endpoints.
-func dialEndpoint(endpoint string, debugOut io.Writer) (*grpc.ClientConn, error) {
+func dialEndpoint(endpoint string, debugOut io.Writer, maxRetries int) (*grpc.ClientConn, error) {
 	network, addr, err := parseEndpoint(endpoint)
 	if err != nil {
 		return nil, err
@@ -190,6 +190,10 @@ func dialEndpoint(endpoint string, debugOut io.Writer) (*grpc.ClientConn, error)
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(dialer),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
+	}
+	if maxRetries != 0 {
+		// Outside the debug interceptor: -D shows each attempt.
+		opts = append(opts, grpc.WithChainUnaryInterceptor(retryInterceptor(endpoint, maxRetries, debugOut)))
 	}
 	if debugOut != nil {
 		opts = append(opts, grpc.WithChainUnaryInterceptor(debugInterceptor(debugOut)))

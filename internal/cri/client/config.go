@@ -59,6 +59,8 @@ type FileConfig struct {
 	// Debug raises crisp's verbosity to -v unless -v/--verbose was given,
 	// as crictl's debug key stands in for its --debug flag.
 	Debug bool `json:"debug,omitempty"`
+	// MaxRetries is crictl's max-retries key (--max-retries); nil when absent.
+	MaxRetries *int `json:"max-retries,omitempty"`
 
 	// Streaming TLS, crisp's addition under crictl-style keys.
 	TLSCA                 string `json:"tls-ca,omitempty"`
@@ -83,6 +85,11 @@ type Settings struct {
 	RequestTimeout  time.Duration
 	// Debug is the config file's debug key (see FileConfig.Verbosity).
 	Debug bool
+	// MaxRetries is how often a call that cannot reach the endpoint is
+	// tried again (crictl's --max-retries; negative: until the call's
+	// timeout). Zero for a usual socket found by looking, as crictl
+	// retries only an endpoint that was set.
+	MaxRetries int
 	// DebugOut, when set, receives each CRI request and response (-D,
 	// --debug, or the config file's debug key), as crictl's debug prints them.
 	DebugOut io.Writer
@@ -100,6 +107,7 @@ type Sources struct {
 	FlagImageEndpoint string
 	FlagConfig        string
 	FlagTimeout       time.Duration // zero when the flag was not set; negative is an error
+	FlagMaxRetries    *int          // nil when --max-retries was not given
 	Getenv            func(string) string
 	DefaultConfig     string                 // DefaultConfigFile unless a test overrides it
 	Defaults          []string               // DefaultEndpoints unless a test overrides it
@@ -120,7 +128,7 @@ func Resolve(src Sources) (Settings, error) {
 	if exists == nil {
 		exists = func(p string) bool { _, err := os.Stat(p); return err == nil }
 	}
-	s := Settings{RequestTimeout: DefaultRequestTimeout}
+	s := Settings{RequestTimeout: DefaultRequestTimeout, MaxRetries: DefaultMaxRetries}
 	if src.FlagTimeout < 0 {
 		return s, fmt.Errorf("--request-timeout must be positive (e.g. 10s), not %s", src.FlagTimeout)
 	}
@@ -147,6 +155,12 @@ func Resolve(src Sources) (Settings, error) {
 	if src.FlagTimeout > 0 {
 		s.RequestTimeout = src.FlagTimeout
 	}
+	if file.MaxRetries != nil {
+		s.MaxRetries = *file.MaxRetries
+	}
+	if src.FlagMaxRetries != nil {
+		s.MaxRetries = *src.FlagMaxRetries
+	}
 
 	switch {
 	case src.FlagEndpoint != "":
@@ -162,7 +176,7 @@ func Resolve(src Sources) (Settings, error) {
 		}
 		for _, ep := range defaults {
 			if exists(strings.TrimPrefix(ep, "unix://")) {
-				s.RuntimeEndpoint, s.EndpointSource = ep, SourceUsualSocket
+				s.RuntimeEndpoint, s.EndpointSource, s.MaxRetries = ep, SourceUsualSocket, 0
 				break
 			}
 		}

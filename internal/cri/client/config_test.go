@@ -144,10 +144,10 @@ func TestConfigFileKeys(t *testing.T) {
 	}{
 		{
 			name: "every crictl key",
-			yaml: "runtime-endpoint: unix:///run/r.sock\nimage-endpoint: unix:///run/i.sock\ntimeout: 3\ndebug: true\npull-image-on-create: false\n",
+			yaml: "runtime-endpoint: unix:///run/r.sock\nimage-endpoint: unix:///run/i.sock\ntimeout: 3\ndebug: true\npull-image-on-create: false\nmax-retries: 5\n",
 			want: Settings{
 				RuntimeEndpoint: "unix:///run/r.sock", ImageEndpoint: "unix:///run/i.sock",
-				RequestTimeout: 3 * time.Second, Debug: true,
+				RequestTimeout: 3 * time.Second, Debug: true, MaxRetries: 5,
 			},
 		},
 		{
@@ -156,7 +156,7 @@ func TestConfigFileKeys(t *testing.T) {
 			flagTimeout: 250 * time.Millisecond,
 			want: Settings{
 				RuntimeEndpoint: "unix:///run/r.sock", ImageEndpoint: "unix:///run/r.sock",
-				RequestTimeout: 250 * time.Millisecond,
+				RequestTimeout: 250 * time.Millisecond, MaxRetries: DefaultMaxRetries,
 			},
 		},
 		{
@@ -164,7 +164,7 @@ func TestConfigFileKeys(t *testing.T) {
 			yaml: "runtime-endpoint: unix:///run/r.sock\n",
 			want: Settings{
 				RuntimeEndpoint: "unix:///run/r.sock", ImageEndpoint: "unix:///run/r.sock",
-				RequestTimeout: DefaultRequestTimeout,
+				RequestTimeout: DefaultRequestTimeout, MaxRetries: DefaultMaxRetries,
 			},
 		},
 		{
@@ -172,7 +172,7 @@ func TestConfigFileKeys(t *testing.T) {
 			yaml: "runtime-endpoint: unix:///run/r.sock\ntls-ca: /ca.pem\ninsecure-skip-tls-verify: true\n",
 			want: Settings{
 				RuntimeEndpoint: "unix:///run/r.sock", ImageEndpoint: "unix:///run/r.sock",
-				RequestTimeout: DefaultRequestTimeout,
+				RequestTimeout: DefaultRequestTimeout, MaxRetries: DefaultMaxRetries,
 			},
 		},
 		{name: "not YAML", yaml: "runtime-endpoint: [unterminated\n", wantErr: "config file"},

@@ -1,22 +1,19 @@
 // Package completion writes crisp's shell completion scripts and man pages
-// and completes container and pod arguments with IDs and names read from the
-// runtime. It knows cobra's command tree and the CRI client; it knows no
-// command of crisp's by its flags, and prints only to the writers it is given.
+// and completes container, pod and image arguments with IDs and names read
+// from the runtime. It knows cobra's command tree and the CRI client; it
+// knows crisp's commands only by the names its caller gives it and by the
+// flag names every command shares (-o, --pod, --image), and prints only to
+// the writers it is given.
 package completion
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/crisp-cri/crisp/internal/cri/client"
 )
 
 // Shell is a supported shell: its script generator and the file name the
@@ -40,16 +37,32 @@ func Shells() []Shell {
 // cobra's bash script calls, when that package is not installed (minimal
 // images, macOS's bash): without them every TAB printed "command not found".
 const bashFallbacks = `# Fallbacks for the bash-completion package's functions, when it is absent.
+# With -n CHARS the words are split at blanks only, as the package does, so
+# that an image's "name:tag" or a "--flag=value" stays one word (bash's own
+# COMP_WORDS splits at ':' and '=').
 if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
 _get_comp_words_by_ref() {
-    while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do [ "$1" = -n ] && shift; shift; done
-    local __cur="${COMP_WORDS[COMP_CWORD]}" __prev="${COMP_WORDS[COMP_CWORD-1]}"
+    local __exclude="" __words __cword
+    while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do
+        [ "$1" = -n ] && { __exclude=$2; shift; }
+        shift
+    done
+    if [ -n "$__exclude" ] && [ -n "${COMP_LINE+set}" ]; then
+        local __line=${COMP_LINE:0:${COMP_POINT:-${#COMP_LINE}}}
+        read -ra __words <<<"$__line"
+        case "$__line" in ""|*[[:space:]]) __words+=("") ;; esac
+        __cword=$((${#__words[@]} - 1))
+    else
+        __words=("${COMP_WORDS[@]}")
+        __cword=$COMP_CWORD
+    fi
+    local __cur="${__words[__cword]}" __prev="${__words[__cword-1]}"
     while [ $# -gt 0 ]; do
         case "$1" in
         cur) cur=$__cur ;;
         prev) prev=$__prev ;;
-        words) words=("${COMP_WORDS[@]}") ;;
-        cword) cword=$COMP_CWORD ;;
+        words) words=("${__words[@]}") ;;
+        cword) cword=$__cword ;;
         esac
         shift
     done
@@ -61,8 +74,17 @@ _filedir() {
     if [ "$1" = -d ]; then COMPREPLY+=($(compgen -d -- "$cur")); else COMPREPLY+=($(compgen -f -- "$cur")); fi
 }
 fi
+# bash replaces only the part of the word after its last ':', so that part
+# of cur is taken off each completion, as the package does.
 if ! declare -F __ltrim_colon_completions >/dev/null 2>&1; then
-__ltrim_colon_completions() { :; }
+__ltrim_colon_completions() {
+    if [[ "$1" == *:* && "$COMP_WORDBREAKS" == *:* ]]; then
+        local __colon_word=${1%"${1##*:}"} __i=${#COMPREPLY[*]}
+        while [ $((--__i)) -ge 0 ]; do
+            COMPREPLY[__i]=${COMPREPLY[__i]#"$__colon_word"}
+        done
+    fi
+}
 fi
 
 `
@@ -129,89 +151,4 @@ func writeScript(root *cobra.Command, s Shell, path string) error {
 		return err
 	}
 	return out.Close()
-}
-
-// Dial reaches the runtime for a completion; it must print nothing (a
-// completion's output is read by the shell).
-type Dial func() (*client.Client, error)
-
-// Timeout keeps a tab press from hanging on a dead runtime.
-const Timeout = 2 * time.Second
-
-// Containers offers container IDs (with names as descriptions) and names
-// read from the runtime, for the first positional argument.
-func Containers(dial Dial) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveDefault
-		}
-		return fromRuntime(cmd.Context(), dial, toComplete, func(ctx context.Context, rt runtimeapi.RuntimeServiceClient) ([][2]string, error) {
-			resp, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{})
-			var out [][2]string
-			for _, c := range resp.GetContainers() {
-				out = append(out, [2]string{c.Id, c.GetMetadata().GetName()})
-			}
-			return out, err
-		})
-	}
-}
-
-// Pods offers pod sandbox IDs and names for the first positional argument.
-func Pods(dial Dial) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return fromRuntime(cmd.Context(), dial, toComplete, func(ctx context.Context, rt runtimeapi.RuntimeServiceClient) ([][2]string, error) {
-			resp, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
-			var out [][2]string
-			for _, p := range resp.GetItems() {
-				out = append(out, [2]string{p.Id, p.GetMetadata().GetName()})
-			}
-			return out, err
-		})
-	}
-}
-
-// Register completes the first argument of the named subcommands of root
-// that complete nothing yet: containers for containerCmds, pods for podCmds.
-func Register(root *cobra.Command, dial Dial, containerCmds, podCmds []string) {
-	set := func(names []string, fn cobra.CompletionFunc) {
-		for _, name := range names {
-			if c, _, err := root.Find([]string{name}); err == nil && c != root && c.ValidArgsFunction == nil {
-				c.ValidArgsFunction = fn
-			}
-		}
-	}
-	set(containerCmds, Containers(dial))
-	set(podCmds, Pods(dial))
-}
-
-func fromRuntime(ctx context.Context, dial Dial, prefix string,
-	list func(context.Context, runtimeapi.RuntimeServiceClient) ([][2]string, error)) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	c, err := dial()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
-	}
-	defer func() { _ = c.Close() }() // closing a gRPC connection reports nothing to act on
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	items, err := list(ctx, c.Runtime)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
-	}
-	var out []cobra.Completion
-	for _, it := range items {
-		id, name := it[0], it[1]
-		if strings.HasPrefix(id, prefix) {
-			out = append(out, cobra.CompletionWithDesc(id, name))
-		}
-		if name != "" && strings.HasPrefix(name, prefix) {
-			out = append(out, cobra.CompletionWithDesc(name, id))
-		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
 }

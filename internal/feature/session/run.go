@@ -140,7 +140,17 @@ func (d Deps) Attach(ctx context.Context, a *Attach) error {
 	var keys *tty.DetachReader
 	var inputEnd eofWatch
 	if a.Stdin {
-		keys = tty.NewDetachReader(d.Streams.In, a.Keys, detach)
+		in := d.Streams.In
+		if !withTTY && len(a.Keys) > 0 {
+			// A terminal's line buffering and flow control would keep the
+			// detach keys from crisp: the session takes keys as typed, and
+			// the end-of-file key, then a byte, still ends the input.
+			if key, ok := d.Terminal(true).EOFKey(); ok {
+				in = tty.NewEOFReader(in, key)
+				d.keysAsTyped = true
+			}
+		}
+		keys = tty.NewDetachReader(in, a.Keys, detach)
 		defer func() { _ = keys.Close() }() // it only stops watching stdin
 		inputEnd.r = keys
 		stdin = &inputEnd

@@ -43,6 +43,10 @@ type Deps struct {
 	Stream StreamFunc
 	// Verbose is the -v count.
 	Verbose int
+	// keysAsTyped: a session with input from a terminal and no remote TTY
+	// takes the keys as typed (tty.Terminal.KeysAsTyped), for attach's
+	// detach keys.
+	keysAsTyped bool
 }
 
 // NewDeps takes the factory's streams, settings and -v, with the real
@@ -182,7 +186,8 @@ func (d Deps) Session(ctx context.Context, op string, src transport.URLSource, o
 // session is Session; a non-nil errTail keeps the end of what the remote
 // side wrote to the stream its errors reach (stderr, stdout with a TTY).
 func (d Deps) session(ctx context.Context, op string, src transport.URLSource, offers []transport.Offer, cfg transport.Config, stdin io.Reader, withTTY bool, errTail *tailWriter) (remotecommand.Result, error) {
-	t := d.Terminal(stdin != nil && withTTY)
+	t := d.Terminal(stdin != nil && (withTTY || d.keysAsTyped))
+	t.KeysAsTyped = !withTTY
 	var res remotecommand.Result
 	err := t.Safe(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)

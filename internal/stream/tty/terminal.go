@@ -28,6 +28,13 @@ type Terminal struct {
 	// Command tests set it to pretend that buffers are terminals; raw mode and size reading still
 	// need a real terminal file descriptor and are skipped silently without one.
 	IsTerminal func(stream any) bool
+	// KeysAsTyped is for a session without a remote TTY whose input crisp
+	// watches key by key (attach -i's detach keys): instead of raw mode,
+	// Safe only turns off In's line buffering and its ctrl-s/ctrl-q flow
+	// control, so that ctrl-p,ctrl-q arrive when typed; echo, ^C as a
+	// signal and output processing stay. The end-of-file key then arrives
+	// as a byte: wrap In in an EOFReader (EOFKey).
+	KeysAsTyped bool
 }
 
 // isTerminal applies the injected check, or the operating system's.
@@ -105,7 +112,7 @@ func interruptSignals() []os.Signal {
 	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 }
 
-// Safe runs fn with In in raw mode and restores In's previous settings exactly (the saved termios,
+// Safe runs fn with In in raw mode (or KeysAsTyped's) and restores In's previous settings exactly (the saved termios,
 // byte for byte) on every way out: fn returning nil or an error, fn panicking (the terminal is
 // restored, then the panic goes on), and SIGINT, SIGTERM or SIGHUP reaching crisp while fn runs.
 // The restore happens once, whichever of those paths gets there first. A failure to restore is
@@ -131,9 +138,13 @@ func (t Terminal) Safe(ctx context.Context, fn func(ctx context.Context) error) 
 
 	restore := func() error { return nil }
 	if fd, ok := t.terminalFd(t.In); ok {
-		state, err := term.MakeRaw(fd)
+		makeRaw, mode := term.MakeRaw, "raw mode"
+		if t.KeysAsTyped {
+			makeRaw, mode = keysAsTyped, "key-by-key input"
+		}
+		state, err := makeRaw(fd)
 		if err != nil {
-			return fmt.Errorf("putting the terminal in raw mode: %w", err)
+			return fmt.Errorf("putting the terminal in %s: %w", mode, err)
 		}
 		var once sync.Once
 		var restoreErr error

@@ -179,13 +179,27 @@ type Difference struct {
 // ParseDifferences reads the rows of the table under the heading
 // "## Intentional differences" in docs/crictl.md: | `corpus line` | what | why |.
 func ParseDifferences(r io.Reader) (map[string]Difference, error) {
+	return ParseDifferencesUnder(r, IntentionalHeading)
+}
+
+// Headings of docs/crictl.md's tables of differences.
+const (
+	IntentionalHeading = "## Intentional differences"
+	// ContainerdHeading's table lists the lines that differ on containerd
+	// only (the e2e suite runs the corpus there), because of the runtime.
+	ContainerdHeading = "## Differences on containerd"
+)
+
+// ParseDifferencesUnder reads the rows of the table under heading, as
+// ParseDifferences does.
+func ParseDifferencesUnder(r io.Reader, heading string) (map[string]Difference, error) {
 	diffs := map[string]Difference{}
 	sc := bufio.NewScanner(r)
 	in := false
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "## ") {
-			in = line == "## Intentional differences"
+			in = line == heading
 			continue
 		}
 		if !in || !strings.HasPrefix(line, "| `") {
