@@ -42,10 +42,10 @@ type pfFlusher interface {
 
 // finishWithoutHalfClose applies the rule above once the local side of
 // local finished sending over a protocol without half-close. It returns
-// when done is closed (the remote side ended first: reset false) or the
-// connection should close with a reset (reset true; err says why when data
+// when done is closed (the remote side ended first: reset "") or the
+// connection should close with a reset (reset says why; err too when data
 // was likely lost, for the report).
-func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last, remoteBytes *atomic.Int64, done <-chan struct{}) (reset bool, err error) {
+func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last, remoteBytes *atomic.Int64, done <-chan struct{}) (reset string, err error) {
 	who := local.RemoteAddr()
 	if fl, ok := fc.(pfFlusher); ok {
 		confirmed, err := fl.flushed()
@@ -56,10 +56,10 @@ func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last,
 			defer t.Stop()
 			select {
 			case <-done:
-				return false, nil
+				return "", nil
 			case <-t.C:
 			}
-			return true, fmt.Errorf("remote port %d: the local side of %s finished, and asking the streaming server whether it had all the data failed: %w; closed with a reset, as the remote side's answer may be cut", fc.RemotePort(), who, err)
+			return pfLost(fmt.Errorf("remote port %d: the local side of %s finished, and asking the streaming server whether it had all the data failed: %w; closed with a reset, as the remote side's answer may be cut", fc.RemotePort(), who, err))
 		}
 		t := time.NewTimer(pfFlushWait)
 		select {
@@ -67,9 +67,9 @@ func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last,
 			t.Stop()
 		case <-done:
 			t.Stop()
-			return false, nil
+			return "", nil
 		case <-t.C:
-			return true, fmt.Errorf("remote port %d: the local side of %s finished, but the streaming server did not confirm within %s that it had all the data; closed with a reset, as data may be lost", fc.RemotePort(), who, pfFlushWait)
+			return pfLost(fmt.Errorf("remote port %d: the local side of %s finished, but the streaming server did not confirm within %s that it had all the data; closed with a reset, as data may be lost", fc.RemotePort(), who, pfFlushWait))
 		}
 		// The idle clock starts now.
 		last.Store(max(last.Load(), time.Now().UnixNano()))
@@ -77,11 +77,16 @@ func (f *Forwarder) finishWithoutHalfClose(local net.Conn, fc ForwardConn, last,
 	idle := f.opts.FinishedIdle
 	f.opts.Config.Log("port-forward: local side of %s finished sending; WebSocket v4 cannot forward that, so the connection closes once the remote side has sent nothing for %s", who, idle)
 	if !pfCloseWhenIdle(last, idle, done) {
-		return false, nil
+		return "", nil
 	}
 	if remoteBytes.Load() == 0 {
-		return true, fmt.Errorf("remote port %d: the local side of %s finished and the remote side sent nothing for %s after it had all the data; WebSocket v4 cannot pass the end on, so crisp closed the connection with a reset: an answer still coming would be lost (a protocol that half-closes, --transport spdy, passes the end on)", fc.RemotePort(), who, idle)
+		return pfLost(fmt.Errorf("remote port %d: the local side of %s finished and the remote side sent nothing for %s after it had all the data; WebSocket v4 cannot pass the end on, so crisp closed the connection with a reset: an answer still coming would be lost (a protocol that half-closes, --transport spdy, passes the end on)", fc.RemotePort(), who, idle))
 	}
-	f.opts.Config.Log("port-forward: closing the connection of %s with a reset: its local side has finished and the remote side sent nothing for %s (WebSocket v4 cannot tell whether it had finished)", who, idle)
-	return true, nil
+	reset = fmt.Sprintf("its local side had finished and the remote side sent nothing for %s (WebSocket v4 cannot tell whether it had finished)", idle)
+	f.opts.Config.Log("port-forward: closing the connection of %s with a reset: %s", who, reset)
+	return reset, nil
 }
+
+// pfLost is finishWithoutHalfClose's answer for a reset that likely lost
+// data: err is the reason and the failure to report.
+func pfLost(err error) (string, error) { return err.Error(), err }
