@@ -245,8 +245,8 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) tr
 			}
 		}()
 	}
-	var lastRemote atomic.Int64 // when the remote side last sent (UnixNano)
-	lastRemote.Store(time.Now().UnixNano())
+	act := &pfActivity{}
+	act.last.Store(time.Now().UnixNano())
 	var idleReset atomic.Pointer[string] // why crisp reset a finished connection
 	var lost atomic.Pointer[error]       // the connection was closed with data possibly lost
 	remoteBytes := &atomic.Int64{}
@@ -277,7 +277,7 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) tr
 			// done: once it has nothing more to say, close the connection
 			// (else each finished connection holds its sockets, and the
 			// remote end, for good).
-			why, lerr := f.finishWithoutHalfClose(local, fc, &lastRemote, remoteBytes, downDone)
+			why, lerr := f.finishWithoutHalfClose(local, fc, act, remoteBytes, downDone)
 			if lerr != nil {
 				lost.Store(&lerr)
 			}
@@ -291,7 +291,7 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) tr
 
 	bp := f.bufs.Get().(*[]byte)
 	lw := &pfWriteErr{w: local}
-	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote, n: remoteBytes}, *bp)
+	_, err := io.CopyBuffer(&pfWriteClock{w: lw, act: act}, &pfReadClock{r: fc, act: act, n: remoteBytes}, *bp)
 	f.bufs.Put(bp)
 	close(downDone)
 	dropped := pfDropErr(fc)
@@ -359,38 +359,34 @@ func pfResetLocal(local net.Conn) {
 	}
 }
 
-// pfCloseWhenIdle waits until the remote side has sent nothing for idle
-// (true) or the remote side ended (done closed: false).
-func pfCloseWhenIdle(last *atomic.Int64, idle time.Duration, done <-chan struct{}) bool {
-	t := time.NewTimer(idle)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return false
-		case <-t.C:
-			quiet := time.Since(time.Unix(0, last.Load()))
-			if quiet >= idle {
-				return true
-			}
-			t.Reset(idle - quiet)
-		}
-	}
-}
-
 // pfReadClock notes when its reader last returned data, and how much.
 type pfReadClock struct {
-	r    io.Reader
-	last *atomic.Int64
-	n    *atomic.Int64
+	r   io.Reader
+	act *pfActivity
+	n   *atomic.Int64
 }
 
 func (c *pfReadClock) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if n > 0 {
-		c.last.Store(time.Now().UnixNano())
+		c.act.last.Store(time.Now().UnixNano())
 		c.n.Add(int64(n))
 	}
+	return n, err
+}
+
+// pfWriteClock notes a write to the local client under way, and when it
+// ended: a write blocked on a client that reads slowly is not idleness.
+type pfWriteClock struct {
+	w   io.Writer
+	act *pfActivity
+}
+
+func (c *pfWriteClock) Write(p []byte) (int, error) {
+	c.act.writing.Store(true)
+	n, err := c.w.Write(p)
+	c.act.last.Store(time.Now().UnixNano())
+	c.act.writing.Store(false)
 	return n, err
 }
 
@@ -425,12 +421,8 @@ func (w *pfWriteErr) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// pfReaderOnly and pfWriterOnly hide ReadFrom/WriteTo so io.CopyBuffer uses
-// the pooled buffer instead of allocating its own.
+// pfReaderOnly hides WriteTo so io.CopyBuffer uses the pooled buffer
+// instead of allocating its own (pfWriteClock has no ReadFrom either).
 type pfReaderOnly struct{ r io.Reader }
 
 func (r pfReaderOnly) Read(p []byte) (int, error) { return r.r.Read(p) }
-
-type pfWriterOnly struct{ w io.Writer }
-
-func (w pfWriterOnly) Write(p []byte) (int, error) { return w.w.Write(p) }

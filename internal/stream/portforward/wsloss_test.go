@@ -21,9 +21,17 @@ import (
 // FinishedIdle idle against app, and returns its address and report.
 func wsEchoForward(t *testing.T, app *pfApp, idle time.Duration) (string, *lockedBuffer) {
 	t.Helper()
+	return wsForward(t, app, ForwarderOptions{FinishedIdle: idle})
+}
+
+// wsForward is wsEchoForward with more options (Source, Offers and Report
+// are filled in).
+func wsForward(t *testing.T, app *pfApp, opts ForwarderOptions) (string, *lockedBuffer) {
+	t.Helper()
 	_, src := startStreamServer(t, streamserver.ProfileFull)
 	report := &lockedBuffer{}
-	f, err := NewForwarder(ForwarderOptions{Source: src, Offers: []transport.Offer{pfCases[2].offer}, FinishedIdle: idle, Report: report.Printf})
+	opts.Source, opts.Offers, opts.Report = src, []transport.Offer{pfCases[2].offer}, report.Printf
+	f, err := NewForwarder(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +152,63 @@ func TestPortForwardWebSocketNoSilentCut(t *testing.T) {
 		t.Logf("%d concurrent %d KiB echoes: %d intact, %d failed loudly", conns, size>>10, intact, loud)
 		if loud > 0 && !strings.Contains(report.String(), "failed") {
 			t.Errorf("%d connections failed without a report:\n%s", loud, report)
+		}
+	})
+}
+
+// bigAnswerApp reads 4 bytes, then answers with n bytes of pattern and waits
+// for an end that WebSocket v4 never passes on (crisp closes).
+func bigAnswerApp(n int64) func(net.Conn) {
+	return func(c net.Conn) {
+		b := make([]byte, 4)
+		if _, err := io.ReadFull(c, b); err != nil {
+			return
+		}
+		_, _ = io.CopyN(c, pfPattern(1), n)
+		_, _ = io.Copy(io.Discard, c)
+	}
+}
+
+// TestPortForwardWebSocketSlowReader: over WebSocket v4, a local client
+// that has finished sending and reads its answer late is not idle: crisp
+// used to take its blocked writes for a quiet remote side and reset the
+// connection, and the reset threw away what the local socket still held
+// (under load, answers that had all arrived were cut). A client that reads
+// nothing at all is reset once StallTimeout passes, and that is reported as
+// a loss.
+func TestPortForwardWebSocketSlowReader(t *testing.T) {
+	const size = 16 << 20 // far past the sockets' buffers: writes to the client block
+	want, err := io.ReadAll(io.LimitReader(pfPattern(1), size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("late-reader", func(t *testing.T) {
+		app := startPFApp(t, bigAnswerApp(size))
+		addr, report := wsForward(t, app, ForwarderOptions{FinishedIdle: 100 * time.Millisecond})
+		c := dialLocal(t, addr)
+		if _, err := c.Write([]byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.(*net.TCPConn).CloseWrite()
+		time.Sleep(time.Second) // reads ten idle waits late
+		got, err := io.ReadAll(c)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("got %d of %d bytes (%v); the answer was cut\n%s", len(got), size, err, report)
+		}
+	})
+	t.Run("never-reads", func(t *testing.T) {
+		app := startPFApp(t, bigAnswerApp(size))
+		addr, report := wsForward(t, app, ForwarderOptions{FinishedIdle: 100 * time.Millisecond, StallTimeout: 300 * time.Millisecond})
+		c := dialLocal(t, addr)
+		if _, err := c.Write([]byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.(*net.TCPConn).CloseWrite()
+		testkit.Eventually(t, pfFaultBound, func() bool { return strings.Contains(report.String(), "read nothing of the remote side's answer") },
+			"a report of the connection reset for a client that does not read")
+		got, err := io.ReadAll(c)
+		if err == nil || len(got) >= size {
+			t.Errorf("read %d of %d bytes, then %v; want a cut with an error", len(got), size, err)
 		}
 	})
 }
