@@ -172,12 +172,14 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	f.ft.ForwardOpen(local.RemoteAddr().String(), remote, id)
 	fc, err := f.Dial(ctx, remote)
 	if err != nil {
+		// What the client sent is lost: it must not take this for an end.
+		pfResetLocal(local)
 		_ = local.Close()
 		end := transport.ConnEnd{How: tracefile.EndError, Err: err}
 		if ctx.Err() != nil {
 			end = transport.ConnEnd{How: tracefile.EndClosed, Reason: pfStopping}
 		} else {
-			f.report("port-forward %s: connection %d failed: %s%s", where, id, pfMessage(err), pfHintSuffix(err))
+			f.report("port-forward %s: connection %d failed: %s%s (local client %s)", where, id, pfMessage(err), pfHintSuffix(err), local.RemoteAddr())
 		}
 		f.ft.ForwardEnd(end, remote, id)
 		return
@@ -195,7 +197,7 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 		f.retire(so.forwardSession())
 	}
 	if err != nil && ctx.Err() == nil {
-		f.report("port-forward %s: connection %d failed: %s%s", where, id, pfMessage(err), pfHintSuffix(err))
+		f.report("port-forward %s: connection %d failed: %s%s (local client %s)", where, id, pfMessage(err), pfHintSuffix(err), local.RemoteAddr())
 	}
 	if ctx.Err() != nil && end.How == tracefile.EndError {
 		// Not reported: the forward is stopping, which is why it failed.
