@@ -297,8 +297,8 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) tr
 	f.bufs.Put(bp)
 	close(downDone)
 	dropped := pfDropErr(fc)
-	if dropped != nil {
-		pfResetLocal(local)
+	if dropped != nil || err != nil && !pfLocalClosed(err, lw.err != nil) {
+		pfResetLocal(local) // cut or failed: the client must not take this for an end
 	}
 	if err == nil {
 		// The local client gets its EOF now; the runtime's verdict (an

@@ -161,7 +161,9 @@ func TestPortForwardTraceFileRecordsConnections(t *testing.T) {
 		_, src := startStreamServer(t, streamserver.ProfileFull)
 		tf := startTracedForward(t, ForwarderOptions{Source: src, Offers: []transport.Offer{spdy}}, closedPort(t))
 		c := dialLocal(t, tf.addr)
-		_, _ = io.ReadAll(c)
+		if got, err := io.ReadAll(c); err == nil {
+			t.Errorf("read %q and a clean end from a connection that failed; want a reset", got)
+		}
 		_ = c.Close()
 		_, end := connEvents(t, tf.stop(t))
 		if end.End != tracefile.EndError || !strings.Contains(end.Error, "runtime reported") {
