@@ -297,16 +297,26 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) tr
 	f.bufs.Put(bp)
 	close(downDone)
 	dropped := pfDropErr(fc)
-	if dropped != nil || err != nil && !pfLocalClosed(err, lw.err != nil) {
+	verdict := false // fc.RemoteError was asked
+	if err == nil && remoteBytes.Load() == 0 {
+		// Nothing came: most often nothing listens on the remote port, and
+		// the runtime's message trails the data's end. Take it first, so
+		// the client gets a reset, not an empty answer that looks whole.
+		err, verdict = fc.RemoteError(), true
+	}
+	stopped := ctx.Err() != nil // the forward's end closed it under the copy
+	if dropped != nil || stopped || err != nil && !pfLocalClosed(err, lw.err != nil) {
 		pfResetLocal(local) // cut or failed: the client must not take this for an end
 	}
-	if err == nil {
+	if err == nil && !stopped {
 		// The local client gets its EOF now; the runtime's verdict (an
 		// error message trailing the data) is waited for after.
 		if cw, ok := local.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
 		}
-		err = fc.RemoteError()
+		if !verdict {
+			err = fc.RemoteError()
+		}
 	}
 	closeBoth()
 	<-upDone
@@ -319,13 +329,12 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) tr
 		end.How, end.Reason, end.Err = tracefile.EndReset, lerr.Error(), lerr
 	case idleReset.Load() != nil:
 		end.How, end.Reason = tracefile.EndReset, *idleReset.Load()
+	case stopped:
+		end.How, end.Reason = tracefile.EndClosed, pfStopping
 	case err == nil:
 		end.How = tracefile.EndEOF
 	case pfLocalClosed(err, lw.err != nil):
 		end.How, end.Reason = tracefile.EndClosed, "the local client closed the connection"
-		if ctx.Err() != nil {
-			end.Reason = pfStopping
-		}
 	default:
 		end.How, end.Err = tracefile.EndError, err
 	}
