@@ -132,6 +132,13 @@ perf-mock: build
 perf-pause: build
 	bash scripts/perf-pause.sh
 
+## pf-load: 1000 concurrent 1 MiB port-forward echoes over the direct WebSocket
+## protocol against the mock, each counted intact, failed loudly, cut silently
+## or hung (fails on the last two); CONNS, SIZE, TRANSPORT=spdy. No root needed.
+.PHONY: pf-load
+pf-load: build
+	bash scripts/pfload.sh
+
 ## k8s-up / k8s-down: the single-node Kubernetes of the kubelet suite (etcd,
 ## the control plane and a kubelet on its own containerd, under /tmp/crisp-k8s;
 ## env file /tmp/crisp-k8s/env). Needs root.

@@ -15,6 +15,16 @@ const (
 	KindHandshake = "handshake" // one negotiation attempt (accepted or not)
 	KindFrame     = "frame"     // one frame of a session
 	KindClose     = "close"     // a side closed the session (or a stream)
+	KindOpen      = "open"      // port-forward: a local client's connection was accepted
+	KindEnd       = "end"       // port-forward: a forwarded connection ended (how, why, bytes)
+)
+
+// How a forwarded connection ended (Event.End), as its local client saw it.
+const (
+	EndEOF    = "eof"    // the remote side ended and crisp passed a clean end on
+	EndReset  = "reset"  // crisp reset the local connection (Reason says why)
+	EndError  = "error"  // the connection failed (Error says why; reported on stderr)
+	EndClosed = "closed" // the local client went away, or the forward stopped
 )
 
 // Directions of a frame.
@@ -77,6 +87,14 @@ type Event struct {
 
 	// Close: who ended it ("local" or "remote").
 	By string `json:"by,omitempty"`
+
+	// Open: the local client's address. End: how the connection ended
+	// (End*), why in Reason (a reset) or Error (a failure), and the bytes
+	// crisp passed each way: sent to the remote port, received from it.
+	Peer      string `json:"peer,omitempty"`
+	End       string `json:"end,omitempty"`
+	BytesSent int64  `json:"bytes_sent,omitempty"`
+	BytesRecv int64  `json:"bytes_recv,omitempty"`
 }
 
 // Redacted is what replaces a secret in a trace.

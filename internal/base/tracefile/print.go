@@ -30,6 +30,12 @@ type SessionSummary struct {
 	FirstClose string
 	// ExitCode is the exit code the runtime reported, if any.
 	ExitCode *int
+	// Port-forward: Opened counts the connections accepted, Ends those
+	// ended by how (End*), Unended those opened without an end in the
+	// trace (still open when it stopped, or crisp died).
+	Opened  int
+	Ends    map[string]int
+	Unended int
 }
 
 // Summarise groups events by session, in order of first appearance.
@@ -37,11 +43,13 @@ func Summarise(events []Event) []SessionSummary {
 	var order []int
 	by := map[int]*SessionSummary{}
 	lastFrame := map[int]time.Time{}
+	open := map[int]map[int64]bool{} // per session, the connections without an end yet
 	for _, ev := range events {
 		s := by[ev.Session]
 		if s == nil {
-			s = &SessionSummary{Session: ev.Session, Op: ev.Op, Bytes: map[string]int{}, Frames: map[string]int{}, Start: ev.Time}
+			s = &SessionSummary{Session: ev.Session, Op: ev.Op, Bytes: map[string]int{}, Frames: map[string]int{}, Ends: map[string]int{}, Start: ev.Time}
 			by[ev.Session] = s
+			open[ev.Session] = map[int64]bool{}
 			order = append(order, ev.Session)
 		}
 		if ev.Time.Before(s.Start) {
@@ -76,10 +84,17 @@ func Summarise(events []Event) []SessionSummary {
 			if s.FirstClose == "" {
 				s.FirstClose = strings.TrimSpace(ev.By + " " + ev.Stream)
 			}
+		case KindOpen:
+			s.Opened++
+			open[ev.Session][ev.Request] = true
+		case KindEnd:
+			s.Ends[orDash(ev.End)]++
+			delete(open[ev.Session], ev.Request)
 		}
 	}
 	out := make([]SessionSummary, 0, len(order))
 	for _, id := range order {
+		by[id].Unended = len(open[id])
 		out = append(out, *by[id])
 	}
 	return out
@@ -131,6 +146,17 @@ func describe(ev Event) string {
 			line += fmt.Sprintf(" port %d req %d", ev.Port, ev.Request)
 		}
 		return line
+	case KindOpen:
+		return fmt.Sprintf("open      port %d req %d from %s", ev.Port, ev.Request, orDash(ev.Peer))
+	case KindEnd:
+		line := fmt.Sprintf("end       port %d req %d %s: sent %d B, received %d B", ev.Port, ev.Request, orDash(ev.End), ev.BytesSent, ev.BytesRecv)
+		if ev.Reason != "" {
+			line += fmt.Sprintf(" reason %q", ev.Reason)
+		}
+		if ev.Error != "" {
+			line += fmt.Sprintf(" error %q", ev.Error)
+		}
+		return line
 	}
 	arrow := "<-"
 	if ev.Dir == DirSend {
@@ -179,7 +205,28 @@ func writeSummary(b *strings.Builder, s SessionSummary) {
 	if s.ExitCode != nil {
 		fmt.Fprintf(b, "  exit status    %d\n", *s.ExitCode)
 	}
+	if s.Opened > 0 || len(s.Ends) > 0 {
+		fmt.Fprintf(b, "  connections    %d opened; ended: %d eof, %d reset, %d error, %d closed", s.Opened,
+			s.Ends[EndEOF], s.Ends[EndReset], s.Ends[EndError], s.Ends[EndClosed])
+		if other := sumOther(s.Ends); other > 0 {
+			fmt.Fprintf(b, ", %d other", other)
+		}
+		fmt.Fprintf(b, "; %d without an end\n", s.Unended)
+	}
 	fmt.Fprintf(b, "  closed first   %s\n", orDash(s.FirstClose))
+}
+
+// sumOther counts the ends of a kind this version does not know.
+func sumOther(ends map[string]int) int {
+	n := 0
+	for k, v := range ends {
+		switch k {
+		case EndEOF, EndReset, EndError, EndClosed:
+		default:
+			n += v
+		}
+	}
+	return n
 }
 
 func orDash(s string) string {

@@ -62,7 +62,7 @@ func decodeLine(line []byte) (Event, error) {
 		return ev, errors.New("more than one JSON value on the line")
 	}
 	switch ev.Kind {
-	case KindHandshake, KindFrame, KindClose:
+	case KindHandshake, KindFrame, KindClose, KindOpen, KindEnd:
 	case "":
 		return ev, errors.New(`no "kind"`)
 	default:
@@ -73,6 +73,9 @@ func decodeLine(line []byte) (Event, error) {
 	}
 	if ev.Size < 0 {
 		return ev, fmt.Errorf("negative size %d", ev.Size)
+	}
+	if ev.BytesSent < 0 || ev.BytesRecv < 0 {
+		return ev, fmt.Errorf("negative byte count (sent %d, received %d)", ev.BytesSent, ev.BytesRecv)
 	}
 	return ev, nil
 }

@@ -149,3 +149,41 @@ func TestCreatePrivate(t *testing.T) {
 		t.Errorf("the link's target was changed: %q", data)
 	}
 }
+
+// TestPrintForwardedConnections: port-forward's open and end events print
+// one line each, and the summary counts the connections by how they ended,
+// those without an end included.
+func TestPrintForwardedConnections(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev := func(ms int, e Event) Event {
+		e.Time, e.Session, e.Op, e.Port = base.Add(time.Duration(ms)*time.Millisecond), 1, "port-forward", 80
+		return e
+	}
+	events := []Event{
+		ev(0, Event{Kind: KindOpen, Request: 1, Peer: "127.0.0.1:5000"}),
+		ev(1, Event{Kind: KindOpen, Request: 2, Peer: "127.0.0.1:5001"}),
+		ev(2, Event{Kind: KindOpen, Request: 3, Peer: "127.0.0.1:5002"}),
+		ev(3, Event{Kind: KindOpen, Request: 4, Peer: "127.0.0.1:5003"}),
+		ev(4, Event{Kind: KindEnd, Request: 1, End: EndEOF, BytesSent: 5, BytesRecv: 7}),
+		ev(5, Event{Kind: KindEnd, Request: 2, End: EndReset, Reason: "idle for 2s", BytesSent: 3}),
+		ev(6, Event{Kind: KindEnd, Request: 3, End: EndError, Error: "runtime reported: refused"}),
+	}
+	var out strings.Builder
+	if err := Print(&out, events); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"open      port 80 req 2 from 127.0.0.1:5001",
+		"end       port 80 req 1 eof: sent 5 B, received 7 B",
+		`end       port 80 req 2 reset: sent 3 B, received 0 B reason "idle for 2s"`,
+		`req 3 error: sent 0 B, received 0 B error "runtime reported: refused"`,
+		"connections    4 opened; ended: 1 eof, 1 reset, 1 error, 0 closed; 1 without an end",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("printed trace lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := Decode(strings.NewReader(`{"time":"2026-01-01T00:00:00Z","kind":"end","bytes_sent":-1}`)); err == nil {
+		t.Error("a negative byte count decoded")
+	}
+}

@@ -48,7 +48,9 @@ type ForwarderOptions struct {
 	DrainTimeout time.Duration
 	// StallTimeout is how long a SPDY connection may move nothing while
 	// connections wait to send on it before it is closed as stalled
-	// (default 10s).
+	// (default 10s); and how long a direct WebSocket connection whose local
+	// side has finished waits for that side to read what crisp has for it
+	// before it is closed, reported as a loss (finish.go).
 	StallTimeout time.Duration
 	// FinishedIdle is how long a direct WebSocket connection whose local
 	// side has finished sending stays open while the remote side sends

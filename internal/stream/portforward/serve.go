@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/base/tracefile"
+	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
 
 // ServeAll forwards the connections of every listener to its remote port
@@ -159,23 +162,33 @@ func (f *Forwarder) reportAcceptTrouble(l net.Listener, err error, open int64) {
 	f.report("port-forward: accepting on %s: %v; retrying", l.Addr(), err)
 }
 
-// handle forwards one accepted connection.
+// handle forwards one accepted connection. --trace-file records its open
+// and its end: how (a clean end, a reset and why, a failure), and the bytes
+// passed each way.
 func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 	id := f.connSeq.Add(1)
 	where := fmt.Sprintf("%s -> %d", local.LocalAddr(), remote)
 	f.opts.Config.Log("port-forward: connection %d from %s on %s", id, local.RemoteAddr(), where)
+	f.ft.ForwardOpen(local.RemoteAddr().String(), remote, id)
 	fc, err := f.Dial(ctx, remote)
 	if err != nil {
+		// What the client sent is lost: it must not take this for an end.
+		pfResetLocal(local)
 		_ = local.Close()
-		if ctx.Err() == nil {
-			f.report("port-forward %s: connection %d failed: %s%s", where, id, pfMessage(err), pfHintSuffix(err))
+		end := transport.ConnEnd{How: tracefile.EndError, Err: err}
+		if ctx.Err() != nil {
+			end = transport.ConnEnd{How: tracefile.EndClosed, Reason: pfStopping}
+		} else {
+			f.report("port-forward %s: connection %d failed: %s%s (local client %s)", where, id, pfMessage(err), pfHintSuffix(err), local.RemoteAddr())
 		}
+		f.ft.ForwardEnd(end, remote, id)
 		return
 	}
 	if f.opts.Config.Trace != nil || f.ft != nil {
 		fc = &pfTraceConn{ForwardConn: fc, cfg: f.opts.Config, id: id, ft: f.ft}
 	}
-	err = f.pipe(ctx, local, fc)
+	end := f.pipe(ctx, local, fc)
+	err = end.Err
 	var re *RemoteError
 	if errors.As(err, &re) {
 		f.ft.ForwardError(re.Message, remote, id) // --trace-file
@@ -184,9 +197,18 @@ func (f *Forwarder) handle(ctx context.Context, local net.Conn, remote uint16) {
 		f.retire(so.forwardSession())
 	}
 	if err != nil && ctx.Err() == nil {
-		f.report("port-forward %s: connection %d failed: %s%s", where, id, pfMessage(err), pfHintSuffix(err))
+		f.report("port-forward %s: connection %d failed: %s%s (local client %s)", where, id, pfMessage(err), pfHintSuffix(err), local.RemoteAddr())
 	}
+	if ctx.Err() != nil && end.How == tracefile.EndError {
+		// Not reported: the forward is stopping, which is why it failed.
+		end.How, end.Reason = tracefile.EndClosed, pfStopping
+	}
+	pfTracef(f.opts.Config, "-- conn%d %s (remote port %d): sent %d B, received %d B", id, end.How, remote, end.Sent, end.Received)
+	f.ft.ForwardEnd(end, remote, id)
 }
+
+// pfStopping is the reason recorded for connections the forward's end closed.
+const pfStopping = "the port-forward stopped"
 
 // pfHintSuffix is "; " and the limit hint for err, or "".
 func pfHintSuffix(err error) string {
@@ -203,9 +225,10 @@ func pfMessage(err error) string {
 	return strings.TrimPrefix(msg, "port-forward: ")
 }
 
-// pipe copies both ways until the remote side ends, and returns the remote
-// side's error, if any. A local end of input becomes a half-close.
-func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) error {
+// pipe copies both ways until the remote side ends, and returns how the
+// connection ended; its Err is the remote side's error, if any, to report.
+// A local end of input becomes a half-close.
+func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) transport.ConnEnd {
 	var closeOnce sync.Once
 	closeBoth := func() { closeOnce.Do(func() { _ = fc.Close(); _ = local.Close() }) }
 	stop := context.AfterFunc(ctx, closeBoth)
@@ -224,17 +247,19 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 			}
 		}()
 	}
-	var lastRemote atomic.Int64 // when the remote side last sent (UnixNano)
-	lastRemote.Store(time.Now().UnixNano())
-	var idleClosed atomic.Bool
-	var lost atomic.Pointer[error] // the connection was closed with data possibly lost
+	act := &pfActivity{}
+	act.last.Store(time.Now().UnixNano())
+	var idleReset atomic.Pointer[string] // why crisp reset a finished connection
+	var lost atomic.Pointer[error]       // the connection was closed with data possibly lost
 	remoteBytes := &atomic.Int64{}
+	var sent int64 // bytes passed to the remote side (read after upDone)
 	go func() {
 		defer close(upDone)
 		bp := f.bufs.Get().(*[]byte)
 		defer f.bufs.Put(bp)
 		w := &pfWriteErr{w: fc}
-		_, err := io.CopyBuffer(w, pfReaderOnly{local}, *bp)
+		n, err := io.CopyBuffer(w, pfReaderOnly{local}, *bp)
+		sent = n
 		switch {
 		case w.err != nil:
 			// The remote side stopped taking data: its reader below learns
@@ -254,12 +279,12 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 			// done: once it has nothing more to say, close the connection
 			// (else each finished connection holds its sockets, and the
 			// remote end, for good).
-			reset, lerr := f.finishWithoutHalfClose(local, fc, &lastRemote, remoteBytes, downDone)
+			why, lerr := f.finishWithoutHalfClose(local, fc, act, remoteBytes, downDone)
 			if lerr != nil {
 				lost.Store(&lerr)
 			}
-			if reset {
-				idleClosed.Store(true)
+			if why != "" {
+				idleReset.Store(&why)
 				pfResetLocal(local) // the client must not take a cut for an end
 				closeBoth()
 			}
@@ -268,33 +293,52 @@ func (f *Forwarder) pipe(ctx context.Context, local net.Conn, fc ForwardConn) er
 
 	bp := f.bufs.Get().(*[]byte)
 	lw := &pfWriteErr{w: local}
-	_, err := io.CopyBuffer(pfWriterOnly{lw}, &pfReadClock{r: fc, last: &lastRemote, n: remoteBytes}, *bp)
+	_, err := io.CopyBuffer(&pfWriteClock{w: lw, act: act}, &pfReadClock{r: fc, act: act, n: remoteBytes}, *bp)
 	f.bufs.Put(bp)
 	close(downDone)
 	dropped := pfDropErr(fc)
-	if dropped != nil {
-		pfResetLocal(local)
+	verdict := false // fc.RemoteError was asked
+	if err == nil && remoteBytes.Load() == 0 {
+		// Nothing came: most often nothing listens on the remote port, and
+		// the runtime's message trails the data's end. Take it first, so
+		// the client gets a reset, not an empty answer that looks whole.
+		err, verdict = fc.RemoteError(), true
 	}
-	if err == nil {
+	stopped := ctx.Err() != nil // the forward's end closed it under the copy
+	if dropped != nil || stopped || err != nil && !pfLocalClosed(err, lw.err != nil) {
+		pfResetLocal(local) // cut or failed: the client must not take this for an end
+	}
+	if err == nil && !stopped {
 		// The local client gets its EOF now; the runtime's verdict (an
 		// error message trailing the data) is waited for after.
 		if cw, ok := local.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
 		}
-		err = fc.RemoteError()
+		if !verdict {
+			err = fc.RemoteError()
+		}
 	}
 	closeBoth()
 	<-upDone
-	if dropped != nil {
-		return dropped
+	end := transport.ConnEnd{Sent: sent, Received: remoteBytes.Load()}
+	switch {
+	case dropped != nil:
+		end.How, end.Reason, end.Err = tracefile.EndReset, dropped.Error(), dropped
+	case lost.Load() != nil:
+		lerr := *lost.Load()
+		end.How, end.Reason, end.Err = tracefile.EndReset, lerr.Error(), lerr
+	case idleReset.Load() != nil:
+		end.How, end.Reason = tracefile.EndReset, *idleReset.Load()
+	case stopped:
+		end.How, end.Reason = tracefile.EndClosed, pfStopping
+	case err == nil:
+		end.How = tracefile.EndEOF
+	case pfLocalClosed(err, lw.err != nil):
+		end.How, end.Reason = tracefile.EndClosed, "the local client closed the connection"
+	default:
+		end.How, end.Err = tracefile.EndError, err
 	}
-	if lerr := lost.Load(); lerr != nil {
-		return *lerr
-	}
-	if err != nil && (idleClosed.Load() || pfLocalClosed(err, lw.err != nil)) {
-		return nil
-	}
-	return err
+	return end
 }
 
 // droppable is a forwarded connection that can be dropped under the pipe:
@@ -326,38 +370,34 @@ func pfResetLocal(local net.Conn) {
 	}
 }
 
-// pfCloseWhenIdle waits until the remote side has sent nothing for idle
-// (true) or the remote side ended (done closed: false).
-func pfCloseWhenIdle(last *atomic.Int64, idle time.Duration, done <-chan struct{}) bool {
-	t := time.NewTimer(idle)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return false
-		case <-t.C:
-			quiet := time.Since(time.Unix(0, last.Load()))
-			if quiet >= idle {
-				return true
-			}
-			t.Reset(idle - quiet)
-		}
-	}
-}
-
 // pfReadClock notes when its reader last returned data, and how much.
 type pfReadClock struct {
-	r    io.Reader
-	last *atomic.Int64
-	n    *atomic.Int64
+	r   io.Reader
+	act *pfActivity
+	n   *atomic.Int64
 }
 
 func (c *pfReadClock) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if n > 0 {
-		c.last.Store(time.Now().UnixNano())
+		c.act.last.Store(time.Now().UnixNano())
 		c.n.Add(int64(n))
 	}
+	return n, err
+}
+
+// pfWriteClock notes a write to the local client under way, and when it
+// ended: a write blocked on a client that reads slowly is not idleness.
+type pfWriteClock struct {
+	w   io.Writer
+	act *pfActivity
+}
+
+func (c *pfWriteClock) Write(p []byte) (int, error) {
+	c.act.writing.Store(true)
+	n, err := c.w.Write(p)
+	c.act.last.Store(time.Now().UnixNano())
+	c.act.writing.Store(false)
 	return n, err
 }
 
@@ -392,12 +432,8 @@ func (w *pfWriteErr) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// pfReaderOnly and pfWriterOnly hide ReadFrom/WriteTo so io.CopyBuffer uses
-// the pooled buffer instead of allocating its own.
+// pfReaderOnly hides WriteTo so io.CopyBuffer uses the pooled buffer
+// instead of allocating its own (pfWriteClock has no ReadFrom either).
 type pfReaderOnly struct{ r io.Reader }
 
 func (r pfReaderOnly) Read(p []byte) (int, error) { return r.r.Read(p) }
-
-type pfWriterOnly struct{ w io.Writer }
-
-func (w pfWriterOnly) Write(p []byte) (int, error) { return w.w.Write(p) }

@@ -43,7 +43,7 @@ func (f *FileTrace) SetRPC(d time.Duration) {
 
 func (f *FileTrace) record(ev tracefile.Event) {
 	ev.Session, ev.Op = f.session, f.op
-	if ev.Kind == tracefile.KindFrame {
+	if ev.Kind == tracefile.KindFrame || ev.Kind == tracefile.KindOpen || ev.Kind == tracefile.KindEnd {
 		f.mu.Lock()
 		ev.Transport = f.transport
 		f.mu.Unlock()
@@ -135,6 +135,39 @@ func (f *FileTrace) ForwardClose(by string, port uint16, req int64) {
 		return
 	}
 	f.record(tracefile.Event{Kind: tracefile.KindClose, Stream: tracefile.StreamData, By: by, Port: int(port), Request: req})
+}
+
+// ForwardOpen records that port-forward accepted connection req from the
+// local client at peer, for the remote port.
+func (f *FileTrace) ForwardOpen(peer string, port uint16, req int64) {
+	if f == nil {
+		return
+	}
+	f.record(tracefile.Event{Kind: tracefile.KindOpen, Peer: peer, Port: int(port), Request: req})
+}
+
+// ConnEnd is how a forwarded connection ended, for ForwardEnd.
+type ConnEnd struct {
+	// How is a tracefile.End* value.
+	How string
+	// Reason says why crisp reset the connection; Err why it failed.
+	Reason string
+	Err    error
+	// Sent and Received count the bytes passed to and from the remote port.
+	Sent, Received int64
+}
+
+// ForwardEnd records how port-forward connection req to the remote port
+// ended.
+func (f *FileTrace) ForwardEnd(end ConnEnd, port uint16, req int64) {
+	if f == nil {
+		return
+	}
+	ev := tracefile.Event{Kind: tracefile.KindEnd, End: end.How, Reason: end.Reason, BytesSent: end.Sent, BytesRecv: end.Received, Port: int(port), Request: req}
+	if end.Err != nil && end.Err.Error() != end.Reason { // a reset's reason may be the failure reported
+		ev.Error = end.Err.Error()
+	}
+	f.record(ev)
 }
 
 // ForwardError records a port-forward connection's error-stream message.
