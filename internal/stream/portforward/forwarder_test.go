@@ -113,12 +113,14 @@ func TestPortForwardResetFault(t *testing.T) {
 			served := make(chan error, 1)
 			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
 			for i := 1; i <= 20; i++ {
+				// crisp resets the local connection it cannot forward, which
+				// can come before the dialer has seen its connect complete:
+				// then connection 3 fails at the dial.
 				c, err := net.Dial("tcp", ls[0].Addr().String())
-				if err != nil {
-					t.Fatal(err)
+				if err == nil {
+					err = roundTrip(c, uint64(i), 32<<10)
+					_ = c.Close()
 				}
-				err = roundTrip(c, uint64(i), 32<<10)
-				_ = c.Close()
 				if i == 3 && err == nil {
 					t.Errorf("connection 3 succeeded despite the fault")
 				}
