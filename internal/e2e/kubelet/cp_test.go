@@ -144,22 +144,7 @@ func (c *Cluster) distrolessPod(t *testing.T, name string) string {
       "args": ["mock-runtime", "--listen", "unix:///tmp/mock.sock"],
       "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}]}]}}`,
 		name, c.ImageCrisp)
-	c.mustKubectl(t, strings.NewReader(pod), "apply", "-f", "-")
-	t.Cleanup(func() {
-		if r := c.kubectl(t, nil, "delete", "pod", name, "--wait", "--timeout=1m"); r.Code != 0 {
-			t.Errorf("deleting pod %s: %v", name, r)
-		}
-	})
-	if r := c.kubectl(t, nil, "wait", "--for=condition=Ready", "pod/"+name, "--timeout=2m"); r.Code != 0 {
-		c.dumpPods(t, "default", "")
-		t.Fatalf("pod %s not Ready: %v", name, r)
-	}
-	id := c.mustKubectl(t, nil, "get", "pod", name, "-o", "jsonpath={.status.containerStatuses[0].containerID}").Stdout
-	_, id, ok := strings.Cut(id, "://")
-	if !ok || id == "" {
-		t.Fatalf("pod %s: no container ID in its status", name)
-	}
-	return id
+	return c.runPod(t, name, pod)
 }
 
 // crisp cp into and out of a kubelet pod's container with no shell and no

@@ -18,7 +18,15 @@ func (c *Cluster) targetPod(t *testing.T, name string) string {
     "terminationGracePeriodSeconds": 0,
     "containers": [{"name": "main", "image": %q, "imagePullPolicy": "IfNotPresent", "command": ["sleep", "3600"]}]}}`,
 		name, c.ImageBusybox)
-	c.mustKubectl(t, strings.NewReader(pod), "apply", "-f", "-")
+	return c.runPod(t, name, pod)
+}
+
+// runPod applies the pod manifest (JSON) named name through the API
+// server, waits for it to be Ready, deletes it at the end of t, and returns
+// its first container's runtime ID.
+func (c *Cluster) runPod(t *testing.T, name, manifest string) string {
+	t.Helper()
+	c.mustKubectl(t, strings.NewReader(manifest), "apply", "-f", "-")
 	t.Cleanup(func() {
 		if r := c.kubectl(t, nil, "delete", "pod", name, "--wait", "--timeout=1m"); r.Code != 0 {
 			t.Errorf("deleting pod %s: %v", name, r)
