@@ -251,8 +251,8 @@ func (c *Client) ListContainers(ctx context.Context, f ContainerFilter) ([]*runt
 
 // ListImages lists images; a non-empty ref asks the runtime for that image
 // only (by name, tag or ID, as the runtime understands it) and filters
-// again here (see MatchImage): some runtimes ignore the filter. Images are
-// sorted by their first tag, untagged ones last.
+// again here (see MatchImage): some runtimes ignore the filter. Images come
+// in the runtime's order (SortImages gives crictl's).
 func (c *Client) ListImages(ctx context.Context, ref string) ([]*runtimeapi.Image, error) {
 	req := &runtimeapi.ListImagesRequest{}
 	if ref != "" && !isBareRepo(ref) { // a bare repository: every tag, matched here
@@ -282,17 +282,34 @@ func (c *Client) ListImages(ctx context.Context, ref string) ([]*runtimeapi.Imag
 			out = append(out, img)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := firstTag(out[i]), firstTag(out[j])
-		if (a == "") != (b == "") {
-			return a != ""
-		}
-		if a != b {
-			return a < b
-		}
-		return out[i].GetId() < out[j].GetId()
-	})
 	return out, nil
+}
+
+// SortImages puts images in the order crictl images prints them: by first
+// tag when both have one, else by first digest when both have one, else by
+// ID, through sort.Sort as crictl does. That comparison does not order
+// tagged against untagged images consistently, so where an untagged image
+// lands depends on the runtime's order and the sort's steps: only the same
+// comparison, on the same input, with the same algorithm, lands it where
+// crictl does.
+func SortImages(images []*runtimeapi.Image) {
+	sort.Sort(imagesCrictlOrder(images))
+}
+
+type imagesCrictlOrder []*runtimeapi.Image
+
+func (a imagesCrictlOrder) Len() int      { return len(a) }
+func (a imagesCrictlOrder) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
+func (a imagesCrictlOrder) Less(i, j int) bool {
+	ti, tj := a[i].GetRepoTags(), a[j].GetRepoTags()
+	if len(ti) > 0 && len(tj) > 0 {
+		return ti[0] < tj[0]
+	}
+	di, dj := a[i].GetRepoDigests(), a[j].GetRepoDigests()
+	if len(di) > 0 && len(dj) > 0 {
+		return di[0] < dj[0]
+	}
+	return a[i].GetId() < a[j].GetId()
 }
 
 // usesImage reports whether ctr was created from the image a user named
@@ -303,13 +320,6 @@ func usesImage(ctr *runtimeapi.Container, ref, id string) bool {
 	}
 	spec := ctr.GetImage()
 	return spec.GetImage() == ref || spec.GetUserSpecifiedImage() == ref
-}
-
-func firstTag(img *runtimeapi.Image) string {
-	if tags := img.GetRepoTags(); len(tags) > 0 {
-		return tags[0]
-	}
-	return ""
 }
 
 func hasLabels(have, want map[string]string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,13 +154,45 @@ func TestListImages(t *testing.T) {
 	for _, img := range got {
 		ids = append(ids, img.Id)
 	}
-	// Sorted by first tag, untagged last.
-	if diff := cmp.Diff([]string{"sha256:3333", "sha256:1111", "sha256:2222"}, ids); diff != "" {
+	// The runtime's order.
+	if diff := cmp.Diff([]string{"sha256:1111", "sha256:2222", "sha256:3333"}, ids); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)
 	}
 	got, err = c.ListImages(context.Background(), "docker.io/library/busybox")
 	if err != nil || len(got) != 1 || got[0].Id != "sha256:1111" {
 		t.Errorf("ListImages(busybox) = %v, %v; want sha256:1111", got, err)
+	}
+}
+
+// SortImages orders as crictl images does: tagged images by first tag,
+// and an untagged one, compared by ID with its neighbours, stays where the
+// runtime's order and the sort's steps leave it (the same for crictl,
+// which sorts the same way).
+func TestSortImages(t *testing.T) {
+	busybox := &runtimeapi.Image{Id: "sha256:1111", RepoTags: []string{"docker.io/library/busybox:latest"}}
+	untagged := &runtimeapi.Image{Id: "sha256:2222"}
+	alpine := &runtimeapi.Image{Id: "sha256:3333", RepoTags: []string{"docker.io/library/alpine:3"}}
+	digested := &runtimeapi.Image{Id: "sha256:0000", RepoDigests: []string{"docker.io/library/x@sha256:ffff"}}
+	for _, tc := range []struct {
+		in, want []*runtimeapi.Image
+	}{
+		{in: []*runtimeapi.Image{busybox, alpine}, want: []*runtimeapi.Image{alpine, busybox}},
+		{in: []*runtimeapi.Image{busybox, untagged, alpine}, want: []*runtimeapi.Image{busybox, untagged, alpine}},
+		{in: []*runtimeapi.Image{untagged, busybox, alpine}, want: []*runtimeapi.Image{busybox, untagged, alpine}},
+		{in: []*runtimeapi.Image{alpine, busybox, untagged}, want: []*runtimeapi.Image{alpine, busybox, untagged}},
+		{in: []*runtimeapi.Image{untagged, digested}, want: []*runtimeapi.Image{digested, untagged}},
+	} {
+		got := slices.Clone(tc.in)
+		SortImages(got)
+		ids := func(imgs []*runtimeapi.Image) (out []string) {
+			for _, img := range imgs {
+				out = append(out, img.GetId())
+			}
+			return out
+		}
+		if diff := cmp.Diff(ids(tc.want), ids(got)); diff != "" {
+			t.Errorf("SortImages(%v) (-want +got):\n%s", ids(tc.in), diff)
+		}
 	}
 }
 

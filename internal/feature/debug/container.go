@@ -268,6 +268,7 @@ func pickImage(ctx context.Context, cli *client.Client, image string) (string, e
 	if err != nil {
 		return "", fmt.Errorf("debug container: listing images: %w", err)
 	}
+	client.SortImages(imgs) // the same busybox on every run
 	for _, img := range imgs {
 		for _, tag := range img.GetRepoTags() {
 			if strings.Contains(tag, "busybox") {

@@ -93,6 +93,7 @@ func Images(ctx context.Context, c *client.Client, ref string, quiet bool, t out
 	if images, err = client.FilterImages(images, t.Filters); err != nil {
 		return fmt.Errorf("images -f: %w", err)
 	}
+	client.SortImages(images)
 	if quiet {
 		return printIDs(p.Out, images)
 	}
