@@ -28,7 +28,7 @@ if [[ -z $env ]]; then
 fi
 # shellcheck disable=SC1090
 . "$env"
-k() { "$CRISP_K8S_KUBECTL" --kubeconfig "$CRISP_K8S_KUBECONFIG" "$@"; }
+. scripts/k8s/busybox-pod.sh
 pod=crisp-bench-cp
 work=$(mktemp -d /tmp/crisp-bench-cp.XXXXXX)
 cleanup() {
@@ -37,16 +37,7 @@ cleanup() {
   if [[ -n $started ]]; then bash scripts/k8s/down.sh >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
-k apply -f - >/dev/null <<JSON
-{"apiVersion": "v1", "kind": "Pod",
- "metadata": {"name": "$pod", "namespace": "default"},
- "spec": {"automountServiceAccountToken": false, "terminationGracePeriodSeconds": 0,
-   "containers": [{"name": "main", "image": "$CRISP_K8S_IMAGE_BUSYBOX", "imagePullPolicy": "IfNotPresent",
-     "command": ["sleep", "86400"]}]}}
-JSON
-k wait --for=condition=Ready "pod/$pod" --timeout=2m >/dev/null
-ctr=$(k get pod "$pod" -o 'jsonpath={.status.containerStatuses[0].containerID}')
-ctr=${ctr#*://}
+ctr=$(run_busybox_pod "$pod")
 [[ -n $ctr ]] || { echo "bench-cp: no container for pod $pod" >&2; exit 1; }
 
 src=$work/blob

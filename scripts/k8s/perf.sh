@@ -23,23 +23,14 @@ if [[ -z $env ]]; then
 fi
 # shellcheck disable=SC1090
 . "$env"
-k() { "$CRISP_K8S_KUBECTL" --kubeconfig "$CRISP_K8S_KUBECONFIG" "$@"; }
+. scripts/k8s/busybox-pod.sh
 pod=crisp-perf
 cleanup() {
   k delete pod "$pod" --wait --timeout=1m >/dev/null 2>&1 || true
   if [[ -n $started ]]; then bash scripts/k8s/down.sh >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
-k apply -f - >/dev/null <<JSON
-{"apiVersion": "v1", "kind": "Pod",
- "metadata": {"name": "$pod", "namespace": "default"},
- "spec": {"automountServiceAccountToken": false, "terminationGracePeriodSeconds": 0,
-   "containers": [{"name": "main", "image": "$CRISP_K8S_IMAGE_BUSYBOX", "imagePullPolicy": "IfNotPresent",
-     "command": ["sleep", "86400"]}]}}
-JSON
-k wait --for=condition=Ready "pod/$pod" --timeout=2m >/dev/null
-ctr=$(k get pod "$pod" -o 'jsonpath={.status.containerStatuses[0].containerID}')
-ctr=${ctr#*://}
+ctr=$(run_busybox_pod "$pod")
 crisp=${CRISP:-bin/crisp}
 sandbox=$("$crisp" -r "$CRISP_K8S_CRI_ENDPOINT" pods -q --label "io.kubernetes.pod.name=$pod" --label io.kubernetes.pod.namespace=default)
 [[ -n $ctr && -n $sandbox ]] || { echo "k8s perf: no container or pod sandbox for pod $pod" >&2; exit 1; }
