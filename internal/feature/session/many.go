@@ -60,10 +60,7 @@ func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 			errTail := &tailWriter{w: stderr}
 			_, err := d.Stream(ctx, "exec", cli.ExecSource("exec", req), e.Offers, cfg, remotecommand.Streams{Stdout: stdout, Stderr: errTail})
 			var coded transport.RemoteExit
-			if err != nil && errors.As(err, &coded) && ctx.Err() == nil {
-				if notStarted, ok := transport.ExecFailure(coded.ExitStatus(), errTail.tail()); ok {
-					return notStarted.Code, nil // CRI-O's 255 from runc, as on containerd
-				}
+			if err = errTail.startFailure(err); errors.As(err, &coded) && ctx.Err() == nil {
 				return coded.ExitStatus(), nil
 			}
 			return 0, err

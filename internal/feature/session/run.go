@@ -79,13 +79,7 @@ func (d Deps) Exec(ctx context.Context, e *Exec) error {
 	}
 	var errTail tailWriter
 	_, err = d.session(ctx, "exec", src, e.Offers, cfg, stdin, withTTY, &errTail)
-	var coded transport.RemoteExit
-	if errors.As(err, &coded) {
-		if notStarted, ok := transport.ExecFailure(coded.ExitStatus(), errTail.tail()); ok {
-			err = notStarted // CRI-O's 255 from runc: 127 or 126 as on containerd
-		}
-	}
-	return d.Outcome(ctx, err)
+	return d.Outcome(ctx, errTail.startFailure(err))
 }
 
 // Attach is one attach: the container, -i, -t and the detach keys, what to

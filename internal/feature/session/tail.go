@@ -1,6 +1,11 @@
 package session
 
-import "io"
+import (
+	"errors"
+	"io"
+
+	"github.com/crisp-cri/crisp/internal/stream/transport"
+)
 
 // tailKeep is how much of a stream's end tailWriter keeps: enough for a
 // runtime's one-line reason.
@@ -21,6 +26,19 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailKeep:]...)
 	}
 	return n, err
+}
+
+// startFailure reads err, an exec's outcome, with what was written: a
+// remote exit status that is runc's failed exec (CRI-O's 255) becomes 127
+// or 126 as on containerd; anything else is returned as it is.
+func (t *tailWriter) startFailure(err error) error {
+	var coded transport.RemoteExit
+	if errors.As(err, &coded) {
+		if notStarted, ok := transport.ExecFailure(coded.ExitStatus(), t.tail()); ok {
+			return notStarted
+		}
+	}
+	return err
 }
 
 // tail is the end of what was written.
