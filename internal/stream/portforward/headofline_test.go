@@ -106,3 +106,59 @@ func TestPortForwardStalledReaderAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestPortForwardPausedReaderAloneLosesNothing: a connection alone on its
+// SPDY connection whose client stops reading for longer than the overrun
+// wait holds up no other connection, so it is waited for, and once its
+// client reads again everything arrives intact (a busy machine's client,
+// or one stopped in a debugger, used to lose its connection after 2s).
+func TestPortForwardPausedReaderAloneLosesNothing(t *testing.T) {
+	app := startPFApp(t, hashApp)
+	_, src := startStreamServer(t, streamserver.ProfileFull)
+	for _, tc := range pfCases[:2] {
+		t.Run(tc.name, func(t *testing.T) {
+			var report lockedBuffer
+			f := newTestForwarder(t, src, tc.offer, &report)
+			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+			c, err := net.DialTimeout("tcp", ls[0].Addr().String(), pfFaultBound)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = c.Close() }()
+			_ = c.SetDeadline(time.Now().Add(pfFaultBound))
+			// 32 MiB: far past the 8 MiB a stream may hold unread.
+			paused := &pausedReader{ReadWriter: c, pause: pfOverrunWait + time.Second}
+			if err := roundTrip(paused, 7, 32<<20); err != nil {
+				t.Errorf("a connection whose client paused %v: %v; reports:\n%s", paused.pause, err, report.String())
+			}
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			if out := report.String(); strings.Contains(out, "failed") {
+				t.Errorf("the paused connection was reported failed:\n%s", out)
+			}
+		})
+	}
+}
+
+// pausedReader reads nothing for pause before its first read.
+type pausedReader struct {
+	io.ReadWriter
+	pause  time.Duration
+	paused bool
+}
+
+func (p *pausedReader) Read(b []byte) (int, error) {
+	if !p.paused {
+		p.paused = true
+		time.Sleep(p.pause)
+	}
+	return p.ReadWriter.Read(b)
+}

@@ -41,10 +41,13 @@ const pfPingPeriod = 5 * time.Second
 const pfErrorGrace = 2 * time.Second
 
 // pfOverrunWait is how long a forwarded connection whose local client reads
-// nothing may hold up the SPDY connection it shares once it has 8 MiB
-// unread (spdyconn's bound): then that connection alone is dropped, and the
-// others flow on. SPDY as the runtimes speak it has no flow control per
-// stream, so until then every connection of the session waits with it.
+// nothing may hold up the other connections of the SPDY connection it
+// shares once it has 8 MiB unread (spdyconn's bound): then that connection
+// alone is dropped, and the others flow on. SPDY as the runtimes speak it
+// has no flow control per stream, so until then every connection of the
+// session waits with it. A connection alone on its session holds up nobody:
+// it is waited for however long its client pauses, and loses nothing
+// (spdySession.setOverrunLocked).
 const pfOverrunWait = 2 * time.Second
 
 // pfMaxErrorMessage bounds what is kept of an error stream.
@@ -103,10 +106,10 @@ func connectTunnel(ctx context.Context, att *transport.Attempt, cfg transport.Co
 }
 
 // pfConnOptions set a session's SPDY connection up for port-forward: a
-// stream the runtime leaves unanswered fails after the request timeout, and
-// a connection whose local client stopped reading is dropped alone.
+// stream the runtime leaves unanswered fails after the request timeout. (The
+// overrun wait follows the session's load: setOverrunLocked.)
 func pfConnOptions(cfg transport.Config, ping time.Duration) spdyconn.Options {
-	return spdyconn.Options{Kind: cfg.SPDYConnection, PingPeriod: ping, CreateTimeout: cfg.UpgradeTimeout, OverrunWait: pfOverrunWait}
+	return spdyconn.Options{Kind: cfg.SPDYConnection, PingPeriod: ping, CreateTimeout: cfg.UpgradeTimeout}
 }
 
 // pfDialWebSocket makes one WebSocket handshake offering att.Protocols and
@@ -213,16 +216,39 @@ func (s *spdySession) retire() {
 	}
 }
 
-func (s *spdySession) acquire() { s.mu.Lock(); s.active++; s.mu.Unlock() }
+func (s *spdySession) acquire() {
+	s.mu.Lock()
+	s.active++
+	s.setOverrunLocked()
+	s.mu.Unlock()
+}
 
 func (s *spdySession) release() {
 	s.mu.Lock()
 	s.active--
+	s.setOverrunLocked()
 	last := s.retired && s.active == 0
 	s.mu.Unlock()
 	if last {
 		s.idleOnce.Do(func() { close(s.idleRetired) })
 	}
+}
+
+// setOverrunLocked turns the SPDY connection's overrun wait on while it
+// carries more than one forwarded connection, off while it carries one
+// (s.mu held, so that the last count sets the wait): only a connection
+// with siblings to hold up is dropped for a client that stopped reading.
+// spdystream's connection has no overrun wait.
+func (s *spdySession) setOverrunLocked() {
+	c, ok := s.conn.(interface{ SetOverrunWait(time.Duration) })
+	if !ok {
+		return
+	}
+	wait := time.Duration(0)
+	if s.active > 1 {
+		wait = pfOverrunWait
+	}
+	c.SetOverrunWait(wait)
 }
 
 // pfRetireGrace is how long an idle retired session stays open.

@@ -72,6 +72,7 @@ func (s *spdySession) tryAcquire(limit int) bool {
 		return false
 	}
 	s.active++
+	s.setOverrunLocked()
 	return true
 }
 

@@ -270,7 +270,26 @@ func (c *Conn) SetCreateTimeout(timeout time.Duration) {
 // 0, the default, right for exec and attach, whose streams are one
 // session) the read loop waits for that reader however long it takes, and
 // every stream of the connection waits with it.
-func (c *Conn) SetOverrunWait(wait time.Duration) { c.overrunWait.Store(int64(wait)) }
+//
+// It may change while the connection runs (port-forward turns it on only
+// while a stream has siblings to hold up): a stream waiting for its reader
+// is woken to apply the new wait, counted from its reader's last read.
+func (c *Conn) SetOverrunWait(wait time.Duration) {
+	if time.Duration(c.overrunWait.Swap(int64(wait))) == wait {
+		return
+	}
+	c.mu.Lock()
+	streams := make([]*Stream, 0, len(c.streams))
+	for _, s := range c.streams {
+		streams = append(streams, s)
+	}
+	c.mu.Unlock()
+	for _, s := range streams {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}
+}
 
 // CloseChan is closed when the connection ends, from either side.
 func (c *Conn) CloseChan() <-chan bool { return c.closed }

@@ -194,3 +194,34 @@ func TestOverrunDropsOnlyTheStalledStream(t *testing.T) {
 		t.Errorf("writing the stalled stream: %v, want ErrOverrun", err)
 	}
 }
+
+// Without an overrun wait a stream whose reader stopped is waited for (its
+// data kept); turning the wait on later drops the stream already waiting,
+// its reader idle longer than the new wait, without another frame arriving.
+func TestOverrunWaitTurnedOnWhileAStreamWaits(t *testing.T) {
+	payload := randomBytes(t, maxBacklog+4*chunkSize)
+	c, _ := serve(t, func(s httpstream.Stream) {
+		_, _ = s.Write(payload) // fails once the stream is dropped
+		_ = s.Close()
+	})
+	stalled := create(t, c, "name", "stalled").(*Stream)
+	full := func() bool {
+		stalled.mu.Lock()
+		defer stalled.mu.Unlock()
+		return stalled.backlog >= maxBacklog
+	}
+	testkit.Eventually(t, 10*time.Second, full, "the stalled stream's backlog fills")
+	time.Sleep(500 * time.Millisecond)
+	if err := stalled.Err(); err != nil || !full() {
+		t.Fatalf("without an overrun wait the stream was dropped (%v) or emptied", err)
+	}
+	c.SetOverrunWait(300 * time.Millisecond)
+	select {
+	case <-stalled.Dropped():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting stream was not dropped once the overrun wait was turned on")
+	}
+	if err := stalled.Err(); !errors.Is(err, ErrOverrun) {
+		t.Errorf("Err: %v, want ErrOverrun", err)
+	}
+}

@@ -305,10 +305,12 @@ func (s *Stream) publish() {
 	s.queue = append(s.queue, fill)
 	s.backlog += len(fill)
 	s.cond.Broadcast()
-	wait := time.Duration(s.conn.overrunWait.Load())
 	since := time.Now()
 	overrun := false
 	for s.backlog > maxBacklog && s.resetErr == nil && s.end == nil {
+		// Read on every turn: SetOverrunWait may change it meanwhile (and
+		// wakes this wait when it does).
+		wait := time.Duration(s.conn.overrunWait.Load())
 		if wait <= 0 {
 			s.cond.Wait()
 			continue
