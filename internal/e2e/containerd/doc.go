@@ -21,7 +21,8 @@
 //
 // The helpers are the API for new tests: eachRuntime(t, func(t, h)) runs a
 // body once per runtime as subtests named by it (TestX/containerd-1.6,
-// TestX/containerd-2.4, TestX/crio-1.34); harnesses(t) gives all of them at once; in the body
+// TestX/containerd-2.4, TestX/crio-1.34), the runtimes at the same time and
+// the tests one after the other; harnesses(t) gives all of them at once; in the body
 // h.crisp(t, args...) and h.crictl(t, args...) run the two clients against
 // that runtime, h.newContainer(t, ...) adds a container to its pods,
 // startBackground(t, cmd) runs a port-forward or an attach alongside a test.

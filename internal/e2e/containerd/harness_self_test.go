@@ -1,6 +1,7 @@
 package containerd
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,4 +143,36 @@ func TestRegistryPullsStayOnHost(t *testing.T) {
 			t.Fatalf("crictl pull of a remote image: want a failure at the loopback proxy 127.0.0.1:9; got %v", r)
 		}
 	})
+}
+
+// Every slot's harnesses have folders, bridges and networks of their own:
+// no two harnesses of any slots share one, and every bridge name fits
+// Linux's 15 bytes. (Runs without root: names only.)
+func TestSlotsNeverShareAName(t *testing.T) {
+	seen := map[string]string{}
+	claim := func(what, name, owner string) {
+		if prev, ok := seen[what+" "+name]; ok {
+			t.Errorf("%s %s: both %s and %s", what, name, prev, owner)
+		}
+		seen[what+" "+name] = owner
+	}
+	for slot := range harnessSlots {
+		for _, orig := range runtimeSpecs {
+			s := *orig
+			s.inSlot(slot)
+			owner := fmt.Sprintf("%s in slot %d", s.name, slot)
+			names := []tlsNames{{dir: s.dir, bridge: s.bridge, netPrefix: s.netPrefix}}
+			if s.tls.dir != "" {
+				names = append(names, s.tls)
+			}
+			for _, n := range names {
+				claim("folder", n.dir, owner)
+				claim("bridge", n.bridge, owner)
+				claim("network", n.netPrefix, owner)
+				if len(n.bridge) > 15 {
+					t.Errorf("%s: bridge %q is longer than 15 bytes", owner, n.bridge)
+				}
+			}
+		}
+	}
 }

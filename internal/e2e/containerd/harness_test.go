@@ -40,14 +40,17 @@ type Harness struct {
 }
 
 // eachRuntime runs fn once per runtime, as a subtest named by the runtime
-// (TestX/containerd-1.6, TestX/containerd-2.4), one after the other: not in
-// parallel, as startBackground's goroutine-leak check sees the whole process.
-// A runtime whose harness is not up skips its subtest saying why (fails it
-// under CI=true). This is how a test runs "the same on both runtimes".
+// (TestX/containerd-1.6, TestX/containerd-2.4, TestX/crio-1.34). The
+// runtimes' subtests run at the same time (runtimesAtOnce), each against its
+// own harness; the tests still run one after the other, so on one runtime
+// nothing else runs beside a test. A runtime whose harness is not up skips
+// its subtest saying why (fails it under CI=true). This is how a test runs
+// "the same on every runtime".
 func eachRuntime(t *testing.T, fn func(t *testing.T, h *Harness)) {
 	t.Helper()
 	for _, r := range suite.runtimes {
 		t.Run(r.spec.name, func(t *testing.T) {
+			t.Parallel()
 			fn(t, r.require(t))
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,15 +28,31 @@ import (
 // share this host's network). crisp smoke must exit 0 inside it with a JSON
 // report that reads. internal/e2e/kubelet runs the manifests on a kubelet.
 func TestImageRunsSmokeAsTheDaemonSetSays(t *testing.T) {
-	// The image is built once, by the first runtime's subtest, into a folder
-	// that lives as long as the whole test.
+	// The image is built once, by the runtimes' subtests' first, into a
+	// folder that lives as long as the whole test.
 	img := &builtImage{dir: t.TempDir()}
 	eachRuntime(t, func(t *testing.T, h *Harness) {
 		testImageRunsSmoke(t, h, img)
 	})
 }
 
-type builtImage struct{ dir, tar string }
+// builtImage is the image archive the runtimes' subtests share.
+type builtImage struct {
+	dir string
+	mu  sync.Mutex // the subtests run at once
+	tar string
+}
+
+// archive builds the image the first time (again should that fail) and
+// returns its archive.
+func (img *builtImage) archive(t *testing.T, name, tag string) string {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if img.tar == "" {
+		img.tar = buildImage(t, img.dir, name, tag)
+	}
+	return img.tar
+}
 
 func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 	ds, err := deploy.DaemonSet()
@@ -63,11 +80,8 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 		t.Fatalf("the manifest's image %q has no tag", smoke.Image)
 	}
 
-	if img.tar == "" {
-		img.tar = buildImage(t, img.dir, name, tag)
-	}
 	ref := "docker.io/library/" + smoke.Image
-	h.loadImage(t, img.tar, ref)
+	h.loadImage(t, img.archive(t, name, tag), ref)
 
 	podName := strings.TrimSpace(h.crictl(t, "inspectp", "-o", "go-template", "--template", "{{.status.metadata.name}}", h.HostnetPod).Stdout)
 	port := strconv.Itoa(freePort(t))

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -144,8 +145,11 @@ var suite struct {
 	results   []testResult // tests and runtime subtests, in the order they ended
 }
 
-func TestMain(m *testing.M) {
-	// Returning lets the testing package exit with m.Run's code.
+func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
+
+// runSuite is TestMain's body: its deferred cleanups (the harnesses stopped,
+// binaries removed) run before the process exits with its code.
+func runSuite(m *testing.M) int {
 	defer func() {
 		if suite.binDir != "" {
 			_ = os.RemoveAll(suite.binDir) // best effort: a temporary folder
@@ -157,29 +161,38 @@ func TestMain(m *testing.M) {
 		suite.runtimes = append(suite.runtimes, &rt{spec: spec})
 	}
 	flag.Parse() // testing.Short needs the flags parsed before m.Run
+	runtimesAtOnce()
 	if testing.Short() {
 		suite.reason = shortReason
-		runAndReport(m)
-		return
+		return runAndReport(m, nil)
 	}
 	var err error
 	suite.repo, err = testkit.RepoRoot()
 	if err != nil {
 		suite.reason = err.Error()
-		runAndReport(m)
-		return
+		return runAndReport(m, nil)
 	}
 	suite.crisp.Pkg = "./cmd/crisp"
 	suite.crictl = testkit.EnvOr("CRICTL", filepath.Join(suite.repo, ".tools/bin/crictl"))
 	suite.critest = testkit.EnvOr("CRITEST", filepath.Join(suite.repo, ".tools/bin/critest"))
 	if suite.binDir, err = os.MkdirTemp("", "crisp-e2e-bin-"); err != nil {
 		suite.reason = err.Error()
-		runAndReport(m)
-		return
+		return runAndReport(m, nil)
 	}
 	suite.reason = unavailable()
-	// Both harnesses start at once (each waits on its own lock) and stop at
-	// the end, whatever the tests did.
+	if suite.reason == "" {
+		slot, unlock, err := takeSlot()
+		if err != nil {
+			suite.reason = err.Error()
+			return runAndReport(m, nil)
+		}
+		defer unlock() // once the harnesses stopped
+		for _, spec := range runtimeSpecs {
+			spec.inSlot(slot)
+		}
+	}
+	// The harnesses start at once and stop at the end, whatever the tests
+	// did.
 	var wg sync.WaitGroup
 	for _, r := range suite.runtimes {
 		wg.Add(1)
@@ -189,14 +202,74 @@ func TestMain(m *testing.M) {
 		}()
 	}
 	wg.Wait()
-	defer func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		for _, r := range suite.runtimes {
 			if r.stop != nil {
 				r.stop()
 			}
 		}
-	}()
-	runAndReport(m)
+	}
+	defer stop() // should the tests panic
+	return runAndReport(m, stop)
+}
+
+// harnessSlots is how many runs of this package on one machine (two `make
+// test` at once, several engineers) each get their own harnesses; one more
+// waits for slot 0.
+const harnessSlots = 4
+
+// takeSlot picks the first set of harness names that no other run of this
+// package on this machine holds, and holds it until unlock.
+func takeSlot() (slot int, unlock func(), err error) {
+	for slot = range harnessSlots {
+		unlock, ok, err := testkit.TryLockFile(slotLock(slot))
+		if err != nil || ok {
+			return slot, unlock, err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "containerd e2e: %d other runs of this package hold every harness slot; waiting for %s\n", harnessSlots, slotLock(0))
+	unlock, err = testkit.LockFile(slotLock(0))
+	return 0, unlock, err
+}
+
+func slotLock(slot int) string { return fmt.Sprintf("/tmp/crisp-e2e-slot%d.lock", slot) }
+
+// inSlot gives s's harnesses (and its TLS harness) the folder, bridge and
+// /24 of slot: slot 0 keeps runtimeSpecs' own, slot k adds "-sK" to the
+// folder, "sK" to the bridge (15 bytes at most) and 20·k to the network's
+// third byte.
+func (s *runtimeSpec) inSlot(slot int) {
+	if slot == 0 {
+		return
+	}
+	rename := func(dir, bridge, netPrefix *string) {
+		i := strings.LastIndexByte(*netPrefix, '.')
+		third, _ := strconv.Atoi((*netPrefix)[i+1:]) // runtimeSpecs' own: a number below 200
+		*dir = fmt.Sprintf("%s-s%d", *dir, slot)
+		*bridge = fmt.Sprintf("%ss%d", *bridge, slot)
+		*netPrefix = fmt.Sprintf("%s.%d", (*netPrefix)[:i], third+20*slot)
+	}
+	rename(&s.dir, &s.bridge, &s.netPrefix)
+	if s.tls.dir != "" {
+		rename(&s.tls.dir, &s.tls.bridge, &s.tls.netPrefix)
+	}
+}
+
+// runtimesAtOnce lets every runtime's subtest of a test run at the same
+// time (eachRuntime): most of a subtest's time is spent waiting on its
+// runtime, so the package's time is the slowest runtime's rather than
+// their sum. An explicit -parallel wins.
+func runtimesAtOnce() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(len(runtimeSpecs), runtime.GOMAXPROCS(0)))) // a valid int flag
+	}
 }
 
 // start brings r's harness up, or records why it cannot run.

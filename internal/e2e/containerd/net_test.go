@@ -23,11 +23,13 @@ func freePort(t testing.TB) int {
 }
 
 // httpGet fetches url, retrying connection failures until timeout (a
-// forwarder may take a moment to listen). Only loopback and the harness's
+// forwarder may take a moment to listen); one request may take 10 s, or
+// timeout when longer (64 MiB through a forwarder, on a machine busy with
+// the other runtimes' tests, take more). Only loopback and the harness's
 // pod addresses are ever dialled.
 func httpGet(t testing.TB, url string, timeout time.Duration) (string, error) {
 	t.Helper()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	client := &http.Client{Timeout: max(timeout, 10*time.Second), Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	deadline := time.Now().Add(timeout)
 	for {
 		resp, err := client.Get(url)

@@ -79,7 +79,7 @@ func TestCrispPortForwardIntegrity64MiB(t *testing.T) {
 			t.Run(tr, func(t *testing.T) {
 				pf := startBackground(t, h.crispCmd(t, t.Context(), "port-forward", "--transport", tr, h.Pod, fmt.Sprintf(":%d", h.HTTPDPort)))
 				m := pf.WaitFor(t, crispForwardRE, 30*time.Second)
-				body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%s/big", m[1]), 10*time.Second)
+				body, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%s/big", m[1]), commandTimeout)
 				if err != nil || body != string(want) {
 					t.Fatalf("GET /big (64 MiB) through crisp port-forward --transport %s: %v; got %d bytes, equal %v",
 						tr, err, len(body), body == string(want))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // summaryFile is where TestMain writes what ran, relative to the repository:
@@ -22,14 +24,27 @@ type testResult struct {
 	took         time.Duration
 }
 
-// runAndReport runs the tests and writes the summary file.
-func runAndReport(m *testing.M) {
+// runAndReport runs the tests, stops the harnesses (stopHarnesses, when
+// not nil), looks for goroutines left running and writes the summary file;
+// it returns the test binary's exit code.
+func runAndReport(m *testing.M, stopHarnesses func()) int {
 	start := time.Now()
 	code := m.Run()
-	if suite.repo == "" {
-		return
+	took := time.Since(start)
+	if stopHarnesses != nil {
+		stopHarnesses()
 	}
-	report := summary(code, time.Since(start))
+	// The runtimes' subtests run at once, so a goroutine left behind is
+	// looked for once all of them ended (startBackground waits for its own)
+	// and the harnesses stopped (restartCRIO reaps the crio it started).
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintf(os.Stderr, "containerd e2e: goroutines left running after the tests: %v\n", err)
+		code = 1
+	}
+	if suite.repo == "" {
+		return code
+	}
+	report := summary(code, took)
 	path := filepath.Join(suite.repo, summaryFile)
 	err := os.MkdirAll(filepath.Dir(path), 0o755)
 	if err == nil {
@@ -38,6 +53,7 @@ func runAndReport(m *testing.M) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "containerd e2e: writing the summary: %v\n", err)
 	}
+	return code
 }
 
 // summary: one line per runtime (ran against what, or why not), one per

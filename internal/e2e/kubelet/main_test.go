@@ -89,7 +89,15 @@ func run(m *testing.M) int {
 // startCluster runs scripts/k8s/up.sh under the machine's lock and returns
 // what stops it; on failure suite.reason says why.
 func startCluster() (stop func()) {
-	unlock, err := testkit.LockFile(k8sDir() + ".lock")
+	// One cluster per folder (its etcd, containerd and kubelet live
+	// there): another run of this package using it is waited for (the suite
+	// takes minutes, so it queues rather than starting a second cluster).
+	lock := k8sDir() + ".lock"
+	unlock, ok, err := testkit.TryLockFile(lock)
+	if err == nil && !ok {
+		fmt.Fprintf(os.Stderr, "kubelet e2e: another run holds the cluster under %s; waiting for %s\n", k8sDir(), lock)
+		unlock, err = testkit.LockFile(lock)
+	}
 	if err != nil {
 		suite.reason = err.Error()
 		return func() {}

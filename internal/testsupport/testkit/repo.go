@@ -39,13 +39,34 @@ func EnvOr(key, def string) string {
 // for it: test binaries that share a harness (two `go test` runs at once)
 // take turns. The returned function releases it.
 func LockFile(path string) (func(), error) {
+	unlock, err := lockFile(path, syscall.LOCK_EX)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return unlock, nil
+}
+
+// TryLockFile is LockFile without the wait: ok is false, and nothing is
+// held, when another process holds path's lock.
+func TryLockFile(path string) (unlock func(), ok bool, err error) {
+	unlock, err = lockFile(path, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return unlock, true, nil
+}
+
+func lockFile(path string, how int) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		_ = f.Close() // the lock failed; the close cannot tell more
-		return nil, fmt.Errorf("locking %s: %w", path, err)
+		return nil, err
 	}
 	return func() { _ = f.Close() }, nil // closing releases the lock
 }

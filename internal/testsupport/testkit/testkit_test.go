@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,5 +108,27 @@ func TestFindLeaks(t *testing.T) {
 	close(block)
 	if err == nil {
 		t.Error("FindLeaks missed a goroutine still running")
+	}
+}
+
+// TryLockFile gives up at once where LockFile would wait, and takes the lock
+// once its holder let go.
+func TestTryLockFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	unlock, err := LockFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := TryLockFile(path); ok || err != nil {
+		t.Fatalf("TryLockFile while held: ok %v, err %v; want false, nil", ok, err)
+	}
+	unlock()
+	again, ok, err := TryLockFile(path)
+	if !ok || err != nil {
+		t.Fatalf("TryLockFile once released: ok %v, err %v; want true, nil", ok, err)
+	}
+	again()
+	if _, _, err := TryLockFile(filepath.Join(t.TempDir(), "no", "such", "dir")); err == nil {
+		t.Fatal("TryLockFile in a missing folder: no error")
 	}
 }
