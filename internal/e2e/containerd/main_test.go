@@ -302,6 +302,7 @@ func (r *rt) start() {
 	env := r.spec.scriptEnv(r.spec.dir, r.spec.bridge, r.spec.netPrefix)
 	up, down := r.spec.kind.up, r.spec.kind.down
 	r.stop = func() {
+		r.keepLogIfFailed()
 		if out, err := runScript(env, down); err != nil {
 			fmt.Fprintf(os.Stderr, "containerd e2e: %s: scripts/%s failed: %v\n%s", r.spec.name, down, err, out)
 		}
@@ -320,6 +321,41 @@ func (r *rt) start() {
 	}
 	fmt.Fprintf(os.Stderr, "containerd e2e: %s (%s) up in %v under %s\n",
 		r.spec.name, r.harness.Version, r.upTook.Round(10*time.Millisecond), r.spec.dir)
+}
+
+// keepLogIfFailed copies the runtime's log out of its harness folder, which
+// the down script removes, when one of its subtests failed: a runtime's
+// side of a failure (a dropped stream, an error it logged) can be read
+// after the run, in .work/e2e-NAME.log next to the summary.
+func (r *rt) keepLogIfFailed() {
+	if r.harness == nil || !failed(r.spec.name) {
+		return
+	}
+	dst := filepath.Join(suite.repo, filepath.Dir(summaryFile), "e2e-"+r.spec.name+".log")
+	b, err := os.ReadFile(r.harness.Log)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(dst), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(dst, b, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "containerd e2e: %s: keeping its log: %v\n", r.spec.name, err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "containerd e2e: %s had failures; its log is kept in %s\n", r.spec.name, dst)
+}
+
+// failed reports whether a subtest of runtime failed.
+func failed(runtime string) bool {
+	suite.resultsMu.Lock()
+	defer suite.resultsMu.Unlock()
+	for _, res := range suite.results {
+		if res.runtime == runtime && res.status == "FAIL" {
+			return true
+		}
+	}
+	return false
 }
 
 // scriptEnv is the environment of the up and down scripts for a harness of
