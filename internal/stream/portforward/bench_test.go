@@ -1,7 +1,6 @@
 package portforward
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -49,16 +48,9 @@ func BenchmarkPortForward(b *testing.B) {
 			name := map[byte]string{'d': "download", 'u': "upload"}[dir]
 			b.Run(tc.name+"/"+name, func(b *testing.B) {
 				f := newTestForwarder(b, src, tc.offer, nil)
-				ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				served := make(chan error, 1)
-				go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+				srv := serveLocal(b, f, app.port)
 				defer func() {
-					cancel()
-					if err := <-served; err != nil {
+					if err := srv.stop(); err != nil {
 						b.Error(err)
 					}
 				}()
@@ -66,7 +58,7 @@ func BenchmarkPortForward(b *testing.B) {
 				b.SetBytes(size)
 				b.ResetTimer()
 				for range b.N {
-					if err := benchExchange(ls[0].Addr().String(), dir, size, buf); err != nil {
+					if err := benchExchange(srv.addr, dir, size, buf); err != nil {
 						b.Fatal(err)
 					}
 				}

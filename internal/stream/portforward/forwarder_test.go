@@ -49,6 +49,33 @@ func newTestForwarder(t testing.TB, src URLSource, offer transport.Offer, report
 	return f
 }
 
+// serving is a forwarder serving one local loopback listener in a test.
+type serving struct {
+	addr   string // the listener's address, 127.0.0.1:PORT
+	cancel context.CancelFunc
+	served chan error // Serve's result
+}
+
+// serveLocal listens on a free loopback port for the app's remote port and
+// serves it through f until stop (or cancel).
+func serveLocal(t testing.TB, f *Forwarder, remote uint16) *serving {
+	t.Helper()
+	ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: remote}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{addr: ls[0].Addr().String(), cancel: cancel, served: make(chan error, 1)}
+	go func() { s.served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+	return s
+}
+
+// stop ends Serve and returns its error.
+func (s *serving) stop() error {
+	s.cancel()
+	return <-s.served
+}
+
 func TestPortForwardOffers(t *testing.T) {
 	for _, tc := range []struct {
 		t    transport.Transport
@@ -105,18 +132,12 @@ func TestPortForwardResetFault(t *testing.T) {
 			counted := func(ctx context.Context, ports []uint16) (string, error) { urls.Add(1); return src(ctx, ports) }
 			var report lockedBuffer
 			f := newTestForwarder(t, counted, tc.offer, &report)
-			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+			srv := serveLocal(t, f, app.port)
 			for i := 1; i <= 20; i++ {
 				// crisp resets the local connection it cannot forward, which
 				// can come before the dialer has seen its connect complete:
 				// then connection 3 fails at the dial.
-				c, err := net.Dial("tcp", ls[0].Addr().String())
+				c, err := net.Dial("tcp", srv.addr)
 				if err == nil {
 					err = roundTrip(c, uint64(i), 32<<10)
 					_ = c.Close()
@@ -128,12 +149,11 @@ func TestPortForwardResetFault(t *testing.T) {
 					t.Errorf("connection %d: %v", i, err)
 				}
 			}
-			cancel()
-			if err := <-served; err != nil {
+			if err := srv.stop(); err != nil {
 				t.Errorf("Serve: %v", err)
 			}
 			out := report.String()
-			want := fmt.Sprintf("%s -> %d: connection 3 failed", ls[0].Addr(), app.port)
+			want := fmt.Sprintf("%s -> %d: connection 3 failed", srv.addr, app.port)
 			if !strings.Contains(out, want) || !strings.Contains(out, "reset-forward-conn") {
 				t.Errorf("report %q lacks %q and the runtime's message", out, want)
 			}
@@ -250,21 +270,14 @@ func TestPortForwardHalfClose(t *testing.T) {
 	for _, tc := range pfCases[:2] {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newTestForwarder(t, src, tc.offer, nil)
-			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+			srv := serveLocal(t, f, app.port)
 			defer func() {
-				cancel()
-				if err := <-served; err != nil {
+				if err := srv.stop(); err != nil {
 					t.Error(err)
 				}
 			}()
 
-			c, err := net.Dial("tcp", ls[0].Addr().String())
+			c, err := net.Dial("tcp", srv.addr)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package portforward
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,14 +28,8 @@ func TestPortForwardStalledReaderAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var report lockedBuffer
 			f := newTestForwarder(t, src, tc.offer, &report)
-			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			addr := ls[0].Addr().String()
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+			srv := serveLocal(t, f, app.port)
+			addr := srv.addr
 			end := time.Now().Add(pfFaultBound)
 
 			// The offender asks for 256 MiB (the app sends it while it
@@ -92,8 +85,7 @@ func TestPortForwardStalledReaderAlone(t *testing.T) {
 			case rerr == nil:
 				t.Errorf("the stalled connection ended cleanly: its data was cut without an error; reports:\n%s", report.String())
 			}
-			cancel()
-			if err := <-served; err != nil {
+			if err := srv.stop(); err != nil {
 				t.Errorf("Serve: %v", err)
 			}
 			out := report.String()
@@ -119,14 +111,8 @@ func TestPortForwardPausedReaderAloneLosesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var report lockedBuffer
 			f := newTestForwarder(t, src, tc.offer, &report)
-			ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
-			c, err := net.DialTimeout("tcp", ls[0].Addr().String(), pfFaultBound)
+			srv := serveLocal(t, f, app.port)
+			c, err := net.DialTimeout("tcp", srv.addr, pfFaultBound)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,8 +123,7 @@ func TestPortForwardPausedReaderAloneLosesNothing(t *testing.T) {
 			if err := roundTrip(paused, 7, 32<<20); err != nil {
 				t.Errorf("a connection whose client paused %v: %v; reports:\n%s", paused.pause, err, report.String())
 			}
-			cancel()
-			if err := <-served; err != nil {
+			if err := srv.stop(); err != nil {
 				t.Errorf("Serve: %v", err)
 			}
 			if out := report.String(); strings.Contains(out, "failed") {

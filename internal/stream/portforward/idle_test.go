@@ -1,7 +1,6 @@
 package portforward
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -39,20 +38,13 @@ func TestPortForwardFinishedIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = f.Close() }()
-	ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+	srv := serveLocal(t, f, app.port)
 	defer func() {
-		cancel()
-		if err := <-served; err != nil {
+		if err := srv.stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	c, err := net.Dial("tcp", ls[0].Addr().String())
+	c, err := net.Dial("tcp", srv.addr)
 	if err != nil {
 		t.Fatal(err)
 	}

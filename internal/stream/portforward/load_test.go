@@ -1,7 +1,6 @@
 package portforward
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -20,13 +19,7 @@ func forwardConcurrently(t *testing.T, src URLSource, app *pfApp, offer pfCase, 
 	t.Helper()
 	var report lockedBuffer
 	f := newTestForwarder(t, src, offer.offer, &report)
-	ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+	srv := serveLocal(t, f, app.port)
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
 	if raceEnabled {
@@ -37,7 +30,7 @@ func forwardConcurrently(t *testing.T, src URLSource, app *pfApp, offer pfCase, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := net.DialTimeout("tcp", ls[0].Addr().String(), time.Until(end))
+			c, err := net.DialTimeout("tcp", srv.addr, time.Until(end))
 			if err != nil {
 				errs <- fmt.Errorf("connection %d: %w", i, err)
 				return
@@ -50,8 +43,7 @@ func forwardConcurrently(t *testing.T, src URLSource, app *pfApp, offer pfCase, 
 		}()
 	}
 	wg.Wait()
-	cancel()
-	if err := <-served; err != nil {
+	if err := srv.stop(); err != nil {
 		t.Errorf("Serve: %v", err)
 	}
 	close(errs)

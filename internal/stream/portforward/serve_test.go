@@ -162,25 +162,16 @@ func TestListenLocal(t *testing.T) {
 func TestPortForwardServeDrain(t *testing.T) {
 	app := startPFApp(t, hashApp)
 	_, src := startStreamServer(t, streamserver.ProfileFull)
-	start := func(t *testing.T, drain time.Duration) (string, context.CancelFunc, chan error) {
+	// stopWithOpen forwards one connection to completion, leaves a second
+	// one open mid-request, then stops Serve.
+	stopWithOpen := func(t *testing.T, drain time.Duration) (addr string, open net.Conn, served chan error) {
 		f, err := NewForwarder(ForwarderOptions{Source: src, DrainTimeout: drain})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = f.Close() })
-		ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
-		return ls[0].Addr().String(), cancel, served
-	}
-	// stopWithOpen forwards one connection to completion, leaves a second
-	// one open mid-request, then stops Serve.
-	stopWithOpen := func(t *testing.T, drain time.Duration) (addr string, open net.Conn, served chan error) {
-		addr, cancel, served := start(t, drain)
+		srv := serveLocal(t, f, app.port)
+		addr = srv.addr
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -196,8 +187,8 @@ func TestPortForwardServeDrain(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c2.Close() })
 		_, _ = c2.Write([]byte("x")) // forwarded, and the app waits for the rest
-		cancel()
-		return addr, c2, served
+		srv.cancel()
+		return addr, c2, srv.served
 	}
 	t.Run("open connection finishes", func(t *testing.T) {
 		addr, c2, served := stopWithOpen(t, time.Hour)

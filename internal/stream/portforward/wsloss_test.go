@@ -39,20 +39,13 @@ func wsForward(t *testing.T, app *pfApp, opts ForwarderOptions) (string, *locked
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Close() })
-	ls, err := ListenLocal([]string{"127.0.0.1"}, []PortMapping{{Remote: app.port}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- f.Serve(ctx, ls[0].Listener, ls[0].Remote) }()
+	srv := serveLocal(t, f, app.port)
 	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
+		if err := srv.stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return ls[0].Addr().String(), report
+	return srv.addr, report
 }
 
 // halfClosedEcho sends payload, half-closes, and reads to the end: nil when
