@@ -113,11 +113,13 @@ func TestCrispExecIntegrity64MiB(t *testing.T) {
 			t.Run("stdout/"+tr, func(t *testing.T) {
 				args := []string{"exec", "--transport", tr, h.Ctr, "--", "sh", "-c", fmt.Sprintf("yes crisp-integrity | head -c %d", size)}
 				r := h.crisp(t, args...)
-				if r.ExitCode == 125 && strings.Contains(r.Stderr, "the runtime dropped the stream") {
-					// Said, not silent: under load (three runtimes' tests at
-					// once) CRI-O once ended a session 1 MB short. What is
-					// checked here is that crisp never loses data quietly; once more.
-					t.Logf("%s dropped the session and crisp said so: %s; once more", h.Name, r.Stderr)
+				if r.ExitCode == 125 && strings.Contains(r.Stderr, "broke off") {
+					// Said, not silent: under heavy load (two make test at
+					// once) CRI-O has ended the session before its output was
+					// all copied, 1-3 MB short and without the exit status
+					// (docs/runtimes.md). What is checked here is that crisp
+					// never loses data quietly; once more.
+					t.Logf("%s ended the session early and crisp said so: %s; once more", h.Name, r.Stderr)
 					r = h.crisp(t, args...)
 				}
 				if r.ExitCode != 0 || r.Stdout != string(want) {
