@@ -222,6 +222,22 @@ func TestSmokeImageTimeoutCleansUp(t *testing.T) {
 	}
 }
 
+// A --timeout that strikes before any check ran (while --image sets up, or
+// at the first CRI call) is named as such, not blamed on --request-timeout
+// or left as a bare "context deadline exceeded".
+func TestSmokeTimeoutBeforeAnyCheckIsNamed(t *testing.T) {
+	env := mocktest.Start(t, mockruntime.Config{Profile: streamserver.ProfileFull})
+	for _, timeout := range []string{"1ms", "30ms"} {
+		_, stderr, code := crispRun(t, env.Endpoint, "smoke", "--image", "busybox", "--timeout", timeout)
+		if code != 1 || !strings.Contains(stderr, "did not finish within --timeout "+timeout) || strings.Contains(stderr, "--request-timeout") {
+			t.Errorf("smoke --image --timeout %s: exit %d, want 1 naming the timeout and not --request-timeout\nstderr:\n%s", timeout, code, stderr)
+		}
+		if pods, ctrs := leftovers(t, env); len(pods)+len(ctrs) > 0 {
+			t.Errorf("smoke --image --timeout %s left pods %q and containers %q behind", timeout, pods, ctrs)
+		}
+	}
+}
+
 // skipInShort skips a whole probe or smoke run against the mock (seconds
 // each) under -short: make test runs them, make test-short is the inner loop.
 func skipInShort(t *testing.T) {

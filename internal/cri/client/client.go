@@ -99,12 +99,19 @@ func (c *Client) imageEndpoint() string {
 }
 
 func (c *Client) callAt(ctx context.Context, endpoint, what string, call func(ctx context.Context) error) error {
+	callCtx := ctx
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		callCtx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	if err := call(ctx); err != nil {
+	if err := call(callCtx); err != nil {
+		if ctx.Err() != nil {
+			// The caller's deadline (a command's --timeout) or interrupt
+			// ended the call, not --request-timeout: say that, and keep it
+			// recognisable (errors.Is context.DeadlineExceeded/Canceled).
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
 		return c.describe(endpoint, what, err)
 	}
 	return nil

@@ -60,3 +60,27 @@ func TestCallErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCallEndedByTheCaller: when the caller's own deadline (a command's
+// --timeout) or interrupt ends a call, the error says that, recognisably,
+// and does not send the user to --request-timeout.
+func TestCallEndedByTheCaller(t *testing.T) {
+	c := &Client{Endpoint: "unix:///run/r.sock", Timeout: time.Hour}
+	expired, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	<-expired.Done()
+	interrupted, stop := context.WithCancel(context.Background())
+	stop()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{{"deadline", expired, context.DeadlineExceeded}, {"interrupt", interrupted, context.Canceled}} {
+		err := c.Call(tc.ctx, "listing pods", func(ctx context.Context) error {
+			return status.FromContextError(ctx.Err()).Err() // what gRPC answers
+		})
+		if !errors.Is(err, tc.want) || strings.Contains(err.Error(), "--request-timeout") || !strings.HasPrefix(err.Error(), "listing pods: ") {
+			t.Errorf("%s: %v; want 'listing pods: ' and %v, no --request-timeout", tc.name, err, tc.want)
+		}
+	}
+}

@@ -53,14 +53,15 @@ func (o *Smoke) Run(ctx context.Context, f *cmdutil.Factory) error {
 		Container: o.Container, Pod: o.Pod, Port: o.Port,
 		Image: o.Image, PodConfig: o.PodSandbox, KubeletStopped: o.KubeletStopped, Logf: progressf(f, "smoke"),
 	})
+	if err != nil {
+		err = rep.Unfinished(ctx, err, o.Timeout) // rep may be nil: --image's set-up can run out of time too
+	}
 	if rep == nil || (table && len(rep.Checks) == 0 && err != nil) {
 		return err // nothing ran: the error says why (JSON still gets a report that carries it)
 	}
 	rep.Origin = probe.NewOrigin(probe.KindSmoke, probe.NodeName(o.NodeName, nil, nil))
 	if err != nil {
-		// The reports say it too, so that they agree with the exit status.
-		err = rep.Unfinished(ctx, err, o.Timeout)
-		rep.Error = err.Error()
+		rep.Error = err.Error() // the reports say it too, so that they agree with the exit status
 	}
 	if o.JUnit != "" {
 		if jerr := rep.WriteJUnitFile(o.JUnit, started); jerr != nil {

@@ -150,11 +150,16 @@ func (r *SmokeReport) WriteSummary(w io.Writer) error {
 	return err
 }
 
-// Unfinished words why a run stopped before its last check: interrupted,
-// or over timeout (smoke's --timeout); other errors are left alone.
+// Unfinished words why a run (r, nil when no check ran) stopped before its
+// last check: interrupted, or over timeout (smoke's --timeout), also while
+// --image was still setting up; other errors are left alone.
 func (r *SmokeReport) Unfinished(ctx context.Context, err error, timeout time.Duration) error {
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("smoke interrupted after %d checks: %w", len(r.Checks), err)
+		checks := 0
+		if r != nil {
+			checks = len(r.Checks)
+		}
+		return fmt.Errorf("smoke interrupted after %d checks: %w", checks, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		return fmt.Errorf("smoke did not finish within --timeout %s: %w", timeout, err)
