@@ -187,8 +187,10 @@ func runSuite(m *testing.M) int {
 			return runAndReport(m, nil)
 		}
 		defer unlock() // once the harnesses stopped
-		for _, spec := range runtimeSpecs {
+		for _, r := range suite.runtimes {
+			spec := *r.spec // runtimeSpecs keeps slot 0's names
 			spec.inSlot(slot)
+			r.spec = &spec
 		}
 	}
 	// The harnesses start at once and stop at the end, whatever the tests
