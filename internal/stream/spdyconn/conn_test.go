@@ -100,8 +100,10 @@ func serveWith(tb testing.TB, handle func(httpstream.Stream), dial func(net.Conn
 	return client, server
 }
 
-// noHang runs f and returns its error; f still running after 10 s (a third
-// of defaultCreateTimeout, ten closeWriteTimeouts) fails the test as hung.
+// noHang runs f and returns its error; f still running after 20 s (two
+// thirds of defaultCreateTimeout: a wait that reached it still counts as a
+// hang) fails the test as hung. 10 s was too short for 8 MiB under -race
+// with two make test at once on 2 cores.
 func noHang(t *testing.T, what string, f func() error) error {
 	t.Helper()
 	done := make(chan error, 1)
@@ -109,7 +111,7 @@ func noHang(t *testing.T, what string, f func() error) error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(10 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatalf("%s hangs", what)
 		return nil
 	}
