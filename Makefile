@@ -6,7 +6,10 @@ TOOLS := $(CURDIR)/.tools/bin
 export CRICTL ?= $(TOOLS)/crictl
 export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
-GOTEST_FLAGS ?= -race -count=1 -timeout 30m
+# -timeout is a hang guard per package binary: alone the longest takes ~15 min,
+# but with two make test at once on 2 cores cmd/crisp and the containerd e2e
+# package took 29-30 min (the first timed out at 30m).
+GOTEST_FLAGS ?= -race -count=1 -timeout 60m
 
 .PHONY: all build image demo test test-short test-go check deps bench lint tidy-check completions man interop fuzz
 
