@@ -1,9 +1,11 @@
 package remotecommand
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/crisp-cri/crisp/internal/stream/transport"
 )
@@ -41,17 +43,39 @@ func (s *session) needsStdinEOF(spec protocolSpec) bool {
 // remembers its first write error: a full disk or a closed pipe on crisp's
 // side is crisp's failure, never a silent success. The first error also
 // ends the session (onErr), since the output has nowhere to go.
+//
+// Once the session has returned (close), it refuses writes: a session whose
+// context ended returns while the streaming library's copy goroutines may
+// still run, and they must not touch the caller's writer after that (smoke
+// read a hash its integrity check was still writing into).
 type localWriter struct {
 	w     io.Writer
 	name  string
 	onErr func()
 
-	mu  sync.Mutex
-	err error
+	mu      sync.Mutex
+	err     error
+	closed  bool
+	writing sync.WaitGroup // the write in flight, if any
 }
 
+// errSessionReturned fails a write that comes after the session returned.
+var errSessionReturned = errors.New("the session has returned")
+
+// localWriterCloseWait bounds how long close waits for a write in flight
+// (one blocked on a reader that stopped reading is left behind).
+const localWriterCloseWait = 2 * time.Second
+
 func (l *localWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return 0, errSessionReturned
+	}
+	l.writing.Add(1)
+	l.mu.Unlock()
 	n, err := l.w.Write(p)
+	l.writing.Done()
 	if err != nil {
 		l.mu.Lock()
 		first := l.err == nil
@@ -64,6 +88,28 @@ func (l *localWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// close makes later writes fail and waits (at most localWriterCloseWait)
+// for the write in flight.
+func (l *localWriter) close() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		l.writing.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(localWriterCloseWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func (l *localWriter) failed() error {

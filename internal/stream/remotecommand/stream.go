@@ -201,7 +201,12 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 	return sess
 }
 
-func (s *session) end() { close(s.done) }
+// end: the session returns; its local writers take nothing more.
+func (s *session) end() {
+	s.out.close()
+	s.errOut.close()
+	close(s.done)
+}
 
 // abortRun ends the running attempt (a guard in guard.go tripped).
 func (s *session) abortRun() {
