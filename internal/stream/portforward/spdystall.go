@@ -90,3 +90,38 @@ func (s *spdySession) abort() {
 	_ = s.raw.Close()
 	s.shutdown()
 }
+
+func (s *spdySession) acquire() {
+	s.mu.Lock()
+	s.active++
+	s.setOverrunLocked()
+	s.mu.Unlock()
+}
+
+func (s *spdySession) release() {
+	s.mu.Lock()
+	s.active--
+	s.setOverrunLocked()
+	last := s.retired && s.active == 0
+	s.mu.Unlock()
+	if last {
+		s.idleOnce.Do(func() { close(s.idleRetired) })
+	}
+}
+
+// setOverrunLocked turns the SPDY connection's overrun wait on while it
+// carries more than one forwarded connection, off while it carries one
+// (s.mu held, so that the last count sets the wait): only a connection
+// with siblings to hold up is dropped for a client that stopped reading.
+// spdystream's connection has no overrun wait.
+func (s *spdySession) setOverrunLocked() {
+	c, ok := s.conn.(interface{ SetOverrunWait(time.Duration) })
+	if !ok {
+		return
+	}
+	wait := time.Duration(0)
+	if s.active > 1 {
+		wait = pfOverrunWait
+	}
+	c.SetOverrunWait(wait)
+}
