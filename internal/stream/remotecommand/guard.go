@@ -39,43 +39,79 @@ func (s *session) needsStdinEOF(spec protocolSpec) bool {
 	return spec.lacksStdinEOF()
 }
 
+// fence keeps crisp's callbacks from touching the caller's things once the
+// session has returned. A session whose context ended returns while the
+// streaming library's copy goroutines may still run: they must not write
+// to the caller's stdout, stderr or warning sink after that (smoke read a
+// hash its integrity check was still writing into; a test read warnings
+// the stdin goroutine was still writing).
+type fence struct {
+	mu       sync.Mutex
+	closed   bool
+	inFlight sync.WaitGroup
+}
+
+// fenceCloseWait bounds how long close waits for work in flight (a write
+// blocked on a reader that stopped reading is left behind).
+const fenceCloseWait = 2 * time.Second
+
+// enter reports whether the session is still running; if so, the caller
+// must call leave when done.
+func (f *fence) enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.inFlight.Add(1)
+	return true
+}
+
+func (f *fence) leave() { f.inFlight.Done() }
+
+// close makes later enters fail and waits (at most fenceCloseWait) for the
+// work in flight.
+func (f *fence) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		f.inFlight.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(fenceCloseWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
 // localWriter is a local output stream (crisp's stdout or stderr) that
 // remembers its first write error: a full disk or a closed pipe on crisp's
 // side is crisp's failure, never a silent success. The first error also
-// ends the session (onErr), since the output has nowhere to go.
-//
-// Once the session has returned (close), it refuses writes: a session whose
-// context ended returns while the streaming library's copy goroutines may
-// still run, and they must not touch the caller's writer after that (smoke
-// read a hash its integrity check was still writing into).
+// ends the session (onErr), since the output has nowhere to go. Once the
+// session has returned (its fence closed), it refuses writes.
 type localWriter struct {
 	w     io.Writer
 	name  string
 	onErr func()
+	fence *fence
 
-	mu      sync.Mutex
-	err     error
-	closed  bool
-	writing sync.WaitGroup // the write in flight, if any
+	mu  sync.Mutex
+	err error
 }
 
 // errSessionReturned fails a write that comes after the session returned.
 var errSessionReturned = errors.New("the session has returned")
 
-// localWriterCloseWait bounds how long close waits for a write in flight
-// (one blocked on a reader that stopped reading is left behind).
-const localWriterCloseWait = 2 * time.Second
-
 func (l *localWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	if !l.fence.enter() {
 		return 0, errSessionReturned
 	}
-	l.writing.Add(1)
-	l.mu.Unlock()
 	n, err := l.w.Write(p)
-	l.writing.Done()
+	l.fence.leave()
 	if err != nil {
 		l.mu.Lock()
 		first := l.err == nil
@@ -88,28 +124,6 @@ func (l *localWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// close makes later writes fail and waits (at most localWriterCloseWait)
-// for the write in flight.
-func (l *localWriter) close() {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		l.writing.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(localWriterCloseWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	}
 }
 
 func (l *localWriter) failed() error {

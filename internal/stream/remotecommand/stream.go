@@ -162,6 +162,9 @@ type session struct {
 	tr    *tracer
 	done  chan struct{}
 	stdin *stdinReader
+	// fence: once the session returns, its callbacks leave the caller's
+	// writers alone (guard.go).
+	fence *fence
 
 	// interactive and failFast decide the stdin-EOF guard (guard.go).
 	interactive, failFast bool
@@ -178,7 +181,7 @@ type session struct {
 }
 
 func newSession(op string, cfg transport.Config, s Streams) *session {
-	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{}), interactive: s.InteractiveStdin}
+	sess := &session{op: op, cfg: cfg, s: s, start: time.Now(), done: make(chan struct{}), fence: &fence{}, interactive: s.InteractiveStdin}
 	sess.timing.begin = sess.start
 	tr := newSessionTracer(cfg, op, sess.start) // tracefile.go
 	sess.tr = tr
@@ -188,23 +191,22 @@ func newSession(op string, cfg transport.Config, s Streams) *session {
 		sess.s.Stdin = sess.stdin
 	}
 	if s.Stdout != nil {
-		sess.out = &localWriter{w: tr.writer(s.Stdout, "stdout", 1), name: "stdout", onErr: sess.abortRun}
+		sess.out = &localWriter{w: tr.writer(s.Stdout, "stdout", 1), name: "stdout", onErr: sess.abortRun, fence: sess.fence}
 		sess.s.Stdout = sess.out
 	}
 	if s.Stderr != nil && !s.TTY {
-		sess.errOut = &localWriter{w: tr.writer(s.Stderr, "stderr", 2), name: "stderr", onErr: sess.abortRun}
+		sess.errOut = &localWriter{w: tr.writer(s.Stderr, "stderr", 2), name: "stderr", onErr: sess.abortRun, fence: sess.fence}
 		sess.s.Stderr = sess.errOut
 	}
 	if s.TTY && s.Resize != nil {
-		sess.s.Resize = tr.sizes(s.Resize)
+		sess.s.Resize = tr.sizes(s.Resize, sess.fence)
 	}
 	return sess
 }
 
-// end: the session returns; its local writers take nothing more.
+// end: the session returns; its callbacks touch the caller's writers no more.
 func (s *session) end() {
-	s.out.close()
-	s.errOut.close()
+	s.fence.close()
 	close(s.done)
 }
 

@@ -63,12 +63,13 @@ func (t *tracer) writer(w io.Writer, channel string, id int) io.Writer {
 	return &traceWriter{w: w, t: t, channel: channel, id: id}
 }
 
-// sizes wraps a terminal size queue; without tracing it is q itself.
-func (t *tracer) sizes(q TerminalSizeQueue) TerminalSizeQueue {
+// sizes wraps a terminal size queue; without tracing it is q itself. Sizes
+// that come after the session returned (f closed) end the queue untraced.
+func (t *tracer) sizes(q TerminalSizeQueue, f *fence) TerminalSizeQueue {
 	if t == nil {
 		return q
 	}
-	return &traceSizes{q: q, t: t}
+	return &traceSizes{q: q, t: t, fence: f}
 }
 
 type traceWriter struct {
@@ -84,16 +85,19 @@ func (w *traceWriter) Write(p []byte) (int, error) {
 }
 
 type traceSizes struct {
-	q TerminalSizeQueue
-	t *tracer
+	q     TerminalSizeQueue
+	t     *tracer
+	fence *fence
 }
 
 func (s *traceSizes) Next() *TerminalSize {
 	size := s.q.Next()
-	if size != nil {
-		s.t.note("->", "resize", 4, fmt.Sprintf("%dx%d", size.Width, size.Height))
-		s.t.fileTrace().Resize(size.Width, size.Height)
+	if size == nil || !s.fence.enter() {
+		return nil
 	}
+	defer s.fence.leave()
+	s.t.note("->", "resize", 4, fmt.Sprintf("%dx%d", size.Width, size.Height))
+	s.t.fileTrace().Resize(size.Width, size.Height)
 	return size
 }
 
@@ -116,29 +120,43 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 	default:
 	}
 	n, err := r.r.Read(p)
-	if n > 0 {
-		r.sess.tr.frame("->", "stdin", 0, p[:n])
+	if !r.sess.fence.enter() {
+		// The session has returned: what was read has nowhere to go, and
+		// the caller's trace and warning sinks are its own again.
+		return 0, io.EOF
 	}
-	if errors.Is(err, io.EOF) {
-		if r.holdOpen {
-			if n > 0 {
-				return n, nil
-			}
-			<-r.sess.done
-			return 0, io.EOF
+	ended := errors.Is(err, io.EOF)
+	r.traced(p[:n], ended)
+	r.sess.fence.leave()
+	if ended && r.holdOpen {
+		if n > 0 {
+			return n, nil
 		}
-		r.sess.tr.note("->", "stdin", 0, "end of input")
-		r.sess.tr.fileTrace().Close("local", "stdin")
-		if att, spec := r.sess.negotiated(); att.Accepted() && spec.lacksStdinEOF() {
-			r.warnOnce.Do(func() {
-				hint := "--transport spdy carries it"
-				if att.Transport == transport.SPDY {
-					hint = "SPDY " + transport.ExecProtocolV2 + " and later carry it"
-				}
-				r.sess.cfg.Warn("stdin ended, but %s %s cannot pass end-of-input to the remote process: "+
-					"it runs until it exits by itself (Ctrl-C stops crisp); %s", att.Transport.Title(), att.Protocol, hint)
-			})
-		}
+		<-r.sess.done
+		return 0, io.EOF
 	}
 	return n, err
+}
+
+// traced traces what was read and, at the end of input, says once when
+// the protocol cannot pass it on.
+func (r *stdinReader) traced(p []byte, ended bool) {
+	if len(p) > 0 {
+		r.sess.tr.frame("->", "stdin", 0, p)
+	}
+	if !ended || r.holdOpen {
+		return
+	}
+	r.sess.tr.note("->", "stdin", 0, "end of input")
+	r.sess.tr.fileTrace().Close("local", "stdin")
+	if att, spec := r.sess.negotiated(); att.Accepted() && spec.lacksStdinEOF() {
+		r.warnOnce.Do(func() {
+			hint := "--transport spdy carries it"
+			if att.Transport == transport.SPDY {
+				hint = "SPDY " + transport.ExecProtocolV2 + " and later carry it"
+			}
+			r.sess.cfg.Warn("stdin ended, but %s %s cannot pass end-of-input to the remote process: "+
+				"it runs until it exits by itself (Ctrl-C stops crisp); %s", att.Transport.Title(), att.Protocol, hint)
+		})
+	}
 }
