@@ -60,8 +60,11 @@ type hostProc struct {
 
 	done     chan struct{} // closed once the process has been reaped
 	exitCode int           // valid after done
-	// lastRead is when output was last read (unix nanoseconds), for drain.
+	// lastRead is when output was last read (unix nanoseconds), and
+	// emitting how many pumps are handing a chunk to the stream: drain
+	// tells a silent output from a slow reader with them.
 	lastRead atomic.Int64
+	emitting atomic.Int32
 	// ptyMu orders resizes (from exec and attach streams) with closeFiles.
 	ptyMu     sync.Mutex
 	ptyClosed bool
@@ -271,8 +274,11 @@ func (p *hostProc) pump(f *os.File, emit func([]byte) error) {
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
+			p.emitting.Add(1)
+			failed := emit(buf[:n]) != nil
 			p.lastRead.Store(time.Now().UnixNano())
-			if emit(buf[:n]) != nil {
+			p.emitting.Add(-1)
+			if failed {
 				// Nobody wants the output any more; keep reading so the
 				// process does not block on a full pipe.
 				emit = func([]byte) error { return nil }
@@ -285,7 +291,8 @@ func (p *hostProc) pump(f *os.File, emit func([]byte) error) {
 }
 
 // drain waits for the pumps of an ended process. If its output stays silent
-// for drainIdle while the pumps still run, a leftover member of its group
+// for drainIdle while the pumps still run (and none is handing output to a
+// slow stream: that output is late, not silent), a leftover member of its group
 // holds the output open: the group is killed and the pipes closed, so the
 // pumps (and the caller) finish.
 func (p *hostProc) drain(pumps *sync.WaitGroup) {
@@ -302,7 +309,7 @@ func (p *hostProc) drain(pumps *sync.WaitGroup) {
 			p.closeFiles()
 			return
 		case <-tick.C:
-			if time.Since(time.Unix(0, p.lastRead.Load())) < drainIdle {
+			if p.emitting.Load() > 0 || time.Since(time.Unix(0, p.lastRead.Load())) < drainIdle {
 				continue
 			}
 			p.kill()
