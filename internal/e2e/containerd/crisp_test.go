@@ -105,6 +105,9 @@ func TestCrispExecStdinEOFWebSocketV4(t *testing.T) {
 }
 
 // 64 MiB through crisp exec: out on every transport, in where stdin can end.
+// Under load the output takes long enough for client-go's WebSocket pings
+// to make the server reset the connection it had closed, losing the tail
+// (docs/runtimes.md, "WebSocket pings and a slow reader"): no retry here.
 func TestCrispExecIntegrity64MiB(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
 		const size = 64 << 20
@@ -113,15 +116,6 @@ func TestCrispExecIntegrity64MiB(t *testing.T) {
 			t.Run("stdout/"+tr, func(t *testing.T) {
 				args := []string{"exec", "--transport", tr, h.Ctr, "--", "sh", "-c", fmt.Sprintf("yes crisp-integrity | head -c %d", size)}
 				r := h.crisp(t, args...)
-				if r.ExitCode == 125 && strings.Contains(r.Stderr, "broke off") {
-					// Said, not silent: under heavy load (two make test at
-					// once) CRI-O has ended the session before its output was
-					// all copied, 1-3 MB short and without the exit status
-					// (docs/runtimes.md). What is checked here is that crisp
-					// never loses data quietly; once more.
-					t.Logf("%s ended the session early and crisp said so: %s; once more", h.Name, r.Stderr)
-					r = h.crisp(t, args...)
-				}
 				if r.ExitCode != 0 || r.Stdout != string(want) {
 					t.Fatalf("crisp exec --transport %s stdout: want %d bytes of `yes crisp-integrity`; got %d bytes, exit %d, err %v, stderr %q",
 						tr, size, len(r.Stdout), r.ExitCode, r.Err, r.Stderr)

@@ -2,10 +2,10 @@ package remotecommand
 
 import (
 	"bufio"
-	"encoding/binary"
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/crisp-cri/crisp/internal/stream/transport"
@@ -31,7 +31,8 @@ const wsErrorChannel = 3
 // the server chose channel.k8s.io it holds the error channel, as statusWatch
 // does on SPDY: messages on channel 3 reach client-go empty, their text is
 // recorded, and client-go's Close waits for release. Any other subprotocol
-// passes through untouched.
+// passes through untouched. It also keeps client-go's heartbeat off the
+// wire (wsquiet.go).
 type wsStatusFilter struct {
 	net.Conn
 	w    *statusWatch
@@ -42,6 +43,12 @@ type wsStatusFilter struct {
 	// past maxStatus (client-go's status reader keeps it whole).
 	bound    atomic.Bool
 	errBytes uint64 // bound: payload bytes seen on the error channel
+
+	// upgraded: the server answered 101; from then on client-go's pings
+	// stay here and its read deadlines are ignored (wsquiet.go).
+	upgraded  atomic.Bool
+	wmu       sync.Mutex
+	outFrames wsOutFrames
 
 	// Read's state (gorilla reads from one goroutine at a time).
 	headersDone bool
@@ -118,8 +125,9 @@ func (f *wsStatusFilter) readHeaderLine(p []byte) (int, error) {
 			f.counts = chosen.known && chosen.Framing == transport.FramingBinary && chosen.Name != transport.ExecProtocolV1
 		case strings.TrimSpace(line) == "":
 			f.sawBlank = true
+			f.upgraded.Store(strings.Contains(f.status, " 101"))
 			switch {
-			case !strings.Contains(f.status, " 101"):
+			case !f.upgraded.Load():
 			case f.chose:
 				f.w.holdV1()
 				f.w.deferClose(f.Conn.Close)
@@ -140,28 +148,15 @@ func (f *wsStatusFilter) nextFrame() error {
 	if _, err := io.ReadFull(f.br, hdr[:2]); err != nil {
 		return err
 	}
+	n := wsHeaderLen(hdr[:2])
+	if _, err := io.ReadFull(f.br, hdr[2:n]); err != nil {
+		return err
+	}
 	b0, b1 := hdr[0], hdr[1]
 	op := b0 & 0x0f
 	fin := b0&0x80 != 0
-	n := 2
-	length := uint64(b1 & 0x7f)
-	switch length {
-	case 126:
-		if _, err := io.ReadFull(f.br, hdr[2:4]); err != nil {
-			return err
-		}
-		length, n = uint64(binary.BigEndian.Uint16(hdr[2:4])), 4
-	case 127:
-		if _, err := io.ReadFull(f.br, hdr[2:10]); err != nil {
-			return err
-		}
-		length, n = binary.BigEndian.Uint64(hdr[2:10]), 10
-	}
+	length := wsPayloadLen(hdr[:n])
 	if b1&0x80 != 0 { // masked: servers never mask; pass it through
-		if _, err := io.ReadFull(f.br, hdr[n:n+4]); err != nil {
-			return err
-		}
-		n += 4
 		f.out, f.remain = append(f.out, hdr[:n]...), length
 		return nil
 	}
