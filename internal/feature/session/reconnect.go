@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,8 +24,9 @@ func (o *ReconnectFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Enabled, "reconnect", false, "when the stream breaks while the container runs (the runtime or its streaming server restarted), issue a fresh Attach and carry on")
 }
 
-// AttachSession runs one attach session on the URLs of src.
-type AttachSession func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error)
+// AttachSession runs one attach session on the URLs of src; upgraded, when
+// set, hears that its upgrade was accepted.
+type AttachSession func(ctx context.Context, src transport.URLSource, upgraded func()) (remotecommand.Result, error)
 
 // Run runs the attach session once or, with --reconnect, again after every
 // break while the container runs. keys (nil without -i) tells a detach.
@@ -37,7 +37,7 @@ type AttachSession func(ctx context.Context, src transport.URLSource) (remotecom
 // break, and a fresh Attach would only end again.
 func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id string, src transport.URLSource, session AttachSession, keys *tty.DetachReader, exitWait time.Duration, inputDone func() bool) error {
 	if !o.Enabled {
-		_, err := session(ctx, src)
+		_, err := session(ctx, src, nil)
 		return err
 	}
 	notify := func(format string, args ...any) {
@@ -47,18 +47,11 @@ func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id
 	var endedCleanly bool // the last session ended without an error
 	loop := ReattachLoop{
 		Session: func(ctx context.Context, retry bool) (bool, error) {
-			s := src
+			var onUpgrade func()
 			if retry {
-				var said atomic.Bool
-				s = func(ctx context.Context) (string, error) {
-					u, err := src(ctx)
-					if err == nil && !said.Swap(true) {
-						notify("re-attached to container %s with a fresh Attach", client.ShortID(id))
-					}
-					return u, err
-				}
+				onUpgrade = func() { notify("re-attached to container %s with a fresh Attach", client.ShortID(id)) }
 			}
-			res, err := session(ctx, s)
+			res, err := session(ctx, src, onUpgrade)
 			endedCleanly = err == nil
 			_, upgraded := res.Negotiated()
 			return upgraded, err

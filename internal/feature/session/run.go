@@ -154,13 +154,15 @@ func (d Deps) Attach(ctx context.Context, a *Attach) error {
 		// A session that broke off must not take what is typed for the next.
 		input = NewLeasedInput(stdin)
 	}
-	session := func(ctx context.Context, src transport.URLSource) (remotecommand.Result, error) {
+	session := func(ctx context.Context, src transport.URLSource, upgraded func()) (remotecommand.Result, error) {
 		in := stdin
 		if input != nil {
 			lease := input.Lease()
 			defer lease.End()
 			in = lease
 		}
+		cfg := cfg
+		cfg.Upgraded = upgraded
 		return d.Session(ctx, "attach", src, a.Offers, cfg, in, withTTY)
 	}
 	inputDone := func() bool { return stdin == nil || inputEnd.ended.Load() }

@@ -119,6 +119,9 @@ func (s *session) accept(a *attempt, status int, protocol string, upgrade time.D
 	s.tr.fileTrace().Handshake(a.att)
 	s.cfg.Log("%s: negotiated %s %s at %s (HTTP %d, upgrade %s)", s.op, a.att.Transport.Title(), protocol, a.shown, status, upgrade.Round(time.Microsecond))
 	transport.ReportTLS(s.cfg, s.op, a.shown, a.att.TLS)
+	if fatal == nil && s.cfg.Upgraded != nil {
+		s.cfg.Upgraded()
+	}
 	return fatal
 }
 

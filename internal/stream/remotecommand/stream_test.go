@@ -460,3 +460,19 @@ func TestFirstURLCallBesideVersion(t *testing.T) {
 		t.Errorf("stdout %q, want %q", out.String(), "hi\n")
 	}
 }
+
+// cfg.Upgraded hears of an accepted upgrade, once; a refused one says
+// nothing (attach --reconnect says "re-attached" only then).
+func TestUpgradedHeardOnAcceptanceOnly(t *testing.T) {
+	f := newFakeServer(t, criSPDY, criWS)
+	var heard int
+	cfg := transport.Config{Upgraded: func() { heard++ }}
+	u, _ := f.source(Streams{Stdout: io.Discard}, "echo", "x")(context.Background())
+	if _, err := Try(context.Background(), "exec", u, transport.Offer{Transport: transport.WebSocket, Protocols: []string{transport.ExecProtocolV5}}, cfg, Streams{Stdout: io.Discard}); err == nil || heard != 0 {
+		t.Fatalf("a refused upgrade: err %v, heard %d times", err, heard)
+	}
+	offers, _ := transport.ExecOffers(transport.WebSocket, "")
+	if _, err := f.stream(offers, cfg, Streams{Stdout: io.Discard}, "echo", "x"); err != nil || heard != 1 {
+		t.Fatalf("an accepted upgrade: err %v, heard %d times, want once", err, heard)
+	}
+}

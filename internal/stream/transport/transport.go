@@ -67,6 +67,9 @@ type Config struct {
 	// UpgradeTimeout bounds each attempt's dial and upgrade handshake (not
 	// the session that follows); zero means no bound but the context's.
 	UpgradeTimeout time.Duration
+	// Upgraded, when set, hears that a session's upgrade was accepted, as
+	// its streams start (attach --reconnect says it re-attached then).
+	Upgraded func()
 	// SPDYConnection picks the client SPDY connection sessions run on:
 	// "crisp" for crisp's own, "spdystream" for k8s.io/streaming's (the way
 	// back when a runtime misbehaves with crisp's); "" is $CRISP_SPDY, else
