@@ -105,9 +105,11 @@ func TestCrispExecStdinEOFWebSocketV4(t *testing.T) {
 }
 
 // 64 MiB through crisp exec: out on every transport, in where stdin can end.
-// Under load the output takes long enough for client-go's WebSocket pings
-// to make the server reset the connection it had closed, losing the tail
-// (docs/runtimes.md, "WebSocket pings and a slow reader"): no retry here.
+// Under load the output took long enough for client-go's WebSocket pings to
+// make the server reset the connection it had closed, losing the tail
+// (docs/runtimes.md, "WebSocket pings and a slow reader"); crisp sends none
+// now. One case is still open: containerd 1.6 dropped a SPDY session once,
+// under two test runs at once, and crisp said so; that alone is retried.
 func TestCrispExecIntegrity64MiB(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
 		const size = 64 << 20
@@ -116,6 +118,10 @@ func TestCrispExecIntegrity64MiB(t *testing.T) {
 			t.Run("stdout/"+tr, func(t *testing.T) {
 				args := []string{"exec", "--transport", tr, h.Ctr, "--", "sh", "-c", fmt.Sprintf("yes crisp-integrity | head -c %d", size)}
 				r := h.crisp(t, args...)
+				if r.ExitCode == 125 && strings.Contains(r.Stderr, "over SPDY") && strings.Contains(r.Stderr, "without the command's exit status") {
+					t.Logf("%s dropped the SPDY session and crisp said so (got %d bytes): %s; once more", h.Name, len(r.Stdout), r.Stderr)
+					r = h.crisp(t, args...)
+				}
 				if r.ExitCode != 0 || r.Stdout != string(want) {
 					t.Fatalf("crisp exec --transport %s stdout: want %d bytes of `yes crisp-integrity`; got %d bytes, exit %d, err %v, stderr %q",
 						tr, size, len(r.Stdout), r.ExitCode, r.Err, r.Stderr)

@@ -101,7 +101,9 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 	code := h.waitExited(t, id, commandTimeout)
 	logs := h.crictl(t, "logs", id)
 	if code != 0 {
-		t.Fatalf("crisp smoke in the image exited %d:\n%s", code, logs)
+		// The whole report is long and the log of a result is cut in the
+		// middle: the failed checks come first.
+		t.Fatalf("crisp smoke in the image exited %d; failed: %s\n%s", code, failedChecks(logs.Stdout), logs)
 	}
 	docs, problems, err := report.Decode("crictl logs", strings.NewReader(logs.Stdout))
 	if err != nil || len(problems) > 0 || len(docs) != 1 {
@@ -111,6 +113,26 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 	if run.Node != e2eNodeName || run.Kind != "smoke" || run.Failed() || run.Count(report.Pass) == 0 {
 		t.Errorf("report: node %q kind %q failed %v passed %d; want node %q, a passing smoke", run.Node, run.Kind, run.Failed(), run.Count(report.Pass), e2eNodeName)
 	}
+}
+
+// failedChecks lists the failed checks of the smoke report in out.
+func failedChecks(out string) string {
+	docs, _, err := report.Decode("crictl logs", strings.NewReader(out))
+	if err != nil {
+		return "(no report: " + err.Error() + ")"
+	}
+	var failed []string
+	for _, d := range docs {
+		for _, c := range d.Run.Cells {
+			if c.Outcome == report.Fail {
+				failed = append(failed, c.Check+": "+c.Detail)
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return "none"
+	}
+	return strings.Join(failed, "; ")
 }
 
 // e2eNodeName is what the downward API's spec.nodeName gives in this test.

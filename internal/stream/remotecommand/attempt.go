@@ -195,7 +195,11 @@ func (s *session) acceptedOutcome(ctx context.Context, a *attempt, err error) er
 		}
 	}
 	if err == nil && a.att.Transport == transport.SPDY && spec.statusCarrying() && !a.rec.final.seen.Load() && ctx.Err() == nil {
-		err = fmt.Errorf("the connection ended without the command's exit status: the runtime dropped the stream, so output may be incomplete")
+		how := ""
+		if end := a.rec.final.connEnd(); end != nil {
+			how = " (" + end.Error() + ")"
+		}
+		err = fmt.Errorf("the connection ended%s without the command's exit status: the runtime dropped the stream, so output may be incomplete", how)
 	}
 	return s.outcome(ctx, a.att, spec, err)
 }

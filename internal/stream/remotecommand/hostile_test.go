@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,10 +31,12 @@ import (
 //   - never-accept: reads every stream request, answers none;
 //   - no-status: stdout says "hi" and ends, stderr ends, and the error
 //     stream neither carries a status nor ends;
-//   - flood-error: the error stream carries up to 256 MiB of junk.
+//   - flood-error: the error stream carries up to 256 MiB of junk;
+//   - reset: as no-status, then the connection is reset (RST).
 type hostileServer struct {
 	srv  *httptest.Server
 	mode string
+	conn atomic.Pointer[net.TCPConn] // the hijacked connection (reset)
 	wg   sync.WaitGroup
 	stop chan struct{}
 	// created is closed once stderr, the last stream, was served: a flood
@@ -65,6 +68,9 @@ func (h *hostileServer) serve(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	defer func() { _ = conn.Close() }()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		h.conn.Store(tc)
+	}
 	_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n" +
 		headerProtocolVersion + ": " + transport.ExecProtocolV4 + "\r\n\r\n")
 	_ = rw.Flush()
@@ -104,6 +110,19 @@ func (h *hostileServer) stream(s httpstream.Stream) {
 		_ = s.Close()
 		h.createdOnce.Do(func() { close(h.created) })
 	case "error":
+		if h.mode == "reset" {
+			select {
+			case <-h.created:
+			case <-h.stop:
+				return
+			}
+			time.Sleep(100 * time.Millisecond) // stdout's "hi" is on its way
+			if tc := h.conn.Load(); tc != nil {
+				_ = tc.SetLinger(0) // close with a reset
+				_ = tc.Close()
+			}
+			return
+		}
 		if h.mode != "flood-error" {
 			return // no status, no end
 		}
@@ -168,6 +187,15 @@ func TestHostileNoStatus(t *testing.T) {
 	err := hostileExec(t, "no-status", transport.Config{UpgradeTimeout: 5 * time.Second})
 	if !errors.Is(err, ErrNoStatus) || !strings.Contains(err.Error(), "output ended") {
 		t.Fatalf("err = %v, want ErrNoStatus saying the output ended", err)
+	}
+}
+
+// The connection reset before the status: crisp says the runtime dropped
+// the stream, and how the connection ended.
+func TestHostileResetBeforeStatus(t *testing.T) {
+	err := hostileExec(t, "reset", transport.Config{UpgradeTimeout: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "without the command's exit status") || !strings.Contains(err.Error(), "reset by peer") {
+		t.Fatalf("err = %v, want the dropped stream with the connection's reset", err)
 	}
 }
 

@@ -53,9 +53,10 @@ type statusWatch struct {
 	relOnce sync.Once
 
 	mu       sync.Mutex
-	closers  []func() error // held: what client-go asked for, done by release
-	text     []byte         // held: what the error stream carried
-	readErr  error          // held: why it ended, when not at EOF
+	conn     httpstream.Connection // the session's connection (wrap)
+	closers  []func() error        // held: what client-go asked for, done by release
+	text     []byte                // held: what the error stream carried
+	readErr  error                 // held: why it ended, when not at EOF
 	released bool
 }
 
@@ -97,11 +98,26 @@ func (p protocolSpec) statusCarrying() bool { return p.known && p.Caps.ExitCode 
 // wrap returns conn, negotiated for protocol, with its error stream
 // observed (and held, on v1).
 func (w *statusWatch) wrap(conn httpstream.Connection, protocol string) httpstream.Connection {
+	w.mu.Lock()
+	w.conn = conn
+	w.mu.Unlock()
 	if protocol == transport.ExecProtocolV1 {
 		w.holdV1()
 		w.deferClose(conn.Close)
 	}
 	return &watchedConn{Connection: conn, watch: w}
+}
+
+// connEnd is why the session's SPDY connection ended, when its connection
+// says (crisp's own does: spdyconn.Conn.Err); nil otherwise.
+func (w *statusWatch) connEnd() error {
+	w.mu.Lock()
+	conn := w.conn
+	w.mu.Unlock()
+	if e, ok := conn.(interface{ Err() error }); ok {
+		return e.Err()
+	}
+	return nil
 }
 
 // awaitText waits, on a held error stream, until the server ended it, ctx

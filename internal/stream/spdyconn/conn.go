@@ -294,6 +294,14 @@ func (c *Conn) SetOverrunWait(wait time.Duration) {
 // CloseChan is closed when the connection ends, from either side.
 func (c *Conn) CloseChan() <-chan bool { return c.closed }
 
+// Err is why the connection ended (errClosed for an orderly close by
+// either side, else the read's error, a reset say); nil while it is open.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
 // SetIdleTimeout closes the connection once no frame went either way for
 // timeout; 0 turns that off.
 func (c *Conn) SetIdleTimeout(timeout time.Duration) {
