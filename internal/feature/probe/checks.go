@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 )
@@ -238,8 +239,16 @@ func (a *Attempt) attempt(ctx context.Context, res *Result, rpc func(context.Con
 	res.RPC = Millis(o.RPC)
 	if o.RPCErr != nil {
 		res.Error = o.RPCErr.Error()
+		res.TimedOut = rpcTimedOut(ctx, o.RPCErr)
 		return false, o.RPCErr
 	}
 	recordHandshake(res, o.Handshake, o.Err)
 	return o.Accepted, o.Err
+}
+
+// rpcTimedOut: the attempt's deadline ended the CRI call that makes its
+// URL (a busy runtime), so, as for an upgrade with no answer in time,
+// nothing is known of the protocol: a timeout, not a failure.
+func rpcTimedOut(ctx context.Context, err error) bool {
+	return err != nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded))
 }

@@ -24,6 +24,7 @@ func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Res
 	res.RPC = Millis(time.Since(start))
 	if err != nil {
 		res.Error = err.Error()
+		res.TimedOut = rpcTimedOut(ctx1, err)
 		return res
 	}
 	stop := p.waiting(CallPortForward, proto)

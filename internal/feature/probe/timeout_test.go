@@ -156,3 +156,42 @@ func TestNothingPickedSaysWhy(t *testing.T) {
 		t.Errorf("refused: %q, want %q", got, want)
 	}
 }
+
+// slowRPCs are URL RPCs that answer only when their context ends, as a
+// runtime too busy to answer within the attempt timeout.
+type slowRPCs struct{}
+
+func (slowRPCs) wait(ctx context.Context, what string) (string, error) {
+	<-ctx.Done()
+	return "", fmt.Errorf("%s call: %w", what, ctx.Err())
+}
+
+func (s slowRPCs) Exec(ctx context.Context, _ *runtimeapi.ExecRequest) (string, error) {
+	return s.wait(ctx, "Exec")
+}
+
+func (s slowRPCs) Attach(ctx context.Context, _ *runtimeapi.AttachRequest) (string, error) {
+	return s.wait(ctx, "Attach")
+}
+
+func (s slowRPCs) PortForward(ctx context.Context, _ *runtimeapi.PortForwardRequest) (string, error) {
+	return s.wait(ctx, "PortForward")
+}
+
+// The CRI call that makes the URL ran out of the attempt's time (a busy
+// runtime): a timeout like an upgrade without an answer, never "failed".
+func TestProbeRPCPastTheAttemptTimeoutIsATimeout(t *testing.T) {
+	p := &Prober{URLs: slowRPCs{}, Streamer: TransportStreamer{}, Timeout: 50 * time.Millisecond, Calls: []Call{CallExec, CallAttach, CallPortForward}}
+	rep, err := p.Run(context.Background(), Target{ContainerID: "c", PodID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range rep.Results {
+		if r.Kind() != "timeout" {
+			t.Errorf("%s %s: kind %s (error %q), want timeout", r.Call, r.Protocol, r.Kind(), r.Error)
+		}
+	}
+}

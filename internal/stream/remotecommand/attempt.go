@@ -199,7 +199,7 @@ func (s *session) acceptedOutcome(ctx context.Context, a *attempt, err error) er
 		if end := a.rec.final.connEnd(); end != nil {
 			how = " (" + end.Error() + ")"
 		}
-		err = fmt.Errorf("the connection ended%s without the command's exit status: the runtime dropped the stream, so output may be incomplete", how)
+		err = fmt.Errorf("the connection ended without the command's exit status%s: the runtime dropped the stream, so output may be incomplete", how)
 	}
 	return s.outcome(ctx, a.att, spec, err)
 }
