@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# crisp's SPDY bulk pause (internal/stream/spdyconn: 500 µs before the
+# crisp's SPDY bulk pause (internal/transport/spdyconn: 500 µs before the
 # next read once a burst of 32 KiB or more came in) on and off, with the
 # client on one CPU (taskset -c 0) and on every CPU, against crisp's own mock
 # runtime (cri-streaming profile) started on a private socket. The settings

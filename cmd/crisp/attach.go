@@ -9,8 +9,8 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/feature/session"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
-	"github.com/crisp-cri/crisp/internal/stream/tty"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // attachOptions are `crisp attach`'s flags and arguments: they bind to

@@ -15,7 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/client/clienttest"
 )
 
 const (

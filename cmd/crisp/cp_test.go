@@ -15,11 +15,11 @@ import (
 	"testing"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/feature/cp"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
-	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // runCp runs `cp args...` with o against the runtime at endpoint and

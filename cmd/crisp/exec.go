@@ -9,7 +9,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/feature/session"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // streamDeps are what exec, attach and port-forward need from the world

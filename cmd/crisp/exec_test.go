@@ -17,14 +17,14 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/client/clienttest"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // fakeRuntime is clienttest's fake CRI runtime, served, holding copies of

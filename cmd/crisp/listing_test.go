@@ -2,7 +2,7 @@ package main
 
 // Layers 1 and 2 of STYLE.md's tests for pods, ps, images, inspect and
 // inspectp: flags parsed into options, and Run against a fake runtime
-// (internal/cri/client/clienttest) with buffers for streams and a pinned clock.
+// (internal/client/clienttest) with buffers for streams and a pinned clock.
 
 import (
 	"bytes"
@@ -22,8 +22,8 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/cli/output"
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/client/clienttest"
 	"github.com/crisp-cri/crisp/internal/feature/query"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // FuzzParseOffers: --transport and --protocol either make a plan of

@@ -8,8 +8,8 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/feature/session"
-	"github.com/crisp-cri/crisp/internal/stream/portforward"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
 // portForwardOptions are port-forward's flags and arguments: they bind to

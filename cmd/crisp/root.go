@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/stream/tty"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // Command groups shown by `crisp --help`.

@@ -25,8 +25,8 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
-	"github.com/crisp-cri/crisp/internal/stream/tty"
 	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // ptyWait bounds every wait for output; a guard against hangs, never a

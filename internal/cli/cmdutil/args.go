@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/output"
-	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/client"
 )
 
 // ExactArgs requires n positional arguments, named in the message.

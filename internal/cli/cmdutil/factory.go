@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/output"
-	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/client"
 )
 
 // IOStreams are the standard streams a command talks through. Commands

@@ -5,7 +5,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cli/output"
-	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/client"
 )
 
 // AddFlags binds the persistent flags every command shares to o.

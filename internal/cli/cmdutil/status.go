@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/crisp-cri/crisp/internal/stream/tty"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // RemoteStatus is a remote process's exit status, passed through as

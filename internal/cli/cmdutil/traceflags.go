@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/base/tracefile"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // TraceFlags are --trace-file and --trace-bytes, shared by exec, attach,

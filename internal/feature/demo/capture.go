@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // lockedWriter serialises the transcript: commands running in the

@@ -18,10 +18,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
-	"github.com/crisp-cri/crisp/internal/stream/tty"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // The demo's pod and container, and the commands it runs in them.

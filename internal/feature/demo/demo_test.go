@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/testsupport/testkit"

@@ -12,9 +12,9 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // stepProbe runs the probe matrix against the container, with the echo

@@ -8,8 +8,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/cri/podspec"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/client/podspec"
 )
 
 // RunPod creates and starts the pod sandbox of the config file at path

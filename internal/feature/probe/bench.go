@@ -11,7 +11,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // Names of bench's figures.

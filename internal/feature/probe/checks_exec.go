@@ -11,7 +11,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // The exec checks of the registry (checks.go).
@@ -182,7 +182,7 @@ func smokeExitCode(ctx context.Context, a *Attempt) Check {
 	case !a.Caps.ExitCode && err != nil:
 		return Check{Outcome: Skip, Detail: missing(string(NeedExitCode), p) + fmt.Sprintf(" (text: %v)", err)}
 	case ok && code == 0 && p.Name == transport.ExecProtocolV1:
-		// crisp waits for v1's error text (internal/stream/transport statuswatch),
+		// crisp waits for v1's error text (internal/transport statuswatch),
 		// so an empty one is the server's: cri-streaming's v1 handler (what
 		// containerd and CRI-O embed) resets the error stream before the
 		// command runs, as 1.0 kubelets did.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 func registryNames(suite Suite, call Call) []string {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // The TTY check's verdicts name no runtime (probe runs on all of them) and

@@ -13,8 +13,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/cri/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/client/clienttest"
 )
 
 // fakeRuntime is clienttest's fake CRI runtime, asked for URLs through

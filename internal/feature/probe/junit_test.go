@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // The JUnit document agrees with smoke's verdict: a run that did not

@@ -4,14 +4,14 @@
 // the runtime through two small interfaces, URLs (the CRI calls that hand out
 // streaming URLs) and Streamer (one attempt offering exactly one protocol),
 // so it knows neither gRPC dialing nor cobra, and tests can fake both. What
-// it tries, and what each protocol can carry, comes from internal/stream/transport's
+// it tries, and what each protocol can carry, comes from internal/transport's
 // protocol catalogue.
 package probe
 
 import (
 	"fmt"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // Call is one of the three CRI streaming calls.

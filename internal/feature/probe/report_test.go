@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // Smoke checks read like probe results in JSON: call, transport and

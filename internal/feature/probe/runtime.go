@@ -9,8 +9,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // URLs makes fresh streaming URLs: one CRI Exec, Attach or PortForward RPC
@@ -87,7 +87,7 @@ type Conn interface {
 }
 
 // Streamer makes attempts that offer exactly one protocol. Implemented on
-// internal/stream/transport by NewStreamer; tests fake it.
+// internal/transport by NewStreamer; tests fake it.
 type Streamer interface {
 	// Stream runs one exec or attach session on url. When the upgrade is
 	// refused it returns a Handshake with Accepted false and an error

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 func runSmoke(t *testing.T, f *fakeRuntime, strict bool, port int32) *SmokeReport {

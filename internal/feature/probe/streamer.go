@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 
-	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 
-	"github.com/crisp-cri/crisp/internal/stream/portforward"
+	"github.com/crisp-cri/crisp/internal/transport/portforward"
 )
 
 // placeholderPort is named in a direct WebSocket port-forward handshake
@@ -19,7 +19,7 @@ import (
 // upgrade at all, and probe then only looks at the handshake.
 const placeholderPort = 1
 
-// TransportStreamer implements Streamer on internal/stream/transport: one Try per
+// TransportStreamer implements Streamer on internal/transport: one Try per
 // exec/attach attempt, one ConnectPortForward per forward attempt.
 type TransportStreamer struct {
 	Config transport.Config

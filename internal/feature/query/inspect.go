@@ -8,7 +8,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cli/output"
-	"github.com/crisp-cri/crisp/internal/cri/client"
+	"github.com/crisp-cri/crisp/internal/client"
 )
 
 // inspector fetches one object's status: its crictl JSON, the runtime's

@@ -3,8 +3,8 @@ package session
 import (
 	"testing"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // The streaming layer cannot import the CRI client, so its fallback bound

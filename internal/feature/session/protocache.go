@@ -5,8 +5,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // ProtocolCacheUsage is the help of exec's and attach's --protocol-cache.

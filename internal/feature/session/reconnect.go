@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
-	"github.com/crisp-cri/crisp/internal/stream/tty"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // ReconnectFlags is attach's --reconnect; internal/feature/reattach runs the loop.

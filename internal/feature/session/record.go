@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
 )
 
 // RecordFlags are --record and --record-input (exec -t, attach -t): the

@@ -12,10 +12,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
-	"github.com/crisp-cri/crisp/internal/cri/client"
-	"github.com/crisp-cri/crisp/internal/stream/remotecommand"
-	"github.com/crisp-cri/crisp/internal/stream/transport"
-	"github.com/crisp-cri/crisp/internal/stream/tty"
+	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/remotecommand"
+	"github.com/crisp-cri/crisp/internal/tty"
 )
 
 // Exec is one exec: what to run where, how (-i, -t, -s and its timeout),

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/crisp-cri/crisp/internal/stream/transport"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // tailKeep is how much of a stream's end tailWriter keeps: enough for a

@@ -59,7 +59,7 @@ func TestDesignLayers(t *testing.T) {
 	layerOf := func(path string) string {
 		rel := strings.TrimPrefix(path, module+"/")
 		for _, l := range layers {
-			if strings.HasPrefix(rel, l.folder) {
+			if inFolder(rel, l.folder) {
 				return l.name
 			}
 		}
@@ -107,4 +107,11 @@ func TestDesignLayers(t *testing.T) {
 				l.name, to, strings.Join(actual[l.name][to], ", "))
 		}
 	}
+}
+
+// inFolder says whether the package at rel (relative to the module) is the
+// folder itself or lies beneath it: the card's packages (internal/client,
+// internal/transport, internal/tty) are layer folders and packages at once.
+func inFolder(rel, folder string) bool {
+	return strings.HasPrefix(rel+"/", strings.TrimSuffix(folder, "/")+"/")
 }

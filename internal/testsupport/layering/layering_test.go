@@ -201,7 +201,7 @@ func TestLayersShowInTheTree(t *testing.T) {
 		}
 		ok := false
 		for _, l := range layers {
-			if strings.HasPrefix(rel, l) {
+			if inFolder(rel, l) {
 				ok = true
 			}
 		}

@@ -18,7 +18,7 @@ var protocolName = regexp.MustCompile(`(?:\b[a-z0-9]+\.)*channel\.k8s\.io|(?:SPD
 
 // protocolHomes may spell protocol names: transport's catalogue, and the
 // mock's server side (which shares no code with the client side).
-var protocolHomes = []string{"internal/stream/transport", "internal/mockruntime"}
+var protocolHomes = []string{"internal/transport", "internal/mockruntime"}
 
 // TestProtocolNamesOnlyInTheCatalogue keeps protocol knowledge in one place:
 // outside the homes above, no non-test Go source may hold a string literal
@@ -65,7 +65,7 @@ func TestProtocolNamesOnlyInTheCatalogue(t *testing.T) {
 				return true
 			}
 			if strings.TrimSpace(s) == m || internal {
-				t.Errorf("%s: string literal %q names the protocol %q: use internal/stream/transport's catalogue constants", fset.Position(lit.Pos()), clipped(s), m)
+				t.Errorf("%s: string literal %q names the protocol %q: use internal/transport's catalogue constants", fset.Position(lit.Pos()), clipped(s), m)
 			}
 			return true
 		})
