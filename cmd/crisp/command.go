@@ -68,6 +68,9 @@ func runOptionsF[O commandOptions](f *cmdutil.Factory, o O, runF func(O) error) 
 		if runF != nil {
 			return runF(o)
 		}
+		if f.RunF != nil {
+			return f.RunF(o)
+		}
 		return o.Run(cmd.Context())
 	}
 }

@@ -56,6 +56,15 @@ type Factory struct {
 	Streams IOStreams
 	Global  GlobalOptions
 	Getenv  func(string) string
+	// Dial makes the runtime client from the resolved settings; nil is
+	// client.Dial. Every command's client comes through it (Client,
+	// Dialer), so a test can hand out a fake or fail when one is asked for.
+	Dial func(client.Settings) (*client.Client, error)
+	// RunF, when set (tests), runs in place of every command's Run with
+	// the command's options once Complete and Validate have passed: gh's
+	// runF seam, for every command at once. Nothing is dialled unless
+	// RunF dials.
+	RunF func(opts any) error
 }
 
 // Env reads the environment through the factory (tests may leave Getenv
@@ -92,13 +101,22 @@ func (f *Factory) Settings() (client.Settings, error) {
 	return settings, nil
 }
 
+// Dialer is the factory's client constructor (Dial, or client.Dial), for
+// the features that resolve the settings themselves (sessions, probe).
+func (f *Factory) Dialer() func(client.Settings) (*client.Client, error) {
+	if f.Dial != nil {
+		return f.Dial
+	}
+	return client.Dial
+}
+
 // Client resolves settings and dials the runtime. The caller closes it.
 func (f *Factory) Client() (*client.Client, error) {
 	settings, err := f.Settings()
 	if err != nil {
 		return nil, err
 	}
-	return client.Dial(settings)
+	return f.Dialer()(settings)
 }
 
 // WithClient dials the runtime, runs do and closes the connection.

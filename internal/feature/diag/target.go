@@ -24,7 +24,7 @@ type Target struct {
 	Trace     cmdutil.TraceFlags
 }
 
-// dial dials the runtime and builds the streamer with the TLS settings;
+// dial dials the runtime with the factory's client constructor and builds the streamer with the TLS settings;
 // the caller closes env.Client.
 func (o *Target) dial(f *cmdutil.Factory) (*probe.Env, error) {
 	settings, err := f.Settings()
@@ -35,7 +35,7 @@ func (o *Target) dial(f *cmdutil.Factory) (*probe.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return probe.Dial(settings, tlsCfg, f.Global.Verbose, f.Streams.ErrOut, o.Trace.Apply)
+	return probe.Dial(f.Dialer(), settings, tlsCfg, f.Global.Verbose, f.Streams.ErrOut, o.Trace.Apply)
 }
 
 // connect dials the runtime and resolves the target, for probe and bench;

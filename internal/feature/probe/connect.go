@@ -24,11 +24,11 @@ type Env struct {
 	Streamer Streamer
 }
 
-// Dial dials the runtime settings name and builds the streamer with
-// tlsCfg. Negotiation details are noise next to the report: they show at
+// Dial dials the runtime settings name with dial (the command factory's
+// client constructor) and builds the streamer with tlsCfg. Negotiation details are noise next to the report: they show at
 // -vv (verbose 2) on errOut. configure, when set, adjusts the transport
 // configuration (crisp's --trace-file).
-func Dial(settings client.Settings, tlsCfg *tls.Config, verbose int, errOut io.Writer, configure func(*transport.Config) error) (*Env, error) {
+func Dial(dial func(client.Settings) (*client.Client, error), settings client.Settings, tlsCfg *tls.Config, verbose int, errOut io.Writer, configure func(*transport.Config) error) (*Env, error) {
 	cfg := transport.NewConfig(transport.ConfigOptions{
 		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: verbose, LogLevel: 2, Out: errOut,
 	})
@@ -37,7 +37,7 @@ func Dial(settings client.Settings, tlsCfg *tls.Config, verbose int, errOut io.W
 			return nil, err
 		}
 	}
-	c, err := client.Dial(settings)
+	c, err := dial(settings)
 	if err != nil {
 		return nil, err
 	}

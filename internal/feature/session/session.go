@@ -49,10 +49,10 @@ type Deps struct {
 	keysAsTyped bool
 }
 
-// NewDeps takes the factory's streams, settings and -v, with the real
-// dialer and streamer.
+// NewDeps takes the factory's streams, settings, client constructor and
+// -v, with the real streamer.
 func NewDeps(f *cmdutil.Factory) Deps {
-	return Deps{Streams: f.Streams, Settings: f.Settings, Dial: client.Dial, Stream: remotecommand.Stream, Verbose: f.Global.Verbose}
+	return Deps{Streams: f.Streams, Settings: f.Settings, Dial: f.Dialer(), Stream: remotecommand.Stream, Verbose: f.Global.Verbose}
 }
 
 // ParseOffers turns --transport and --protocol into what exec and attach
