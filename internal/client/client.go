@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -100,17 +101,23 @@ func (c *Client) imageEndpoint() string {
 
 func (c *Client) callAt(ctx context.Context, endpoint, what string, call func(ctx context.Context) error) error {
 	callCtx := ctx
+	var request time.Time // the request timeout's deadline; zero: none
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, c.Timeout)
+		request = time.Now().Add(c.Timeout)
+		callCtx, cancel = context.WithDeadline(ctx, request)
 		defer cancel()
 	}
 	if err := call(callCtx); err != nil {
-		if ctx.Err() != nil {
-			// The caller's deadline (a command's --timeout) or interrupt
-			// ended the call, not --request-timeout: say that, and keep it
-			// recognisable (errors.Is context.DeadlineExceeded/Canceled).
+		// The caller's deadline (a command's --timeout) or interrupt ended
+		// the call, not --request-timeout: say that, and keep it
+		// recognisable (errors.Is context.DeadlineExceeded/Canceled).
+		// Whose deadline it was comes from the deadlines (deadline.go).
+		if errors.Is(ctx.Err(), context.Canceled) {
 			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		if callerDeadlineEnded(ctx, request, time.Now()) {
+			return fmt.Errorf("%s: %w", what, context.DeadlineExceeded)
 		}
 		return c.describe(endpoint, what, err)
 	}

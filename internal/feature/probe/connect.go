@@ -161,7 +161,9 @@ func (r *SmokeReport) Unfinished(ctx context.Context, err error, timeout time.Du
 		}
 		return fmt.Errorf("smoke interrupted after %d checks: %w", checks, err)
 	}
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+	// Whose deadline: smoke's own when it has passed or is about to, even
+	// before its timer fires (client.DeadlineReached).
+	if errors.Is(err, context.DeadlineExceeded) && client.DeadlineReached(ctx, time.Now()) {
 		return fmt.Errorf("smoke did not finish within --timeout %s: %w", timeout, err)
 	}
 	return err
