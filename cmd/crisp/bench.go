@@ -27,6 +27,7 @@ func newBenchCommand(f *cmdutil.Factory) *cobra.Command {
 		Args:              cmdutil.ExactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),
+		Annotations:       map[string]string{cmdutil.OutputFormatsAnnotation: cmdutil.PrintDataFormats},
 	}
 	addTargetFlags(cmd.Flags(), &o.Target)
 	cmd.Flags().Int64Var(&o.Size, "size", 64<<20, "bytes each throughput run moves")

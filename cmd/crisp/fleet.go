@@ -33,14 +33,9 @@ func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
 		Long:      helpLong("fleet"),
 		Example:   helpExample("fleet"),
 		ValidArgs: []string{fleet.ModeSmoke, fleet.ModeProbe},
-		// fleet reads a kubeconfig, not a runtime's config: -o also takes markdown.
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			if err := report.CheckFormat(f.Global.Output); err != nil {
-				return cmdutil.UsageError{Err: err}
-			}
-			return nil
-		},
-		RunE: runOptions(f, o),
+		// -o also takes markdown (root's check reads the annotation).
+		Annotations: map[string]string{cmdutil.OutputFormatsAnnotation: strings.Join(report.Formats, ",")},
+		RunE:        runOptions(f, o),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Kube.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")

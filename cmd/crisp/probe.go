@@ -30,6 +30,7 @@ func newProbeCommand(f *cmdutil.Factory) *cobra.Command {
 		Args:              cmdutil.ExactArgs(1, "a CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),
+		Annotations:       map[string]string{cmdutil.OutputFormatsAnnotation: cmdutil.PrintDataFormats},
 	}
 	addTargetFlags(cmd.Flags(), &o.Target)
 	cmd.Flags().StringVar(&o.Command, "command", "", "run `CMD` in the exec probes instead of \"true\" (split on spaces, e.g. --command 'ls /'); the output and stdin checks still use cat")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,14 +24,9 @@ func newReportCommand(f *cmdutil.Factory) *cobra.Command {
 		Short:   "Merge the smoke and probe JSON reports of many nodes",
 		Long:    helpLong("report"),
 		Example: helpExample("report"),
-		// report reads files, not a runtime: -o also takes markdown.
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			if err := report.CheckFormat(f.Global.Output); err != nil {
-				return cmdutil.UsageError{Err: err}
-			}
-			return nil
-		},
-		RunE: runOptions(f, o),
+		// -o also takes markdown (root's check reads the annotation).
+		Annotations: map[string]string{cmdutil.OutputFormatsAnnotation: strings.Join(report.Formats, ",")},
+		RunE:        runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.JUnit, "junit", "", "write the merged results as JUnit XML to FILE")
 	return cmd

@@ -28,6 +28,7 @@ func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 		Example:           helpExample("smoke"),
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),
+		Annotations:       map[string]string{cmdutil.OutputFormatsAnnotation: cmdutil.PrintDataFormats},
 	}
 	addTargetFlags(cmd.Flags(), &o.Target)
 	fs := cmd.Flags()

@@ -79,6 +79,11 @@ func ParseLabels(pairs []string) (map[string]string, error) {
 	return labels, nil
 }
 
+// PrintDataFormats are the -o formats PrintData prints, as the
+// OutputFormatsAnnotation of the commands that print through it: root's
+// check then refuses -o go-template before anything runs.
+const PrintDataFormats = "table,json,yaml"
+
 // PrintData writes v as JSON or YAML, or calls table for the table format
 // (probe, smoke, bench and report print through it; they have no
 // go-template).

@@ -17,14 +17,18 @@ func ParseChoice[T ~string](flag, s, hint string, choices ...T) (T, error) {
 		}
 		names[i] = string(c)
 	}
-	list := strings.Join(names, ", ")
-	if n := len(names); n > 1 {
-		list = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
-	}
-	msg := fmt.Sprintf("unknown %s %q: use %s", flag, s, list)
+	msg := fmt.Sprintf("unknown %s %q: use %s", flag, s, orList(names))
 	if hint != "" {
 		msg += " (" + hint + ")"
 	}
 	var zero T
 	return zero, fmt.Errorf("%s", msg)
+}
+
+// orList is "a, b or c".
+func orList(names []string) string {
+	if n := len(names); n > 1 {
+		return strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+	}
+	return strings.Join(names, ", ")
 }

@@ -1,6 +1,9 @@
 package cmdutil
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -37,10 +40,33 @@ func (f *Factory) CompleteGlobals(cmd *cobra.Command) error {
 	if file, _, err := client.LoadConfigFile(client.Sources{FlagConfig: f.Global.ConfigFile, Getenv: f.Getenv}); err == nil {
 		f.Global.Verbose = file.Verbosity(f.Global.Verbose, cmd.Flags().Changed("verbose"))
 	}
-	if _, err := output.ParseFormat(f.Global.Output); err != nil {
-		return UsageErrorf("-o/--output must be table, json, yaml or go-template, not %q", f.Global.Output)
+	if f.Global.Output == "" {
+		f.Global.Output = string(output.Table) // -o "" is the default
+	}
+	if formats := OutputFormats(cmd); !slices.Contains(formats, f.Global.Output) {
+		return UsageErrorf("-o/--output must be %s, not %q", orList(formats), f.Global.Output)
 	}
 	return nil
+}
+
+// OutputFormatsAnnotation lists, comma-separated, the -o formats of a
+// command that prints other ones than output.Formats (report and fleet add
+// markdown; probe, smoke and bench have no go-template). Root's check reads
+// it, so that a command needs no check of its own and no PersistentPreRunE,
+// which would hide root's: cobra runs only the nearest one.
+const OutputFormatsAnnotation = "crisp.output/formats"
+
+// OutputFormats are the -o values cmd takes: its OutputFormatsAnnotation,
+// else output.Formats.
+func OutputFormats(cmd *cobra.Command) []string {
+	if list := cmd.Annotations[OutputFormatsAnnotation]; list != "" {
+		return strings.Split(list, ",")
+	}
+	formats := make([]string, len(output.Formats))
+	for i, f := range output.Formats {
+		formats[i] = string(f)
+	}
+	return formats
 }
 
 // FlagsFromEnv sets each of cmd's flags named in flagEnv that was not
