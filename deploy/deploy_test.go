@@ -155,8 +155,13 @@ func checkSmoke(t *testing.T, pod corev1.PodSpec, smoke, target corev1.Container
 	if port == "" || !strings.Contains(strings.Join(target.Command, " "), "nc -ll -p "+port+" -e cat") {
 		t.Errorf("smoke's --port %q is not where the sidecar's echo server listens: %v", port, target.Command)
 	}
-	if sp := target.StartupProbe; sp == nil || sp.TCPSocket == nil || sp.TCPSocket.Port.String() != port {
-		t.Errorf("the sidecar needs a startupProbe on tcp port %s, so that smoke starts once the echo server answers", port)
+	// On the host network a TCP probe passes on any process of the node
+	// listening on the port: the probe must look inside the sidecar.
+	if sp := target.StartupProbe; sp == nil || sp.Exec == nil || !strings.Contains(strings.Join(sp.Exec.Command, " "), "pidof nc") {
+		t.Errorf("the sidecar needs a startupProbe that finds its own nc, so that smoke starts once its echo server listens: %+v", sp)
+	}
+	if target.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+		t.Errorf("the sidecar's termination message should be its log's end (nc: bind: ...), not %q", target.TerminationMessagePolicy)
 	}
 	for _, a := range target.Command {
 		if strings.Contains(a, "$(") {

@@ -29,7 +29,8 @@ func TestFleetUsageErrors(t *testing.T) {
 		{[]string{"fleet", "smoke", "probe"}, "got 2 arguments"},
 		{[]string{"fleet", "smoke", "-l", "a=b", "--nodes", "n1"}, "give one"},
 		{[]string{"fleet", "smoke", "--timeout", "-1s"}, "--timeout"},
-		{[]string{"fleet", "smoke", "--port", "0"}, "--port must be 1-65535"},
+		{[]string{"fleet", "smoke", "--port", "-1"}, "--port must be 1-65535"},
+		{[]string{"fleet", "smoke", "--port", "65536"}, "--port must be 1-65535"},
 		{[]string{"fleet", "smoke", "--image", ""}, "--image and --target-image"},
 		{[]string{"fleet", "smoke", "--runtime-socket", "run/x.sock"}, "absolute path"},
 		{[]string{"fleet", "smoke", "--nodes", "a,,b"}, "empty name"},
@@ -79,6 +80,7 @@ func (a *oneNodeAPI) ListPods(_ context.Context, _, sel string) ([]corev1.Pod, e
 	}
 	return out, nil
 }
+func (a *oneNodeAPI) DeletePod(context.Context, string, string) error { return nil }
 func (a *oneNodeAPI) DeletePods(context.Context, string, string) error {
 	a.gone, a.pods = true, nil
 	return nil

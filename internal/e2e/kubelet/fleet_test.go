@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os/exec"
 	"strconv"
@@ -19,23 +20,34 @@ import (
 // block the suite) and returns its exit status and output.
 func fleetRun(t *testing.T, bound time.Duration, name string, args ...string) (int, string, string) {
 	t.Helper()
+	r, err := runBounded(bound, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Code, r.Stdout, r.Stderr
+}
+
+// runBounded is fleetRun for a goroutine: the error says what went wrong.
+func runBounded(bound time.Duration, name string, args ...string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = cleanEnv()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
 	err := cmd.Run()
+	r := result{Stdout: out.String(), Stderr: errOut.String(), Took: time.Since(start)}
 	if ctx.Err() != nil {
-		t.Fatalf("%s %s did not end within %s\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), bound, out.String(), errOut.String())
+		return r, fmt.Errorf("%s %s did not end within %s: %v", name, strings.Join(args, " "), bound, r)
 	}
-	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		code = ee.ExitCode()
+		r.Code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return r, fmt.Errorf("%s: %w", name, err)
 	}
-	return code, out.String(), errOut.String()
+	return r, nil
 }
 
 // fleetNamespace makes a namespace of the test's own, deleted at the end.
@@ -53,19 +65,12 @@ func fleetNamespace(t *testing.T, c *Cluster) string {
 	return ns
 }
 
-// fleetArgs is a fleet smoke of the node; its target listens on a free host
-// port (host network), so no other test's pod stands in its way.
+// fleetArgs is a fleet smoke of the node; its target listens on the port
+// the run picks (host network: no other test's pod stands in its way).
 func (c *Cluster) fleetArgs(t *testing.T, ns, socket, timeout string, extra ...string) []string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := lis.Addr().(*net.TCPAddr).Port
-	_ = lis.Close() // only its number was wanted
 	return append([]string{"fleet", "smoke", "--kubeconfig", c.Kubeconfig, "-n", ns, "--nodes", c.NodeName,
-		"--image", c.ImageCrisp, "--target-image", c.ImageBusybox, "--runtime-socket", socket, "--timeout", timeout,
-		"--port", strconv.Itoa(port)}, extra...)
+		"--image", c.ImageCrisp, "--target-image", c.ImageBusybox, "--runtime-socket", socket, "--timeout", timeout}, extra...)
 }
 
 // noFleetPodsLeft: the run deleted what it created.
@@ -128,4 +133,66 @@ func TestFleetSmokeWrongSocket(t *testing.T) {
 		t.Errorf("stdout lacks %q and the socket's path in the reason:\n%s", want, out)
 	}
 	c.noFleetPodsLeft(t, ns)
+}
+
+// fleetBesideDaemonSet runs `crisp fleet smoke` while the DaemonSet's pod
+// (applied just before) comes up on the same node, and returns what checks
+// the outcome. Both pods are on the node's network, where the DaemonSet's
+// echo server holds 7777: a fleet run there once failed 2 of 4 times with
+// "sent 64 KiB to port 7777, 0 bytes came back: EOF", its own echo server
+// having failed to listen unseen and its checks reaching the DaemonSet's.
+// Now a run picks its own port and passes beside it; told --port 7777, it
+// fails the node at once saying the port is taken.
+func (c *Cluster) fleetBesideDaemonSet(t *testing.T) (check func()) {
+	t.Helper()
+	type outcome struct {
+		r   result
+		err error
+	}
+	picked, given := make(chan outcome, 1), make(chan outcome, 1)
+	nsPicked, nsGiven := fleetNamespace(t, c), fleetNamespace(t, c)
+	argsPicked := c.fleetArgs(t, nsPicked, c.HostSocketPath, "3m")
+	argsGiven := c.fleetArgs(t, nsGiven, c.HostSocketPath, "2m", "--port", strconv.Itoa(shippedPort))
+	go func() {
+		r, err := runBounded(4*time.Minute, c.CrispBin, argsPicked...)
+		picked <- outcome{r, err}
+	}()
+	go func() {
+		// Once the DaemonSet's echo server holds 7777.
+		deadline := time.Now().Add(2 * time.Minute)
+		for !listening(shippedPort) {
+			if time.Now().After(deadline) {
+				given <- outcome{err: fmt.Errorf("the DaemonSet's echo server did not listen on %d within 2m", shippedPort)}
+				return
+			}
+			time.Sleep(500 * time.Millisecond) // waiting for the DaemonSet's pod
+		}
+		r, err := runBounded(3*time.Minute, c.CrispBin, argsGiven...)
+		given <- outcome{r, err}
+	}()
+	return func() {
+		t.Helper()
+		p, g := <-picked, <-given
+		if p.err != nil || p.r.Code != 0 || !strings.Contains(p.r.Stderr, c.NodeName+": ok after") {
+			t.Errorf("fleet smoke beside the DaemonSet, its port picked: %v %v", p.err, p.r)
+		}
+		want := "the target could not listen on port 7777: another process of the node holds it"
+		if g.err != nil || g.r.Code != 1 || !strings.Contains(g.r.Stdout, want) || strings.Contains(g.r.Stdout, "came back") {
+			t.Errorf("fleet smoke --port 7777 beside the DaemonSet: want exit 1 and %q\n%v %v", want, g.err, g.r)
+		}
+		if g.r.Took > 90*time.Second {
+			t.Errorf("fleet smoke --port 7777 took %v: a taken port fails the node when its target ends, not at the timeout", g.r.Took)
+		}
+		c.noFleetPodsLeft(t, nsPicked)
+		c.noFleetPodsLeft(t, nsGiven)
+	}
+}
+
+// listening says whether something accepts on the host's port.
+func listening(port int) bool {
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+	if err == nil {
+		_ = conn.Close() // only whether something answered mattered
+	}
+	return err == nil
 }

@@ -29,6 +29,7 @@ func TestDaemonSetAsShipped(t *testing.T) {
 	waitPortFree(t, shippedPort)
 	start := time.Now()
 	c.apply(t, ds, "daemonset/crisp-smoke")
+	besideChecked := c.fleetBesideDaemonSet(t)
 	r := c.kubectl(t, nil, "-n", "kube-system", "rollout", "status", "daemonset/crisp-smoke", "--timeout=3m")
 	if r.Code != 0 {
 		c.dumpPods(t, "kube-system", "app=crisp-smoke")
@@ -36,6 +37,7 @@ func TestDaemonSetAsShipped(t *testing.T) {
 	}
 	t.Logf("DaemonSet rolled out in %v", time.Since(start).Round(100*time.Millisecond))
 	c.collect(t, "app=crisp-smoke")
+	besideChecked()
 }
 
 func TestJobAsShipped(t *testing.T) {

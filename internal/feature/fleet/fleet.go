@@ -44,7 +44,10 @@ type Config struct {
 	// `nc -ll -p PORT -e cat`).
 	Image, TargetImage string
 	RuntimeSocket      string // on the node
-	Port               int    // the target's echo port, on the node's network
+	// Port is the target's echo port, on the node's network (host
+	// network: every pod of the node shares it). 0 picks one for the run
+	// and another for a node where that one is taken.
+	Port int
 	Timeout            time.Duration
 	ExtraArgs          []string // passed to smoke or probe
 	RunID              string   // generated when empty
@@ -56,6 +59,7 @@ type API interface {
 	ListNodes(ctx context.Context, selector string) ([]corev1.Node, error)
 	GetNode(ctx context.Context, name string) (*corev1.Node, error)
 	CreatePod(ctx context.Context, pod *corev1.Pod) error
+	DeletePod(ctx context.Context, namespace, name string) error
 	ListPods(ctx context.Context, namespace, selector string) ([]corev1.Pod, error)
 	DeletePods(ctx context.Context, namespace, selector string) error
 	// PodLog returns at most limit bytes of a container's log.
@@ -72,6 +76,12 @@ type Runner struct {
 	API API
 	// Progress gets one line per node event (created, running, done).
 	Progress io.Writer
+
+	byPod map[string]*node
+	// ports are the target's ports to try on a node, in order; pick
+	// picks them when Port is 0 (pickPorts; tests replace it).
+	ports []int
+	pick  func(n int) []int
 }
 
 // maxLog bounds the log read from each node: a report is tens of kB.
@@ -88,6 +98,8 @@ type node struct {
 	pod     string
 	i       int
 	state   string // the last state shown
+	port    int    // the target's
+	attempt int    // index in Runner.ports
 	done    bool
 	started time.Time
 	last    *corev1.Pod // as last listed
@@ -122,11 +134,18 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 		r.Poll = time.Second * time.Duration(1+len(names)/100)
 	}
 	r.warnLeftovers(runCtx)
+	r.ports = []int{r.Port}
+	if r.Port == 0 {
+		if r.pick == nil {
+			r.pick = pickPorts
+		}
+		r.ports = r.pick(portTries)
+	}
 	nodes := make([]*node, len(names))
-	byPod := map[string]*node{}
+	r.byPod = map[string]*node{}
 	for i, n := range names {
-		nodes[i] = &node{name: n, pod: podName(r.Mode, r.RunID, i), i: i}
-		byPod[nodes[i].pod] = nodes[i]
+		nodes[i] = &node{name: n, pod: podName(r.Mode, r.RunID, i, 0), i: i, port: r.ports[0]}
+		r.byPod[nodes[i].pod] = nodes[i]
 	}
 	defer func() { err = errors.Join(err, r.cleanup(ctx)) }()
 	r.createPods(runCtx, nodes)
@@ -139,7 +158,7 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 			r.progress("", "listing pods: %v (trying again)", lerr)
 		}
 		for i := range pods {
-			n := byPod[pods[i].Name]
+			n := r.byPod[pods[i].Name]
 			if n == nil || n.done {
 				continue
 			}
@@ -298,7 +317,7 @@ func (r *Runner) createPods(ctx context.Context, nodes []*node) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			n.started = time.Now()
-			err := r.createPod(ctx, r.PodFor(n.name, n.i, timeout))
+			err := r.createPod(ctx, r.PodFor(n.name, n.i, n.attempt, n.port, timeout))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -24,7 +24,8 @@ type fakeAPI struct {
 	mu       sync.Mutex
 	nodes    []corev1.Node
 	pods     map[string]*corev1.Pod
-	polls    map[string]int
+	polls    map[string]int // by pod
+	taken    map[string]int // by node: a port another process holds
 	script   map[string]func(poll int, st *corev1.PodStatus) // by node
 	logs     map[string]string                               // by node
 	events   map[string][]corev1.Event                       // by node
@@ -35,7 +36,7 @@ type fakeAPI struct {
 }
 
 func newFake(nodes ...string) *fakeAPI {
-	f := &fakeAPI{pods: map[string]*corev1.Pod{}, polls: map[string]int{}, script: map[string]func(int, *corev1.PodStatus){},
+	f := &fakeAPI{pods: map[string]*corev1.Pod{}, polls: map[string]int{}, taken: map[string]int{}, script: map[string]func(int, *corev1.PodStatus){},
 		logs: map[string]string{}, events: map[string][]corev1.Event{}}
 	for _, n := range nodes {
 		f.nodes = append(f.nodes, readyNode(n, true))
@@ -103,13 +104,26 @@ func (f *fakeAPI) ListPods(_ context.Context, ns, sel string) ([]corev1.Pod, err
 			continue
 		}
 		node := p.Spec.NodeName
-		if s := f.script[node]; s != nil && !strings.Contains(sel, ManagedByLabel) {
-			s(f.polls[node], &p.Status)
-			f.polls[node]++
+		switch s := f.script[node]; {
+		case strings.Contains(sel, ManagedByLabel):
+		case f.taken[node] != 0 && strings.Contains(p.Spec.InitContainers[0].Command[2], fmt.Sprintf(" -p %d ", f.taken[node])):
+			portTaken(f.polls[p.Name], &p.Status, p.Spec.InitContainers[0].Name, f.taken[node])
+			f.polls[p.Name]++
+		case s != nil:
+			s(f.polls[p.Name], &p.Status)
+			f.polls[p.Name]++
 		}
 		out = append(out, *p)
 	}
 	return out, nil
+}
+
+func (f *fakeAPI) DeletePod(_ context.Context, ns, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleted = append(f.deleted, ns+" "+name)
+	delete(f.pods, name)
+	return nil
 }
 
 func (f *fakeAPI) DeletePods(_ context.Context, ns, sel string) error {
@@ -160,6 +174,20 @@ func finishes(code int32) func(int, *corev1.PodStatus) {
 			st.ContainerStatuses = []corev1.ContainerStatus{{Name: CrispContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: map[bool]string{true: "Completed", false: "Error"}[code == 0]}}}}
 		}
 	}
+}
+
+// portTaken: the target's nc cannot listen, as the kubelet shows it: the
+// sidecar ends with exitPortLost and its log's last lines, and restarts.
+func portTaken(poll int, st *corev1.PodStatus, target string, port int) {
+	msg := fmt.Sprintf("nc: bind: Address already in use\n%s\n%s %d ended (nc exit status 1); ...\n", target, targetLastWords, port)
+	ended := &corev1.ContainerStateTerminated{ExitCode: exitPortLost, Reason: "Error", Message: msg}
+	ts := corev1.ContainerStatus{Name: target, State: corev1.ContainerState{Terminated: ended}}
+	if poll > 0 {
+		ts = corev1.ContainerStatus{Name: target, RestartCount: int32(poll), LastTerminationState: corev1.ContainerState{Terminated: ended},
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}
+	}
+	st.InitContainerStatuses = []corev1.ContainerStatus{ts}
+	st.ContainerStatuses = []corev1.ContainerStatus{{Name: CrispContainer, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
 }
 
 // stuck: the socket's hostPath is no socket, the pod never starts.
@@ -349,7 +377,7 @@ func TestInterruptedCleansUp(t *testing.T) {
 func TestPodSpec(t *testing.T) {
 	r, _ := runner(nil, 5*time.Minute)
 	r.ExtraArgs = []string{"--strict"}
-	p := r.PodFor("node-a", 3, r.smokeTimeout())
+	p := r.PodFor("node-a", 3, 0, 7777, r.smokeTimeout())
 	s := p.Spec
 	if p.Name != "crisp-smoke-abc123-3" || p.Labels[ManagedByLabel] != ManagedBy || p.Labels[RunLabel] != "abc123" || p.Annotations[NodeAnnotation] != "node-a" {
 		t.Errorf("meta %+v", p.ObjectMeta)

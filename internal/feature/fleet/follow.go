@@ -21,6 +21,12 @@ func (r *Runner) follow(ctx context.Context, n *node) {
 		r.collect(ctx, n, ctr.State.Terminated)
 		return
 	}
+	if lost, why := r.targetLost(pod); lost && !crispStarted(pod) {
+		// Before crisp started: no check ran against another process's
+		// port. (Once crisp runs, its checks say what the loss did.)
+		r.portLost(ctx, n, why)
+		return
+	}
 	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
 		// Ended without crisp's container ending (evicted, deleted).
 		r.finishWithout(n, fmt.Sprintf("pod %s/%s ended (%s) before crisp did: %s", r.Namespace, n.pod, pod.Status.Phase, r.explain(ctx, n, true)))
@@ -57,6 +63,7 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 		return
 	}
 	n.docs, n.probs = docs, probs
+	r.noteTarget(n)
 	fl := report.Merge(docs, probs)
 	switch {
 	case !fl.OK():
@@ -152,6 +159,12 @@ func waiting(pod *corev1.Pod) string {
 		}
 	}
 	return strings.Join(ws, ", ")
+}
+
+// crispStarted says whether crisp's container has run.
+func crispStarted(pod *corev1.Pod) bool {
+	st := containerStatus(pod.Status.ContainerStatuses, CrispContainer)
+	return st != nil && (st.State.Running != nil || st.State.Terminated != nil)
 }
 
 func containerStatus(sts []corev1.ContainerStatus, name string) *corev1.ContainerStatus {

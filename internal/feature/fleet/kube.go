@@ -110,6 +110,11 @@ func (k *Kube) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	return k.rc.Post().Namespace(pod.Namespace).Resource("pods").Body(pod).Do(ctx).Error()
 }
 
+// DeletePod deletes one pod, with a short grace period.
+func (k *Kube) DeletePod(ctx context.Context, namespace, name string) error {
+	return k.rc.Delete().Namespace(namespace).Resource("pods").Name(name).Body(shortGrace()).Do(ctx).Error()
+}
+
 // ListPods lists the pods of namespace matching a label selector.
 func (k *Kube) ListPods(ctx context.Context, namespace, selector string) ([]corev1.Pod, error) {
 	var l corev1.PodList
@@ -119,10 +124,12 @@ func (k *Kube) ListPods(ctx context.Context, namespace, selector string) ([]core
 
 // DeletePods deletes the pods matching selector, with a short grace period.
 func (k *Kube) DeletePods(ctx context.Context, namespace, selector string) error {
+	return k.rc.Delete().Namespace(namespace).Resource("pods").Param("labelSelector", selector).Body(shortGrace()).Do(ctx).Error()
+}
+
+func shortGrace() *metav1.DeleteOptions {
 	grace := int64(1)
-	return k.rc.Delete().Namespace(namespace).Resource("pods").Param("labelSelector", selector).
-		Body(&metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}, GracePeriodSeconds: &grace}).
-		Do(ctx).Error()
+	return &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}, GracePeriodSeconds: &grace}
 }
 
 // PodLog returns at most limit bytes of a container's log.

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Labels and names of what a run creates. Every pod carries ManagedByLabel
@@ -28,9 +27,13 @@ const (
 	socketMount = "/run/crisp-fleet/runtime.sock"
 )
 
-// podName names the pod of node number i of a run: short and unique
-// (node names can be 253 characters long; the node is in an annotation).
-func podName(mode, runID string, i int) string {
+// podName names the pod of node number i of a run (its attempt-th try,
+// from 0): short and unique (node names can be 253 characters long; the
+// node is in an annotation).
+func podName(mode, runID string, i, attempt int) string {
+	if attempt > 0 {
+		return fmt.Sprintf("crisp-%s-%s-%d-r%d", mode, runID, i, attempt)
+	}
 	return fmt.Sprintf("crisp-%s-%s-%d", mode, runID, i)
 }
 
@@ -46,12 +49,12 @@ func targetName(runID string) string { return "crisp-target-" + runID }
 // toleration of NoExecute taints (a node being drained is left alone).
 // crisp targets its own sidecar by name within its own pod, so it never
 // creates a pod through the CRI, which a kubelet would remove.
-func (c *Config) PodFor(node string, i int, smokeTimeout string) *corev1.Pod {
+func (c *Config) PodFor(node string, i, attempt, portN int, smokeTimeout string) *corev1.Pod {
 	no, yes := false, true
 	root, nobody := int64(0), int64(65534)
 	grace := int64(5)
-	port := strconv.Itoa(c.Port)
-	name := podName(c.Mode, c.RunID, i)
+	port := strconv.Itoa(portN)
+	name := podName(c.Mode, c.RunID, i, attempt)
 	target := targetName(c.RunID)
 	args := []string{c.Mode, target, "--pod", name, "--port", port, "-o", "json", "--node-name", node}
 	if c.Mode == ModeSmoke {
@@ -88,19 +91,18 @@ func (c *Config) PodFor(node string, i int, smokeTimeout string) *corev1.Pod {
 			// NoExecute is not tolerated: a node being drained evicts it.
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 			InitContainers: []corev1.Container{{
-				Name:            target,
-				Image:           c.TargetImage,
-				ImagePullPolicy: corev1.PullIfNotPresent,
-				RestartPolicy:   &always,
-				// busybox nc echoes every connection back (port-forward's
-				// checks); a line a second gives attach's checks output.
-				// No $( in the script: Kubernetes would expand it.
-				Command: []string{"sh", "-c", "nc -ll -p " + port + " -e cat & yes " + target +
-					` | head -n 600 | while read -r line; do echo "$line"; sleep 1; done; wait`},
-				SecurityContext: nonRoot(locked(&nobody)),
+				Name:                     target,
+				Image:                    c.TargetImage,
+				ImagePullPolicy:          corev1.PullIfNotPresent,
+				RestartPolicy:            &always,
+				Command:                  []string{"sh", "-c", targetScript(target, portN)},
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext:          nonRoot(locked(&nobody)),
+				// Inside the container: a TCP probe would pass on any
+				// process of the node listening on the port.
 				StartupProbe: &corev1.Probe{
-					ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(c.Port))}},
-					PeriodSeconds: 1, FailureThreshold: 30,
+					ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "sleep 0.2; pidof nc"}}},
+					PeriodSeconds: 1, FailureThreshold: 30, TimeoutSeconds: 2,
 				},
 				Resources: resources("10m", "8Mi", "100m", "32Mi"),
 			}},
@@ -134,4 +136,30 @@ func resources(cpu, mem, cpuLimit, memLimit string) corev1.ResourceRequirements 
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)},
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuLimit), corev1.ResourceMemory: resource.MustParse(memLimit)},
 	}
+}
+
+// exitPortLost is the target's exit status when its echo server ends,
+// which busybox nc does at once when another process of the node (host
+// network) holds the port.
+const exitPortLost = 3
+
+// targetLastWords starts the line the target prints when its echo server
+// ends; with FallbackToLogsOnError it is in the container's termination
+// message.
+const targetLastWords = "crisp fleet target: the echo server on port"
+
+// targetScript runs busybox nc as an echo server on port (port-forward's
+// checks) and prints a line a second for ten minutes (attach's checks).
+// The script lives exactly as long as nc: when nc cannot listen (another
+// process of the node holds the port) or dies, the container ends with
+// exitPortLost and says so, so that no check runs against another
+// process's port and the run can tell. SIGTERM ends it at once (pid 1
+// would ignore it and wait for the grace period). No $( in the script:
+// Kubernetes would read it as a variable reference.
+func targetScript(target string, port int) string {
+	p := strconv.Itoa(port)
+	return "trap 'exit 0' TERM; nc -ll -p " + p + " -e cat & n=$!; " +
+		"yes " + target + ` | head -n 600 | while read -r line; do echo "$line"; sleep 1; done & ` +
+		"wait $n; echo \"" + targetLastWords + " " + p + " ended (nc exit status $?); nc ends at once when another process of the node listens on the port\" >&2; " +
+		"exit " + strconv.Itoa(exitPortLost)
 }
