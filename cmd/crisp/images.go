@@ -53,8 +53,13 @@ func (o *imagesOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []st
 	return nil
 }
 
-// Validate rejects bad input before the runtime is dialed.
-func (o *imagesOptions) Validate() error { return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output) }
+// Validate rejects bad input before the runtime is dialled.
+func (o *imagesOptions) Validate() error {
+	if err := cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output); err != nil {
+		return err
+	}
+	return checkImageFilters(o.Table.Filters)
+}
 
 // Run lists the images and prints them.
 func (o *imagesOptions) Run(ctx context.Context) error {

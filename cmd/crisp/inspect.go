@@ -19,27 +19,31 @@ type inspectOptions struct {
 	now func() time.Time
 	// run is query.Inspect, InspectPod or InspectImage.
 	run func(ctx context.Context, c *client.Client, refs []string, quiet bool, now time.Time, p output.Printer) error
+	// sel picks what to inspect when no reference is given.
+	sel refSelector
 
 	Refs  []string
 	Quiet bool
 	p     output.Printer
 }
 
-// inspectCommand builds one of the inspect commands around o.
+// inspectCommand builds one of the inspect commands around o: any number
+// of references, or none and o's selectors.
 func inspectCommand(f *cmdutil.Factory, o *inspectOptions, cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
 	cmd.RunE = runOptions(f, o)
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "leave out the runtime's verbose info")
+	o.sel.bind(cmd.Flags())
 	return cmd
 }
 
 func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
-	return withContainerSelectors(f, inspectCommand(f, &inspectOptions{run: query.Inspect}, &cobra.Command{
+	return inspectCommand(f, &inspectOptions{run: query.Inspect, sel: &containerSelectors{}}, &cobra.Command{
 		Use:     "inspect CONTAINER...",
 		Short:   "Show the full status of containers",
 		Long:    helpLong("inspect"),
 		Example: helpExample("inspect"),
-		Args:    cmdutil.AtLeastArgs(1, "at least one CONTAINER (ID, ID prefix or name)"),
-	}))
+	})
 }
 
 // Complete takes the references, the printer (JSON unless -o says
@@ -52,10 +56,26 @@ func (o *inspectOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args [
 	return nil
 }
 
-// Validate accepts: the positional checks are cobra's Args.
-func (o *inspectOptions) Validate() error { return nil }
+// Validate checks the selectors when they choose what to inspect (with
+// references, crictl ignores them).
+func (o *inspectOptions) Validate() error {
+	if len(o.Refs) == 0 {
+		return o.sel.check()
+	}
+	return nil
+}
 
-// Run fetches and prints every reference.
+// Run fetches and prints every reference, or what the selectors match (no
+// match prints nothing, as crictl).
 func (o *inspectOptions) Run(ctx context.Context) error {
-	return o.f.WithClient(func(c *client.Client) error { return o.run(ctx, c, o.Refs, o.Quiet, o.now(), o.p) })
+	return o.f.WithClient(func(c *client.Client) error {
+		refs := o.Refs
+		if len(refs) == 0 {
+			var err error
+			if refs, err = o.sel.list(ctx, c); err != nil || len(refs) == 0 {
+				return err
+			}
+		}
+		return o.run(ctx, c, refs, o.Quiet, o.now(), o.p)
+	})
 }

@@ -8,21 +8,19 @@ import (
 )
 
 func newInspectPodCommand(f *cmdutil.Factory) *cobra.Command {
-	return withPodSelectors(f, inspectCommand(f, &inspectOptions{run: query.InspectPod}, &cobra.Command{
+	return inspectCommand(f, &inspectOptions{run: query.InspectPod, sel: &podSelectors{}}, &cobra.Command{
 		Use:     "inspectp POD...",
 		Short:   "Show the full status of pod sandboxes",
 		Long:    helpLong("inspectp"),
 		Example: helpExample("inspectp"),
-		Args:    cmdutil.AtLeastArgs(1, "at least one POD (ID, ID prefix or name)"),
-	}))
+	})
 }
 
 func newInspectImageCommand(f *cmdutil.Factory) *cobra.Command {
-	return withImageSelectors(f, inspectCommand(f, &inspectOptions{run: query.InspectImage}, &cobra.Command{
+	return inspectCommand(f, &inspectOptions{run: query.InspectImage, sel: &imageSelectors{}}, &cobra.Command{
 		Use:     "inspecti IMAGE...",
 		Short:   "Show the full status of images",
 		Long:    helpLong("inspecti"),
 		Example: helpExample("inspecti"),
-		Args:    cmdutil.AtLeastArgs(1, "at least one IMAGE (name, tag, digest or ID)"),
-	}))
+	})
 }

@@ -90,13 +90,9 @@ var globalBad = [][]string{{"--request-timeout=-1s", "=>", "--request-timeout mu
 // knownGaps are the commands whose bad lines still get past Validate, with
 // why; each fix takes its command out.
 var knownGaps = map[string]string{
-	"smoke":    "--pod-config is read in Complete",
-	"config":   "keys and values are checked in Run",
-	"images":   "-f is checked after listing",
-	"inspect":  "the selectors list from the runtime before Complete",
-	"inspectp": "the selectors list from the runtime before Complete",
-	"inspecti": "the selectors list from the runtime before Complete",
-	"pull":     "stdin is read in Complete",
+	"smoke":  "--pod-config is read in Complete",
+	"config": "keys and values are checked in Run",
+	"pull":   "stdin is read in Complete",
 }
 
 // words splits a command line on spaces; lines does it for each. In a bad
