@@ -42,38 +42,45 @@ func newPullCommand(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// Complete builds the pull request's options.
-func (o *pullOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) (err error) {
+// Complete takes IMAGE, and the flags' values from crictl's environment
+// variables where they were not given.
+func (o *pullOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.Image = args[0]
-	if err := f.FlagsFromEnv(cmd, [][2]string{{"creds", "CRICTL_CREDS"}, {"auth", "CRICTL_AUTH"}, {"pull-timeout", "CRICTL_PULL_TIMEOUT"}}); err != nil {
-		return err
+	return f.FlagsFromEnv(cmd, [][2]string{{"creds", "CRICTL_CREDS"}, {"auth", "CRICTL_AUTH"}, {"pull-timeout", "CRICTL_PULL_TIMEOUT"}})
+}
+
+// Validate checks the image name, the annotations and the credentials'
+// flags; nothing is read yet.
+func (o *pullOptions) Validate() (err error) {
+	if o.Image == "" {
+		return cmdutil.UsageErrorf("pull needs an IMAGE, got an empty name")
 	}
 	o.pull.Timeout = o.Timeout
 	if o.pull.Annotations, err = client.ParseLabels(o.Annotations); err != nil {
 		return cmdutil.UsageErrorf("--annotation: %v", err)
 	}
-	if o.Image == "" {
-		return cmdutil.UsageErrorf("pull needs an IMAGE, got an empty name")
-	}
-	// The credentials and --pod-config are read before the runtime is
-	// dialed: the password of --username from stdin, both bounded and ended
-	// by a signal.
-	creds := query.Credentials{Creds: o.Creds, Auth: o.Auth, Username: o.Username}
-	if o.pull.Auth, err = creds.AuthConfig(cmd.Context(), o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
+	// With no input to read, AuthConfig checks the flags only.
+	if _, err := o.credentials().AuthConfig(context.Background(), nil, nil); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
-	}
-	if o.PodConfig != "" {
-		if o.pull.PodConfig, err = query.LoadPodConfig(cmd.Context(), o.PodConfig); err != nil {
-			return cmdutil.UsageErrorf("--pod-config: %v", err)
-		}
 	}
 	return nil
 }
 
-// Validate has nothing left to check: Complete read and checked the input.
-func (o *pullOptions) Validate() error { return nil }
+func (o *pullOptions) credentials() query.Credentials {
+	return query.Credentials{Creds: o.Creds, Auth: o.Auth, Username: o.Username}
+}
 
-// Run pulls the image.
-func (o *pullOptions) Run(ctx context.Context) error {
+// Run reads the password of --username from stdin and --pod-config, both
+// bounded and ended by a signal, before the runtime is dialled, then pulls
+// the image. What is wrong with them is the command line's (exit 2).
+func (o *pullOptions) Run(ctx context.Context) (err error) {
+	if o.pull.Auth, err = o.credentials().AuthConfig(ctx, o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	if o.PodConfig != "" {
+		if o.pull.PodConfig, err = query.LoadPodConfig(ctx, o.PodConfig); err != nil {
+			return cmdutil.UsageErrorf("--pod-config: %v", err)
+		}
+	}
 	return o.f.WithClient(func(c *client.Client) error { return query.Pull(ctx, c, o.Image, o.pull, o.f.Streams.Out) })
 }

@@ -92,7 +92,6 @@ var globalBad = [][]string{{"--request-timeout=-1s", "=>", "--request-timeout mu
 var knownGaps = map[string]string{
 	"smoke":  "--pod-config is read in Complete",
 	"config": "keys and values are checked in Run",
-	"pull":   "stdin is read in Complete",
 }
 
 // words splits a command line on spaces; lines does it for each. In a bad
