@@ -26,6 +26,7 @@ func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 		Short:             "Run a CI battery of streaming checks on every transport the runtime accepts",
 		Long:              helpLong("smoke"),
 		Example:           helpExample("smoke"),
+		Args:              cmdutil.MaxArgs(1, "one CONTAINER"),
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),
 		Annotations:       map[string]string{cmdutil.OutputFormatsAnnotation: cmdutil.PrintDataFormats},
@@ -42,21 +43,11 @@ func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// Complete takes the factory and the optional CONTAINER, and reads
-// --pod-config.
-func (o *smokeOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+// Complete takes the factory and the optional CONTAINER.
+func (o *smokeOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	o.f = f
-	switch {
-	case len(args) == 1:
+	if len(args) == 1 {
 		o.Container = args[0]
-	case len(args) > 1:
-		return cmdutil.UsageErrorf("smoke takes one CONTAINER, got %d arguments", len(args))
-	}
-	if o.PodConfig != "" {
-		var err error
-		if o.PodSandbox, err = probe.LoadPodConfig(cmd.Context(), o.PodConfig); err != nil {
-			return cmdutil.UsageError{Err: err}
-		}
 	}
 	return nil
 }
@@ -83,8 +74,15 @@ func (o *smokeOptions) Validate() error {
 	return validateTarget(&o.Target)
 }
 
-// Run runs the checks and prints the report.
+// Run reads --pod-config, runs the checks and prints the report.
 func (o *smokeOptions) Run(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, o.Trace.Close()) }()
+	if o.PodConfig != "" {
+		// Read before the runtime is dialled; what is wrong with it is the
+		// command line's (exit 2).
+		if o.PodSandbox, err = probe.LoadPodConfig(ctx, o.PodConfig); err != nil {
+			return cmdutil.UsageError{Err: err}
+		}
+	}
 	return o.Smoke.Run(ctx, o.f)
 }
