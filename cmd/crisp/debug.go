@@ -51,7 +51,7 @@ func debugCommand(f *cmdutil.Factory, o *debugOptions) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "pass stdin to the command (default: on when stdin is a terminal or no command is given)")
 	fl.BoolVarP(&o.TTY, "tty", "t", false, "allocate a pseudo-terminal (default: on when stdin is a terminal)")
-	fl.StringVar(&o.Image, "image", "", "the debug container's image (default: a busybox image the node has)")
+	fl.StringVar(&o.Image, "image", "", "the debug container's image, exactly as named (default: "+debug.DefaultImage+", which must be on the node)")
 	fl.StringVar(&o.Profile, "profile", string(debug.ProfileGeneral), "the debug container's privileges, as kubectl debug names them: general (adds SYS_PTRACE), netadmin (adds NET_ADMIN, NET_RAW) or sysadmin (privileged)")
 	fl.StringVar(&o.Way, "way", string(debug.WayAuto), "how to get in: auto (a debug container, else the node's tools), container or host")
 	fl.BoolVar(&o.Keep, "keep", false, "leave the debug container behind when the session ends")

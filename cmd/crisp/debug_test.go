@@ -49,7 +49,7 @@ func TestDebugLeavesNoContainer(t *testing.T) {
 	ctx := context.Background()
 
 	run := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(crisp, append([]string{"-r", env.Endpoint, "debug", "--way", "container"}, args...)...)
+		cmd := exec.Command(crisp, append([]string{"-r", env.Endpoint, "debug", "--way", "container", "--image", mockruntime.DefaultImage}, args...)...)
 		cmd.Env = append(os.Environ(), "CRI_CONFIG_FILE=/dev/null")
 		return cmd
 	}

@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/feature/session"
@@ -64,18 +65,19 @@ func (p Profile) apply(sc *runtimeapi.LinuxContainerSecurityContext) {
 
 // containerPlan is a debug container ready to be created.
 type containerPlan struct {
-	image  string
-	podID  string
-	target *runtimeapi.Container
-	podCfg *runtimeapi.PodSandboxConfig
-	cfg    *runtimeapi.ContainerConfig
-	nsPID  int // the target's PID in its PID namespace; 0: unknown
+	image   string
+	imageID string
+	podID   string
+	target  *runtimeapi.Container
+	podCfg  *runtimeapi.PodSandboxConfig
+	cfg     *runtimeapi.ContainerConfig
+	nsPID   int // the target's PID in its PID namespace; 0: unknown
 }
 
 // planContainer checks that a debug container can be made for target (the
 // image is on the node, the pod is ready) and builds its configuration.
 func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *runtimeapi.Container, r Request) (*containerPlan, error) {
-	image, err := pickImage(ctx, cli, r.Image)
+	image, imageID, err := pickImage(ctx, cli, r.Image)
 	if err != nil {
 		return nil, err
 	}
@@ -98,10 +100,17 @@ func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *
 			NamespaceOptions: podNS, Privileged: r.Profile == ProfileSysadmin,
 		}},
 	}
-	sc := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: &runtimeapi.NamespaceOption{
-		Network: podNS.GetNetwork(), Ipc: podNS.GetIpc(),
-		Pid: runtimeapi.NamespaceMode_TARGET, TargetId: target.Id,
-	}}
+	sc := &runtimeapi.LinuxContainerSecurityContext{
+		NamespaceOptions: &runtimeapi.NamespaceOption{
+			Network: podNS.GetNetwork(), Ipc: podNS.GetIpc(),
+			Pid: runtimeapi.NamespaceMode_TARGET, TargetId: target.Id,
+		},
+		// The runtime's default seccomp profile, set explicitly:
+		// RuntimeDefault is the enum's zero, and a profile left nil is
+		// "unconfined" to containerd and CRI-O. Runtimes apply none to a
+		// privileged container (--profile sysadmin).
+		Seccomp: &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+	}
 	r.Profile.apply(sc)
 	labels := map[string]string{LabelDebug: "1", LabelOwner: rn.Owner.String(), LabelTarget: target.Id}
 	if r.Keep {
@@ -117,7 +126,7 @@ func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *
 		Labels:  labels,
 		Linux:   &runtimeapi.LinuxContainerConfig{SecurityContext: sc},
 	}
-	plan := &containerPlan{image: image, podID: target.PodSandboxId, target: target, podCfg: podCfg, cfg: cfg}
+	plan := &containerPlan{image: image, imageID: imageID, podID: target.PodSandboxId, target: target, podCfg: podCfg, cfg: cfg}
 	// Where crisp runs on the target's node it can tell the command the
 	// target's PID (exec'd processes take the container's environment).
 	if pid, err := cli.ContainerPID(ctx, target.Id); err == nil {
@@ -157,6 +166,7 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 	if err := cli.StartContainer(whole, id); err != nil {
 		return notStarted{fmt.Errorf("debug container: %w", err)}
 	}
+	imageNotice(rn.Deps.Streams.ErrOut, plan.image, plan.imageID)
 	if ctx.Err() != nil {
 		return cmdutil.NewInterrupted(context.Cause(ctx))
 	}
@@ -251,32 +261,36 @@ func (rn Runner) sweep(ctx context.Context, cli *client.Client, all bool) (int, 
 	return removed, errors.Join(errs...)
 }
 
-// pickImage returns image when the node has it, or, when image is empty, a
-// busybox image the node has.
-func pickImage(ctx context.Context, cli *client.Client, image string) (string, error) {
-	if image != "" {
-		st, err := cli.ImageStatus(ctx, image, false)
-		if err != nil {
-			return "", fmt.Errorf("debug container: %w", err)
-		}
-		if st.GetImage() == nil {
-			return "", fmt.Errorf("debug container: image %q is not on the node; pull it first (crisp pull %s) or name another with --image", image, image)
-		}
-		return image, nil
+// DefaultImage is the debug container's image when --image is not given:
+// one exact reference, never a search among the node's images (a tenant can
+// get any name containing "busybox" onto a node). Docker's official busybox
+// image, pulled from its registry; pull it once (crisp pull DefaultImage) or
+// name another with --image (a digest pins it).
+const DefaultImage = "docker.io/library/busybox:1.36"
+
+// pickImage returns the image to run (image, or DefaultImage when empty)
+// and its ID, when the node has it.
+func pickImage(ctx context.Context, cli *client.Client, image string) (string, string, error) {
+	what, how := "", "name another with --image"
+	if image == "" {
+		image = DefaultImage
+		what, how = " (crisp's default debug image)", "name an image the node has with --image"
 	}
-	imgs, err := cli.ListImages(ctx, "")
+	st, err := cli.ImageStatus(ctx, image, false)
 	if err != nil {
-		return "", fmt.Errorf("debug container: listing images: %w", err)
+		return "", "", fmt.Errorf("debug container: %w", err)
 	}
-	client.SortImages(imgs) // the same busybox on every run
-	for _, img := range imgs {
-		for _, tag := range img.GetRepoTags() {
-			if strings.Contains(tag, "busybox") {
-				return tag, nil
-			}
-		}
+	if st.GetImage() == nil {
+		return "", "", fmt.Errorf("debug container: image %q%s is not on the node; pull it first (crisp pull %s) or %s", image, what, image, how)
 	}
-	return "", errors.New("debug container: the node has no busybox image to take tools from; pull one (crisp pull busybox) or name an image with --image")
+	return image, st.GetImage().GetId(), nil
+}
+
+// imageNotice says on stderr which image the debug container runs, always:
+// what runs beside the target with its privileges is the user's to see.
+// The ID comes from the runtime, so both are escaped.
+func imageNotice(w io.Writer, ref, id string) {
+	_, _ = fmt.Fprintf(w, "crisp: debug container from image %s (%s)\n", termsafe.Printable(ref), termsafe.Printable(id)) // the error stream is the last resort: a failed write there has nowhere to go
 }
 
 func randomSuffix() string {
