@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -68,11 +67,8 @@ func (o *debugOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []s
 	if o.runner.Deps.Stream == nil {
 		o.runner.Deps = session.NewDeps(f)
 	}
-	if o.runner.Owner.PID == 0 {
-		o.runner.Owner = debug.OwnerOf(os.Getpid())
-	}
-	if o.runner.Alive == nil {
-		o.runner.Alive = debug.OwnerAlive
+	if o.runner.Leases.Dir == "" {
+		o.runner.Leases = debug.DefaultLeases()
 	}
 	if o.runner.Host.LookPath == nil {
 		o.runner.Host = debug.NewHostEntry()

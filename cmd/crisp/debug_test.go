@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -139,5 +142,91 @@ func TestDebugLeavesNoContainer(t *testing.T) {
 	st, err := env.CRI.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: target})
 	if err != nil || st.Status.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("the target after the sessions: %v, %v; want it running untouched", st.GetStatus().GetState(), err)
+	}
+}
+
+// requireRoot skips a test that needs root, and fails it under CI=true,
+// where the suite is meant to run whole.
+func requireRoot(t *testing.T, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("needs root (%s), and CI=true", why)
+	}
+	t.Skipf("needs root (%s)", why)
+}
+
+// A crisp in another PID namespace (the DaemonSet's hostNetwork without
+// hostPID) is alive to the next crisp: the second session's sweep leaves
+// the first's debug container, and the first's command finishes. Its
+// liveness is its lock, not its PID (1 in its namespace).
+func TestDebugSweepSparesOtherPIDNamespace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts crisp processes; skipped under -short")
+	}
+	requireRoot(t, "unshare --pid")
+	crisp, err := exec.LookPath("crisp")
+	if err != nil {
+		t.Fatalf("the crisp command testscript.Main puts in $PATH is missing: %v", err)
+	}
+	env := mocktest.Start(t, mockruntime.Config{})
+	pod := env.RunPod(t, "app")
+	target := env.RunContainer(t, pod, mocktest.ContainerSpec{Name: "app", Image: "registry.crisp.test/distroless/app:1", Command: []string{"sleep", "3600"}})
+	args := func(cmd ...string) []string {
+		return append([]string{"-r", env.Endpoint, "debug", "--way", "container", "--image", mockruntime.DefaultImage}, cmd...)
+	}
+
+	unshared := append([]string{"--pid", "--fork", "--mount-proc", crisp}, args("-i", target, "--", "sh", "-c", "echo STARTED; read x; echo FINISHED")...)
+	first := exec.Command("unshare", unshared...)
+	first.Env = append(os.Environ(), "CRI_CONFIG_FILE=/dev/null")
+	stdin, err := first.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := first.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	first.Stderr = &stderr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Process.Kill() }() // it may have ended
+	lines := make(chan string, 4)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	select {
+	case l := <-lines:
+		if l != "STARTED" {
+			t.Fatalf("first session said %q; stderr:\n%s", l, stderr.String())
+		}
+	case <-time.After(debugWait):
+		t.Fatalf("the first session did not start within %s; stderr:\n%s", debugWait, stderr.String())
+	}
+
+	second := exec.Command(crisp, args(target, "--", "true")...)
+	second.Env = first.Env
+	if out, err := second.CombinedOutput(); err != nil {
+		t.Fatalf("second session: %v\n%s", err, out)
+	}
+
+	if _, err := io.WriteString(stdin, "go on\n"); err != nil {
+		t.Fatalf("the first session is gone: %v; stderr:\n%s", err, stderr.String())
+	}
+	_ = stdin.Close()
+	var rest []string
+	for l := range lines {
+		rest = append(rest, l)
+	}
+	if err := first.Wait(); err != nil || strings.Join(rest, "\n") != "FINISHED" {
+		t.Fatalf("the first session, in its own PID namespace, was cut short by the second's sweep: %v, output %q; stderr:\n%s", err, rest, stderr.String())
 	}
 }

@@ -112,7 +112,8 @@ func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *
 		Seccomp: &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 	}
 	r.Profile.apply(sc)
-	labels := map[string]string{LabelDebug: "1", LabelOwner: rn.Owner.String(), LabelTarget: target.Id}
+	// LabelOwner is set once the session's lease is taken (runContainer).
+	labels := map[string]string{LabelDebug: "1", LabelTarget: target.Id}
 	if r.Keep {
 		labels[LabelKeep] = "1"
 	}
@@ -140,13 +141,22 @@ func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *
 // runContainer creates and starts the debug container, runs the command in
 // it, and removes it on every way out unless --keep.
 func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *containerPlan, r Request) (err error) {
+	// The lease is taken before the container exists and released after
+	// it is gone: while this crisp runs, no sweep takes its container for
+	// a leftover.
+	lease, err := rn.Leases.Acquire()
+	if err != nil {
+		return notStarted{err}
+	}
+	defer lease.Release(r.Keep)
+	plan.cfg.Labels[LabelOwner] = lease.Owner.String()
 	if !r.Keep {
 		// Also what a cancelled CreateContainer may have created: every
 		// container of this crisp goes.
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
-			if cerr := rn.removeOwn(cctx, cli); cerr != nil {
+			if cerr := rn.removeOwn(cctx, cli, lease.Owner); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("debug: removing the debug container: %w (crisp debug --cleanup retries)", cerr))
 			}
 		}()
@@ -185,9 +195,9 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 // once crisp has been interrupted (they are not cancelled half-way).
 const createStartTimeout = 2 * time.Minute
 
-// removeOwn stops and removes every debug container this crisp created.
-func (rn Runner) removeOwn(ctx context.Context, cli *client.Client) error {
-	ctrs, err := cli.ListContainers(ctx, client.ContainerFilter{All: true, Labels: map[string]string{LabelOwner: rn.Owner.String()}})
+// removeOwn stops and removes every debug container of owner (this crisp).
+func (rn Runner) removeOwn(ctx context.Context, cli *client.Client, owner Owner) error {
+	ctrs, err := cli.ListContainers(ctx, client.ContainerFilter{All: true, Labels: map[string]string{LabelOwner: owner.String()}})
 	if err != nil {
 		return err
 	}
@@ -234,30 +244,68 @@ func (rn Runner) remove(ctx context.Context, cli *client.Client, id string) erro
 	return err
 }
 
-// sweep removes the debug containers whose crisp no longer runs (kept ones
-// too when all) and returns how many it removed.
-func (rn Runner) sweep(ctx context.Context, cli *client.Client, all bool) (int, error) {
+// sweep removes the debug containers whose owner is gone (kept ones too
+// when all) and returns how many it removed. An owner is gone only when
+// its lock file is here and free (Leases.Check); a container whose owner
+// cannot be checked is left alone, and --cleanup (all) names it. self is
+// the caller's own lease, never swept.
+func (rn Runner) sweep(ctx context.Context, cli *client.Client, all bool, self Owner) (int, error) {
 	ctrs, err := cli.ListContainers(ctx, client.ContainerFilter{All: true, Labels: map[string]string{LabelDebug: "1"}})
 	if err != nil {
 		return 0, err
 	}
+	type gone struct {
+		lease *Lease
+		left  bool // a container of this owner stays (kept, or its removal failed)
+	}
+	owners := map[string]*gone{}
 	removed := 0
 	var errs []error
 	for _, c := range ctrs {
-		owner, ok := ParseOwner(c.GetLabels()[LabelOwner])
-		if ok && (owner == rn.Owner || rn.Alive(owner)) {
+		label := c.GetLabels()[LabelOwner]
+		owner, ok := ParseOwner(label)
+		if ok && owner == self {
+			continue
+		}
+		g := owners[owner.Token]
+		if ok && g == nil {
+			live, lease := rn.Leases.Check(owner)
+			if live == Alive {
+				continue
+			}
+			if live == Gone {
+				g = &gone{lease: lease}
+				owners[owner.Token] = g
+			}
+		}
+		if g == nil {
+			// Unknown: another host, another lock directory, an older crisp.
+			msg := fmt.Sprintf("debug container %s left alone: its owner (%s) cannot be checked here (no lock in %s); if it is gone, remove it with crisp rm -f %s",
+				client.ShortID(c.Id), termsafe.Printable(label), rn.Leases.Dir, client.ShortID(c.Id))
+			if all {
+				_, _ = fmt.Fprintf(rn.Deps.Streams.ErrOut, "crisp: %s\n", msg) // the error stream is the last resort: a failed write there has nowhere to go
+			} else {
+				rn.Deps.Logf("debug: %s", msg)
+			}
 			continue
 		}
 		if c.GetLabels()[LabelKeep] == "1" && !all {
+			g.left = true
 			continue
 		}
 		if err := rn.remove(ctx, cli, c.Id); err != nil {
+			g.left = true
 			errs = append(errs, err)
 			continue
 		}
 		removed++
-		rn.Deps.Logf("debug: removed leftover debug container %s (its crisp, %s, is gone)", client.ShortID(c.Id), c.GetLabels()[LabelOwner])
+		rn.Deps.Logf("debug: removed leftover debug container %s (its crisp, %s, is gone)", client.ShortID(c.Id), label)
 	}
+	for _, g := range owners {
+		// The lock file stays while a container still names its owner.
+		g.lease.Release(g.left)
+	}
+	rn.Leases.forgetTemps()
 	return removed, errors.Join(errs...)
 }
 

@@ -71,12 +71,9 @@ type Request struct {
 // (tests replace them).
 type Runner struct {
 	Deps session.Deps
-	// Owner identifies this crisp process on the debug containers it
-	// creates (OwnerOf(os.Getpid())), so leftovers can be told from the
-	// containers of a crisp still running.
-	Owner Owner
-	// Alive reports whether the owner of a leftover still runs (OwnerAlive).
-	Alive func(Owner) bool
+	// Leases is where the owners of debug containers keep the locks that
+	// tell a live owner from a gone one (DefaultLeases).
+	Leases Leases
 	// Host enters the target's namespaces from the node (HostEntry).
 	Host HostEntry
 }
@@ -108,7 +105,7 @@ func (rn Runner) Run(ctx context.Context, r Request) error {
 	if len(r.Command) == 0 {
 		r.Command = DefaultCommand
 	}
-	if _, err := rn.sweep(ctx, cli, false); err != nil {
+	if _, err := rn.sweep(ctx, cli, false, Owner{}); err != nil {
 		rn.Deps.Logf("debug: removing leftover debug containers: %v (crisp debug --cleanup retries)", err)
 	}
 
@@ -154,14 +151,14 @@ func (rn Runner) Run(ctx context.Context, r Request) error {
 
 // Cleanup removes the debug containers left by crisp processes that no
 // longer run (including those kept with --keep) and says how many it
-// removed.
+// removed; it names on stderr those whose owner it cannot check.
 func (rn Runner) Cleanup(ctx context.Context) (int, error) {
 	cli, _, err := rn.dial()
 	if err != nil {
 		return 0, err
 	}
 	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
-	return rn.sweep(ctx, cli, true)
+	return rn.sweep(ctx, cli, true, Owner{})
 }
 
 func (rn Runner) dial() (*client.Client, client.Settings, error) {

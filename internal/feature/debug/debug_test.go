@@ -2,45 +2,112 @@ package debug
 
 import (
 	"os"
-	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-// An owner label reads back as written; this process is alive, a process
-// that has ended is not, and an owner on another host is left alone.
-func TestOwner(t *testing.T) {
-	me := OwnerOf(os.Getpid())
-	if me.Start == 0 || me.PID != os.Getpid() {
-		t.Fatalf("OwnerOf(self) = %+v", me)
-	}
-	back, ok := ParseOwner(me.String())
-	if !ok || back != me {
-		t.Fatalf("ParseOwner(%q) = %+v, %v", me.String(), back, ok)
-	}
-	if !OwnerAlive(me) {
-		t.Error("this process is not alive")
-	}
-	ended := exec.Command("true")
-	if err := ended.Run(); err != nil {
+// A lease's owner reads back from its label; while the lease is held its
+// owner is alive, once released (its file kept, as for --keep) it is gone,
+// and with no lock file, or on another host, it cannot be checked.
+func TestLeaseLiveness(t *testing.T) {
+	l := Leases{Dir: filepath.Join(t.TempDir(), "crisp", "debug"), Host: "node1"}
+	lease, err := l.Acquire()
+	if err != nil {
 		t.Fatal(err)
 	}
-	gone := Owner{Host: me.Host, PID: ended.Process.Pid, Start: me.Start}
-	if OwnerAlive(gone) {
-		t.Errorf("an ended process (%+v) is alive", gone)
+	back, ok := ParseOwner(lease.Owner.String())
+	if !ok || back != lease.Owner {
+		t.Fatalf("ParseOwner(%q) = %+v, %v", lease.Owner, back, ok)
 	}
-	reused := me
-	reused.Start++ // the PID now names another process
-	if OwnerAlive(reused) {
-		t.Error("a reused PID is taken for the owner")
+	if fi, err := os.Stat(l.Dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("lock directory: %v, %v; want 0700", fi, err)
 	}
-	if !OwnerAlive(Owner{Host: me.Host + "-elsewhere", PID: 1 << 30}) {
-		t.Error("an owner on another host is taken for gone")
+	if live, _ := l.Check(lease.Owner); live != Alive {
+		t.Errorf("a held lease: %v, want Alive", live)
 	}
-	for _, bad := range []string{"", "h/1", "h/x/1", "h/1/-1", "a/b/c/d"} {
+	if live, _ := l.Check(Owner{Host: "node2", Token: lease.Owner.Token}); live != Unknown {
+		t.Errorf("an owner on another host: %v, want Unknown", live)
+	}
+	lease.Release(true)
+	live, sweeper := l.Check(lease.Owner)
+	if live != Gone {
+		t.Fatalf("a released lease: %v, want Gone", live)
+	}
+	// The sweeper holds the lock now: a second sweeper leaves the owner be.
+	if live, _ := l.Check(lease.Owner); live != Alive {
+		t.Errorf("a lease a sweeper holds: %v, want Alive", live)
+	}
+	sweeper.Release(false)
+	if live, _ := l.Check(lease.Owner); live != Unknown {
+		t.Errorf("a lease whose file is gone: %v, want Unknown", live)
+	}
+	for _, bad := range []string{"", "h", "h/1/2", "/" + strings.Repeat("a", 32), "h/" + strings.Repeat("A", 32), "h/../../../../etc/passwd", "h/" + strings.Repeat("a", 31)} {
 		if _, ok := ParseOwner(bad); ok {
 			t.Errorf("ParseOwner(%q) accepted", bad)
 		}
+	}
+}
+
+// A lock directory crisp does not own, or open to others, is refused; a
+// lock file swapped for a link is not followed.
+func TestLeaseDirectoryChecked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "debug")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Leases{Dir: dir, Host: "h"}).Acquire(); err == nil {
+		t.Error("a world-writable lock directory was used")
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l := Leases{Dir: dir, Host: "h"}
+	o := Owner{Host: "h", Token: strings.Repeat("b", 32)}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, o.Token+lockSuffix)); err != nil {
+		t.Fatal(err)
+	}
+	if live, _ := l.Check(o); live != Unknown {
+		t.Errorf("a lock file that is a link: %v, want Unknown", live)
+	}
+}
+
+// A temporary lock file a crisp left between creating and renaming it is
+// removed once it is older than the grace; lock files stay (a free one may
+// stand for another runtime's container).
+func TestLeaseTempsForgotten(t *testing.T) {
+	l := Leases{Dir: filepath.Join(t.TempDir(), "debug"), Host: "h"}
+	a, err := l.Acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Release(true)
+	old := filepath.Join(l.Dir, tmpPrefix+strings.Repeat("d", tokenLen))
+	young := filepath.Join(l.Dir, tmpPrefix+strings.Repeat("e", tokenLen))
+	for _, p := range []string{old, young} {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * tmpGrace)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	l.forgetTemps()
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("an old temporary lock file stays: %v", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a young temporary lock file went: %v", err)
+	}
+	if live, lease := l.Check(a.Owner); live != Gone {
+		t.Errorf("a free lock file: %v, want Gone (kept)", live)
+	} else {
+		lease.Release(false)
 	}
 }
 

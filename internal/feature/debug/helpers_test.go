@@ -1,7 +1,7 @@
 package debug
 
 import (
-	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/crisp-cri/crisp/internal/feature/session"
@@ -11,5 +11,5 @@ import (
 // test process.
 func testRunner(t *testing.T, deps session.Deps) Runner {
 	t.Helper()
-	return Runner{Deps: deps, Owner: OwnerOf(os.Getpid()), Alive: OwnerAlive, Host: NewHostEntry()}
+	return Runner{Deps: deps, Leases: Leases{Dir: filepath.Join(t.TempDir(), "debug"), Host: "testnode"}, Host: NewHostEntry()}
 }
