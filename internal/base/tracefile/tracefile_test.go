@@ -118,21 +118,23 @@ func TestWriterKeepsInputOutUnlessAsked(t *testing.T) {
 	}
 }
 
-// TestCreatePrivate: an existing file becomes 0600; a symbolic link is
-// refused and what it points to is left as it was.
+// TestCreatePrivate: an existing file is replaced by a new 0600 one; a
+// symbolic link is refused and what it points to is left as it was.
 func TestCreatePrivate(t *testing.T) {
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old.jsonl")
 	if err := os.WriteFile(old, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := CreatePrivate(old)
+	w, err := Create(old, 64, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = f.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if fi, _ := os.Stat(old); fi.Mode().Perm() != 0o600 || fi.Size() != 0 {
-		t.Errorf("an existing file: mode %v, size %d; want 0600, truncated", fi.Mode().Perm(), fi.Size())
+		t.Errorf("an existing file: mode %v, size %d; want 0600, empty", fi.Mode().Perm(), fi.Size())
 	}
 	victim := filepath.Join(dir, "victim")
 	if err := os.WriteFile(victim, []byte("keep me"), 0o644); err != nil {

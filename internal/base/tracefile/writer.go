@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 )
 
 // DefaultPayloadBytes is how much of each frame's payload a trace keeps
@@ -28,36 +29,18 @@ type Writer struct {
 	err      error
 }
 
-// Create makes (or truncates) path with CreatePrivate, and keeps up to
-// maxBytes of each frame's payload (negative: none). What crisp sends on
-// stdin keeps its size only, unless input: a password typed at a terminal
-// must not reach a file nobody asked it to.
+// Create makes a new trace file at path (outfile.Create: mode 0600, a
+// regular file there is replaced, anything else refused; a trace holds what
+// was typed and shown), and keeps up to maxBytes of each frame's payload
+// (negative: none). What crisp sends on stdin keeps its size only, unless
+// input: a password typed at a terminal must not reach a file nobody asked
+// it to.
 func Create(path string, maxBytes int, input bool) (*Writer, error) {
-	f, err := CreatePrivate(path)
+	f, err := outfile.Create(path, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("--trace-file: %w", err)
+		return nil, fmt.Errorf("--trace-file %w", err)
 	}
 	return &Writer{f: f, bw: bufio.NewWriter(f), maxBytes: max(maxBytes, 0), input: input}, nil
-}
-
-// CreatePrivate makes (or truncates) the file at path for writing, mode 0600
-// whether it is new or not (a trace or a recording holds what was typed and
-// shown), and refuses a symbolic link there: truncating what a link points
-// to is how a planted link turns a debugging aid into a way to clobber files.
-func CreatePrivate(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s is a symbolic link; crisp writes traces and recordings only to a plain file (remove the link or name another path)", path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// O_CREATE's mode applies to new files only: make an existing one private too.
-	if err := f.Chmod(0o600); err != nil {
-		_ = f.Close() // the chmod failure is the error to report
-		return nil, err
-	}
-	return f, nil
 }
 
 // NewSession numbers a new session in the file.

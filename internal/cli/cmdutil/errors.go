@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -65,11 +66,12 @@ func ExitStatus(err error, passThrough bool) int {
 	return ExitFailure
 }
 
-// IsUsage says whether err is about the command line: a UsageError or one
-// of the argument errors cobra builds itself.
+// IsUsage says whether err is about the command line: a UsageError, one
+// of the argument errors cobra builds itself, or an output file named on it
+// that crisp will not write (a FIFO, a link, a directory there).
 func IsUsage(err error) bool {
 	var ue UsageError
-	return errors.As(err, &ue) || isCobraUsageError(err)
+	return errors.As(err, &ue) || errors.Is(err, outfile.ErrRefused) || isCobraUsageError(err)
 }
 
 // isCobraUsageError recognises the argument errors cobra builds itself

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 )
 
 // Shell is a supported shell: its script generator and the file name the
@@ -142,7 +144,7 @@ func WriteDocs(root *cobra.Command, version, manDir, completionDir string) error
 
 // writeScript writes one shell's script to path.
 func writeScript(root *cobra.Command, s Shell, path string) error {
-	out, err := os.Create(path)
+	out, err := outfile.Create(path, 0o644)
 	if err != nil {
 		return err
 	}

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 )
 
 // crisp writes its own man pages rather than use cobra/doc: that package
@@ -29,7 +30,21 @@ func writeManTree(cmd *cobra.Command, version, dir string) error {
 	}
 	var page bytes.Buffer
 	writeManPage(&page, cmd, version)
-	return os.WriteFile(filepath.Join(dir, manName(cmd)+".1"), page.Bytes(), 0o644)
+	return writeFile(filepath.Join(dir, manName(cmd)+".1"), page.Bytes())
+}
+
+// writeFile writes data to a new file at path (outfile.Create: what sits
+// there is replaced, never written through), mode 0644 like any man page.
+func writeFile(path string, data []byte) error {
+	f, err := outfile.Create(path, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close() // the write error says more
+		return err
+	}
+	return f.Close()
 }
 
 // documented excludes what `crisp --help` does not list either: hidden and

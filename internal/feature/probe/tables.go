@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 	"github.com/crisp-cri/crisp/internal/cli/output"
 )
 
@@ -80,10 +80,11 @@ func (c SmokeCheck) WriteLine(w io.Writer) error {
 	return err
 }
 
-// WriteJUnitFile writes the JUnit XML (WriteJUnit) to a file at path;
+// WriteJUnitFile writes the JUnit XML (WriteJUnit) to a new file at path
+// (outfile.Create: what sits there is replaced, never written through);
 // errors name the --junit flag.
 func (r *SmokeReport) WriteJUnitFile(path string, started time.Time) error {
-	f, err := os.Create(path)
+	f, err := outfile.Create(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("--junit: %w", err)
 	}

@@ -3,9 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 	"github.com/crisp-cri/crisp/internal/cli/output"
 )
 
@@ -31,9 +31,10 @@ func (f *Fleet) Write(out io.Writer, format string) error {
 	return output.Printer{Out: out, Format: output.Format(format)}.Print(f, nil)
 }
 
-// WriteJUnitFile writes the JUnit XML (WriteJUnit) to a file at path.
+// WriteJUnitFile writes the JUnit XML (WriteJUnit) to a new file at path
+// (outfile.Create: what sits there is replaced, never written through).
 func (f *Fleet) WriteJUnitFile(path string) error {
-	file, err := os.Create(path)
+	file, err := outfile.Create(path, 0o644)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/crisp-cri/crisp/internal/base/tracefile"
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 )
 
 // Header is asciicast v2's first line.
@@ -68,11 +68,13 @@ type Recorder struct {
 	err     error
 }
 
-// Create makes (or truncates) path with mode 0600.
+// NewRecorder makes a new recording at path (outfile.Create: mode 0600, a
+// regular file there is replaced, anything else refused; a recording holds
+// what was shown and maybe typed).
 func NewRecorder(path string, opts RecordOptions) (*Recorder, error) {
-	f, err := tracefile.CreatePrivate(path)
+	f, err := outfile.Create(path, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("--record: %w", err)
+		return nil, fmt.Errorf("--record %w", err)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

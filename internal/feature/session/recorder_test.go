@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
 // clock ticks a millisecond per reading.
@@ -80,5 +83,29 @@ func TestRecorderInputAndDefaultSize(t *testing.T) {
 	raw, _ := os.ReadFile(path)
 	if !strings.Contains(string(raw), `"width":80,"height":24`) || !strings.Contains(string(raw), `"i","pw\n"`) {
 		t.Errorf("recording:\n%s", raw)
+	}
+}
+
+// TestRecorderRefusesFIFO: --record on a FIFO is refused at once, a usage
+// error (before: open(2) blocked until a reader came, deaf to signals).
+func TestRecorderRefusesFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rec.cast")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A reader waits, so that the old open would not block but write into
+	// the pipe.
+	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	rec, err := NewRecorder(path, RecordOptions{Now: clock()})
+	if err == nil {
+		_ = rec.Close()
+		t.Fatal("recorded into a FIFO")
+	}
+	if !cmdutil.IsUsage(err) || !strings.Contains(err.Error(), "--record "+path+" is a named pipe") {
+		t.Errorf("error %q: want a usage error naming --record and the FIFO", err)
 	}
 }
