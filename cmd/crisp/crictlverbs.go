@@ -42,8 +42,38 @@ func (o *configOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []
 	return o.Verb.Complete(f, cmd, args)
 }
 
-// Run reads the file, then prints or writes it; a bad key or value is a
-// usage error.
+// Validate checks the keys and values of the form given (the first of
+// --get, --set, --list and KEY [VALUE], as crictl takes them) on a scratch
+// file in memory, which takes what the real one will: nothing is read or
+// written before they are right.
+func (o *configOptions) Validate() error {
+	var scratch crictlconfig.File
+	var err error
+	switch {
+	case o.get:
+		_, err = scratch.Get(o.Get)
+	case o.set:
+		err = scratch.SetPairs(o.Set)
+	case o.List:
+	case len(o.Args) > 0:
+		err = scratch.Set(o.Args[0], o.value())
+	}
+	if err != nil {
+		return cmdutil.UsageError{Err: err}
+	}
+	return nil
+}
+
+// value is VALUE of crictl's older form, KEY [VALUE].
+func (o *configOptions) value() string {
+	if len(o.Args) == 2 {
+		return o.Args[1]
+	}
+	return ""
+}
+
+// Run reads the file (crictl writes a missing one first), then prints or
+// writes it; with no form given it prints the help, as crictl.
 func (o *configOptions) Run(context.Context) error {
 	if !o.get && !o.set && !o.List && len(o.Args) == 0 {
 		return o.usage()
@@ -56,7 +86,7 @@ func (o *configOptions) Run(context.Context) error {
 	case o.get:
 		v, err := file.Get(o.Get)
 		if err != nil {
-			return cmdutil.UsageError{Err: err}
+			return err
 		}
 		_, err = fmt.Fprintln(o.Out(), v)
 		return err
@@ -65,14 +95,10 @@ func (o *configOptions) Run(context.Context) error {
 	case o.List:
 		return file.List(o.Out())
 	default: // crictl's older form: config KEY [VALUE] sets KEY.
-		value := ""
-		if len(o.Args) == 2 {
-			value = o.Args[1]
-		}
-		err = file.Set(o.Args[0], value)
+		err = file.Set(o.Args[0], o.value())
 	}
 	if err != nil {
-		return cmdutil.UsageError{Err: err}
+		return err
 	}
 	return file.Write()
 }
