@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A copy always travels as a tar stream whose entries sit under one top
@@ -28,25 +30,28 @@ func (noCount) Add(int64) {}
 // Pack writes name (a file, symlink or directory tree inside d) to tw under
 // the top name top. Symlinks are stored, never followed; a file linked
 // several times inside the tree is stored once and linked again; devices,
-// sockets and pipes are skipped with a warning.
+// sockets and pipes are skipped with a warning. The walk opens each entry
+// once, by descriptor (walk.go): a file is read only when the inode it
+// opened is a regular file.
 func Pack(d *Dir, name, top string, tw *tar.Writer, count Counter, warn func(string)) error {
-	p := packer{d: d, tw: tw, count: count, warn: warn, links: map[[2]uint64]string{}}
-	return p.walk(name, top)
+	n, err := d.openNode(name)
+	if err != nil {
+		return err
+	}
+	defer n.close()
+	p := packer{tw: tw, count: count, warn: warn, links: map[[2]uint64]string{}}
+	return p.walk(n, top)
 }
 
 type packer struct {
-	d     *Dir
 	tw    *tar.Writer
 	count Counter
 	warn  func(string)
 	links map[[2]uint64]string // (dev, inode) -> the first name stored
 }
 
-func (p *packer) walk(name, entry string) error {
-	st, err := p.d.Lstat(name)
-	if err != nil {
-		return err
-	}
+func (p *packer) walk(n *node, entry string) error {
+	st := n.st
 	hdr := &tar.Header{Name: entry, Mode: int64(unixMode(st.Mode)), ModTime: st.MTime.Truncate(time.Second), Format: tar.FormatPAX}
 	switch {
 	case st.Mode.IsDir():
@@ -54,19 +59,26 @@ func (p *packer) walk(name, entry string) error {
 		if err := p.tw.WriteHeader(hdr); err != nil {
 			return err
 		}
-		names, err := p.d.ReadDir(name)
+		names, err := n.names()
 		if err != nil {
 			return err
 		}
 		slices.Sort(names) // the same tree packs the same way
-		for _, n := range names {
-			if err := p.walk(path.Join(name, n), entry+"/"+n); err != nil {
+		for _, base := range names {
+			c, err := n.child(base)
+			if err != nil {
+				return err
+			}
+			err = p.walk(c, entry+"/"+base)
+			c.close()
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	case st.Mode&fs.ModeSymlink != 0:
-		if hdr.Linkname, err = p.d.Readlink(name); err != nil {
+		var err error
+		if hdr.Linkname, err = n.readlink(); err != nil {
 			return err
 		}
 		hdr.Typeflag = tar.TypeSymlink
@@ -77,29 +89,35 @@ func (p *packer) walk(name, entry string) error {
 			hdr.Typeflag, hdr.Linkname = tar.TypeLink, first
 			return p.tw.WriteHeader(hdr)
 		}
-		if st.Nlink > 1 {
+		err := p.file(n, hdr)
+		if err == nil && st.Nlink > 1 {
 			p.links[key] = entry
 		}
-		return p.file(name, hdr, st.Size)
+		return err
 	default:
-		p.warn(fmt.Sprintf("skipping %s: a %s is not copied", p.d.display(name), kindName(st.Mode)))
+		p.warn(fmt.Sprintf("skipping %s: a %s is not copied", n.name, kindName(st.Mode)))
 		return nil
 	}
 }
 
-func (p *packer) file(name string, hdr *tar.Header, size int64) error {
-	f, err := p.d.Open(name)
+func (p *packer) file(n *node, hdr *tar.Header) error {
+	f, err := n.open()
+	if errors.Is(err, errNotContent) {
+		p.warn(fmt.Sprintf("skipping %s: %v", n.name, err))
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	defer func() { _ = f.Close() }() // read-only
+	size := n.st.Size
 	hdr.Typeflag, hdr.Size = tar.TypeReg, size
 	if err := p.tw.WriteHeader(hdr); err != nil {
 		return err
 	}
-	n, err := io.Copy(p.tw, io.TeeReader(io.LimitReader(f, size), countWriter{p.count}))
-	if err == nil && n < size {
-		err = fmt.Errorf("%s shrank while it was copied (%d of %d bytes)", p.d.display(name), n, size)
+	k, err := io.Copy(p.tw, io.TeeReader(io.LimitReader(f, size), countWriter{p.count}))
+	if err == nil && k < size {
+		err = fmt.Errorf("%s shrank while it was copied (%d of %d bytes)", n.name, k, size)
 	}
 	return err
 }
@@ -142,6 +160,7 @@ func entryPath(name string) (top, rel string, err error) {
 func Unpack(tr *tar.Reader, d *Dir, stage string, count Counter, warn func(string)) (bool, error) {
 	type dirMode struct {
 		name  string
+		id    [2]uint64
 		mode  fs.FileMode
 		mtime time.Time
 	}
@@ -172,15 +191,15 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, count Counter, warn func(strin
 		mode := fs.FileMode(hdr.Mode).Perm() | modeBits(hdr.Mode)
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := d.Mkdir(target, 0o700); err != nil {
+			id, err := d.Mkdir(target)
+			if err != nil {
 				return false, err
 			}
-			dirs = append(dirs, dirMode{target, mode, hdr.ModTime})
+			dirs = append(dirs, dirMode{target, id, mode, hdr.ModTime})
 		case tar.TypeReg, 0: // 0: old tars' regular file
-			if err := unpackFile(tr, d, target, mode, count); err != nil {
+			if err := unpackFile(tr, d, target, mode, hdr.ModTime, count); err != nil {
 				return false, err
 			}
-			_ = d.Chtimes(target, hdr.ModTime) // times are kept when they can be
 		case tar.TypeSymlink:
 			if err := d.Symlink(hdr.Linkname, target); err != nil {
 				return false, err
@@ -205,27 +224,35 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, count Counter, warn func(strin
 	// Directory modes last and deepest first: a read-only directory must
 	// not stop its own contents from being written.
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := d.Chmod(dirs[i].name, dirs[i].mode); err != nil {
+		if err := d.SetDirMeta(dirs[i].name, dirs[i].id, dirs[i].mode, dirs[i].mtime); err != nil {
 			return false, err
 		}
-		_ = d.Chtimes(dirs[i].name, dirs[i].mtime)
 	}
 	return isDir, nil
 }
 
-func unpackFile(r io.Reader, d *Dir, target string, mode fs.FileMode, count Counter) error {
+// unpackFile writes the file target, setting its mode and time through the
+// descriptor that created it: the name is looked up once.
+func unpackFile(r io.Reader, d *Dir, target string, mode fs.FileMode, mtime time.Time, count Counter) error {
 	f, err := d.Create(target, 0o600)
 	if err != nil {
 		return err
 	}
 	_, err = io.Copy(f, io.TeeReader(r, countWriter{count}))
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		tv := unix.NsecToTimeval(mtime.UnixNano())
+		_ = unix.Futimes(int(f.Fd()), []unix.Timeval{tv, tv}) // times are kept when they can be
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return &fs.PathError{Op: "write", Path: d.display(target), Err: unwrapPath(err)}
 	}
-	return d.Chmod(target, mode)
+	return nil
 }
 
 // unwrapPath is the errno under an *fs.PathError (so one path is named).

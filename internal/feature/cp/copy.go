@@ -346,24 +346,3 @@ func (j *job) pid(ctx context.Context) (int, error) {
 	}
 	return pid, nil
 }
-
-// treeSize is the bytes of file content under name (for the bar; 0 when it
-// cannot be had).
-func treeSize(d *Dir, name string) int64 {
-	st, err := d.Lstat(name)
-	if err != nil {
-		return 0
-	}
-	if !st.Mode.IsDir() {
-		if st.Mode.IsRegular() {
-			return st.Size
-		}
-		return 0
-	}
-	names, _ := d.ReadDir(name)
-	var n int64
-	for _, c := range names {
-		n += treeSize(d, path.Join(name, c))
-	}
-	return n
-}

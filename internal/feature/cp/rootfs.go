@@ -3,6 +3,7 @@ package cp
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -78,16 +79,7 @@ func (d *Dir) display(name string) string {
 }
 
 func (d *Dir) openat2(name string, flags uint64, mode uint64) (int, error) {
-	if name == "" {
-		name = "."
-	}
-	for {
-		fd, err := unix.Openat2(d.fd, name, &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Mode: mode, Resolve: d.resolve})
-		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-			continue // a rename raced the lookup (RESOLVE_IN_ROOT's guard): look again
-		}
-		return fd, err
-	}
+	return openat2(d.fd, name, flags, mode, d.resolve)
 }
 
 // split is name's parent and last component; the last must be a real name
@@ -177,52 +169,35 @@ func statOf(st *unix.Stat_t) Stat {
 	return Stat{Mode: mode, Size: st.Size, MTime: time.Unix(st.Mtim.Unix()), Nlink: uint64(st.Nlink), Ino: st.Ino, Dev: st.Dev} //nolint:unconvert // Nlink is uint32 on arm64
 }
 
-// ReadDir lists name's entries (names only, sorted by the kernel's order).
-func (d *Dir) ReadDir(name string) ([]string, error) {
-	fd, err := d.openat2(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+// Mkdir creates the directory name with mode 0700 and returns its device
+// and inode, for SetDirMeta. No system call creates and opens a directory
+// at once, so the look that follows mkdir requires what only a fresh one
+// is: empty, crisp's, no group or other permission (setgid may come from
+// the parent); anything else was swapped in meanwhile.
+func (d *Dir) Mkdir(name string) ([2]uint64, error) {
+	pfd, base, err := d.parent(name)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: d.display(name), Err: err}
+		return [2]uint64{}, err
+	}
+	defer func() { _ = unix.Close(pfd) }()
+	if err := unix.Mkdirat(pfd, base, 0o700); err != nil {
+		return [2]uint64{}, &fs.PathError{Op: "mkdir", Path: d.display(name), Err: err}
+	}
+	fd, err := openat2(pfd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	if err != nil {
+		return [2]uint64{}, &fs.PathError{Op: "mkdir", Path: d.display(name), Err: err}
 	}
 	f := os.NewFile(uintptr(fd), d.display(name))
 	defer func() { _ = f.Close() }() // read-only
-	return f.Readdirnames(-1)
-}
-
-// Open opens the regular file name for reading; a symlink is refused.
-func (d *Dir) Open(name string) (*os.File, error) {
-	fd, err := d.openat2(name, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: d.display(name), Err: err}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	if err == nil {
+		_, err = f.Readdirnames(1)
 	}
-	return os.NewFile(uintptr(fd), d.display(name)), nil
-}
-
-// Readlink is the target of the symlink name, as written (never followed).
-func (d *Dir) Readlink(name string) (string, error) {
-	pfd, base, err := d.parent(name)
-	if err != nil {
-		return "", err
+	if !errors.Is(err, io.EOF) || st.Mode&0o5077 != 0 || int(st.Uid) != os.Geteuid() {
+		return [2]uint64{}, &fs.PathError{Op: "mkdir", Path: d.display(name), Err: errors.New("not the empty directory just made (something replaced it)")}
 	}
-	defer func() { _ = unix.Close(pfd) }()
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(pfd, base, buf)
-	if err != nil {
-		return "", &fs.PathError{Op: "readlink", Path: d.display(name), Err: err}
-	}
-	return string(buf[:n]), nil
-}
-
-// Mkdir creates the directory name.
-func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
-	pfd, base, err := d.parent(name)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = unix.Close(pfd) }()
-	if err := unix.Mkdirat(pfd, base, uint32(perm.Perm())); err != nil {
-		return &fs.PathError{Op: "mkdir", Path: d.display(name), Err: err}
-	}
-	return nil
+	return [2]uint64{st.Dev, st.Ino}, nil
 }
 
 // Symlink creates name as a symlink to target (which is stored as given).
@@ -265,23 +240,27 @@ func (d *Dir) Create(name string, perm fs.FileMode) (*os.File, error) {
 	return os.NewFile(uintptr(fd), d.display(name)), nil
 }
 
-// Chmod sets name's permission bits (setuid, setgid, sticky included); a
-// symlink has none and is left alone.
-func (d *Dir) Chmod(name string, mode fs.FileMode) error {
-	fd, err := d.openat2(name, unix.O_PATH|unix.O_NOFOLLOW, 0)
+// SetDirMeta sets the mode and modification time of the directory name,
+// which must still be the directory the copy made (id: its device and
+// inode, from Mkdir): a directory swapped in by the container since is
+// refused, never changed.
+func (d *Dir) SetDirMeta(name string, id [2]uint64, mode fs.FileMode, mtime time.Time) error {
+	n, err := d.openNode(name)
 	if err != nil {
-		return &fs.PathError{Op: "chmod", Path: d.display(name), Err: err}
+		return err
 	}
-	defer func() { _ = unix.Close(fd) }()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return nil
+	defer n.close()
+	if !n.st.Mode.IsDir() || n.st.Dev != id[0] || n.st.Ino != id[1] {
+		return &fs.PathError{Op: "chmod", Path: d.display(name), Err: errors.New("no longer the directory the copy made (something replaced it meanwhile)")}
 	}
 	// fchmod does not take an O_PATH descriptor; its /proc/self/fd name
 	// is this very inode, so nothing is resolved again.
-	if err := unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", fd), unixMode(mode)); err != nil {
+	self := fmt.Sprintf("/proc/self/fd/%d", n.fd)
+	if err := unix.Chmod(self, unixMode(mode)); err != nil {
 		return &fs.PathError{Op: "chmod", Path: d.display(name), Err: err}
 	}
+	ts := []unix.Timespec{unix.NsecToTimespec(mtime.UnixNano()), unix.NsecToTimespec(mtime.UnixNano())}
+	_ = unix.UtimesNano(self, ts) // times are kept when they can be
 	return nil
 }
 
@@ -323,39 +302,52 @@ func (d *Dir) Rename(old, name string, replace bool) error {
 }
 
 // RemoveAll removes name and everything under it, never following a
-// symlink; a name that is gone already is no error.
+// symlink and walking by descriptors (a name swapped during the removal
+// leads nowhere else); a name that is gone already is no error.
 func (d *Dir) RemoveAll(name string) error {
-	st, err := d.Lstat(name)
+	pfd, base, err := d.parent(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if st.Mode.IsDir() {
+	defer func() { _ = unix.Close(pfd) }()
+	return removeAt(pfd, base, d.display(name))
+}
+
+// removeAt removes base in the directory pfd and, for a directory, what it
+// holds first.
+func removeAt(pfd int, base, name string) error {
+	fd, err := openat2(pfd, base, unix.O_PATH|unix.O_NOFOLLOW, 0, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return &fs.PathError{Op: "remove", Path: name, Err: err}
+	}
+	n, err := newNode(fd, name)
+	if err != nil {
+		return err
+	}
+	defer n.close()
+	flags := 0
+	if n.st.Mode.IsDir() {
+		flags = unix.AT_REMOVEDIR
 		// A directory copied read-only must be writable to be emptied.
-		_ = d.Chmod(name, st.Mode.Perm()|0o700)
-		names, err := d.ReadDir(name)
+		_ = unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", n.fd), uint32(n.st.Mode.Perm()|0o700))
+		names, err := n.names()
 		if err != nil {
 			return err
 		}
-		for _, n := range names {
-			if err := d.RemoveAll(path.Join(name, n)); err != nil {
+		for _, c := range names {
+			if err := removeAt(n.fd, c, path.Join(name, c)); err != nil {
 				return err
 			}
 		}
 	}
-	pfd, base, err := d.parent(name)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = unix.Close(pfd) }()
-	flags := 0
-	if st.Mode.IsDir() {
-		flags = unix.AT_REMOVEDIR
-	}
 	if err := unix.Unlinkat(pfd, base, flags); err != nil && !errors.Is(err, unix.ENOENT) {
-		return &fs.PathError{Op: "remove", Path: d.display(name), Err: err}
+		return &fs.PathError{Op: "remove", Path: name, Err: err}
 	}
 	return nil
 }
