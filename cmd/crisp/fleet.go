@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
+	"github.com/moby/term"
 	"github.com/spf13/cobra"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
@@ -23,6 +25,9 @@ type fleetOptions struct {
 	JUnit string
 	// newAPI connects to the API server; tests give a fake.
 	newAPI func(fleet.KubeconfigOptions) (fleet.API, string, error)
+	// errIsTerminal says whether stderr is a terminal (one live progress
+	// line instead of a line per node); tests set it.
+	errIsTerminal func() bool
 }
 
 func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
@@ -72,6 +77,12 @@ func (o *fleetOptions) Complete(_ *cmdutil.Factory, cmd *cobra.Command, args []s
 		return cmdutil.UsageErrorf("fleet needs one of smoke or probe, got %d arguments", len(args))
 	}
 	o.Config.Mode = args[0]
+	if o.errIsTerminal == nil {
+		o.errIsTerminal = func() bool {
+			_, ok := term.GetFdInfo(o.f.Streams.ErrOut)
+			return ok
+		}
+	}
 	for i, n := range o.Config.Nodes {
 		o.Config.Nodes[i] = strings.TrimSpace(n)
 	}
@@ -113,7 +124,7 @@ func (o *fleetOptions) Run(ctx context.Context) error {
 	if o.Config.Namespace == "" {
 		o.Config.Namespace = ns
 	}
-	r := &fleet.Runner{Config: o.Config, API: api, Progress: o.f.Streams.ErrOut}
+	r := &fleet.Runner{Config: o.Config, API: api, Progress: o.f.Streams.ErrOut, Live: o.errIsTerminal != nil && o.errIsTerminal()}
 	fl, runErr := r.Run(ctx)
 	if fl == nil {
 		return runErr
@@ -124,7 +135,12 @@ func (o *fleetOptions) Run(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("--junit: %w", err))
 		}
 	}
-	if err := fl.Write(o.f.Streams.Out, o.f.Global.Output); err != nil {
+	write := fl.Write
+	if o.f.Global.Output == "table" {
+		// Grouped by result and failure: readable at a thousand nodes.
+		write = func(w io.Writer, _ string) error { return fleet.WriteTable(w, fl) }
+	}
+	if err := write(o.f.Streams.Out, o.f.Global.Output); err != nil {
 		errs = append(errs, err)
 	}
 	if runErr != nil || len(errs) > 0 {

@@ -126,3 +126,25 @@ func TestFleetRunExitAndOutputs(t *testing.T) {
 		})
 	}
 }
+
+// -o table is the grouped table; a terminal on stderr gets the live line.
+func TestFleetTableAndLiveProgress(t *testing.T) {
+	api := &oneNodeAPI{pods: map[string]corev1.Pod{},
+		log: `{"schemaVersion":1,"kind":"smoke","node":"node-a","checks":[{"call":"exec","name":"echo","outcome":"pass"}]}`}
+	var out, errOut bytes.Buffer
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}}
+	f.Global.Output = "table"
+	o := &fleetOptions{f: f, newAPI: func(fleet.KubeconfigOptions) (fleet.API, string, error) { return api, "default", nil },
+		errIsTerminal: func() bool { return true },
+		Config: fleet.Config{Mode: "smoke", Image: "crisp:dev", TargetImage: "busybox:1.36", RuntimeSocket: "/run/containerd/containerd.sock",
+			Timeout: time.Minute, Poll: time.Millisecond}}
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if want := "SMOKE: 1 nodes, 0 failed, 1 ok\n  1 ok   1 passed\n         node-a\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("stdout:\n%s\nwant it to start:\n%s", out.String(), want)
+	}
+	if e := errOut.String(); strings.Count(e, "\n") != 1 || !strings.Contains(e, "\r\x1b[Kcrisp fleet smoke: 1 nodes: 0 pending, 0 running, 1 ok, 0 failed (") {
+		t.Errorf("stderr %q: want the live line alone", e)
+	}
+}

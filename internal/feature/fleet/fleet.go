@@ -47,11 +47,11 @@ type Config struct {
 	// Port is the target's echo port, on the node's network (host
 	// network: every pod of the node shares it). 0 picks one for the run
 	// and another for a node where that one is taken.
-	Port int
-	Timeout            time.Duration
-	ExtraArgs          []string // passed to smoke or probe
-	RunID              string   // generated when empty
-	Poll               time.Duration
+	Port      int
+	Timeout   time.Duration
+	ExtraArgs []string // passed to smoke or probe
+	RunID     string   // generated when empty
+	Poll      time.Duration
 }
 
 // API is the part of the Kubernetes API a run uses.
@@ -74,8 +74,11 @@ var ErrNotFound = errors.New("not found")
 type Runner struct {
 	Config
 	API API
-	// Progress gets one line per node event (created, running, done).
+	// Progress gets the run's progress: a line per node state change, or
+	// with Live (a terminal) one summary line redrawn in place.
 	Progress io.Writer
+	Live     bool
+	track    *tracker
 
 	byPod map[string]*node
 	// ports are the target's ports to try on a node, in order; pick
@@ -117,6 +120,8 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 		r.RunID = newRunID()
 	}
 	start := time.Now()
+	r.track = newTracker(r.Progress, r.Live, r.Mode)
+	defer r.track.finish()
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if r.Timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, r.Timeout)
@@ -127,6 +132,7 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	if err != nil {
 		return nil, err
 	}
+	r.track.expect(len(names) + len(early))
 	if r.Poll <= 0 {
 		// One list of the run's pods per poll: a second apart, and a
 		// second more per hundred nodes, so that a thousand nodes do not
@@ -155,7 +161,7 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	for !allDone(nodes) && runCtx.Err() == nil {
 		pods, lerr := r.API.ListPods(runCtx, r.Namespace, RunLabel+"="+r.RunID)
 		if lerr != nil && runCtx.Err() == nil {
-			r.progress("", "listing pods: %v (trying again)", lerr)
+			r.track.say(fmt.Sprintf("listing pods: %v (trying again)", lerr))
 		}
 		for i := range pods {
 			n := r.byPod[pods[i].Name]
@@ -222,7 +228,7 @@ func (r *Runner) pickNodes(ctx context.Context) (names []string, failed []report
 			switch {
 			case errors.Is(err, ErrNotFound):
 				failed = append(failed, r.failedRun(name, "", "no such node in the cluster"))
-				r.progress(name, "FAIL: no such node")
+				r.track.event(name, phaseFailed, "FAIL: no such node")
 				continue
 			case err != nil:
 				return nil, nil, fmt.Errorf("getting node %s: %w", name, err)
@@ -240,7 +246,7 @@ func (r *Runner) pickNodes(ctx context.Context) (names []string, failed []report
 	for _, n := range nodes {
 		if why := notReady(n); why != "" {
 			failed = append(failed, r.failedRun(n.Name, "", why))
-			r.progress(n.Name, "FAIL: %s", why)
+			r.track.event(n.Name, phaseFailed, "FAIL: "+why)
 			continue
 		}
 		names = append(names, n.Name)
@@ -285,8 +291,8 @@ func (r *Runner) warnLeftovers(ctx context.Context) {
 		}
 	}
 	if left > 0 {
-		r.progress("", "pods of earlier crisp fleet runs are still in namespace %s: %d (kubectl delete pods -n %s -l %s=%s removes them)",
-			r.Namespace, left, r.Namespace, ManagedByLabel, ManagedBy)
+		r.track.say(fmt.Sprintf("pods of earlier crisp fleet runs are still in namespace %s: %d (kubectl delete pods -n %s -l %s=%s removes them)",
+			r.Namespace, left, r.Namespace, ManagedByLabel, ManagedBy))
 	}
 }
 
@@ -323,10 +329,10 @@ func (r *Runner) createPods(ctx context.Context, nodes []*node) {
 			if err != nil {
 				n.done = true
 				n.docs = append(n.docs, r.failedRun(n.name, "", fmt.Sprintf("creating pod %s/%s: %v", r.Namespace, n.pod, err)))
-				r.progress(n.name, "FAIL: creating its pod: %v", err)
+				r.track.event(n.name, phaseFailed, fmt.Sprintf("FAIL: creating its pod: %v", err))
 				return
 			}
-			r.progress(n.name, "pod %s/%s created", r.Namespace, n.pod)
+			r.track.event(n.name, phasePending, fmt.Sprintf("pod %s/%s created", r.Namespace, n.pod))
 		}()
 	}
 	wg.Wait()
@@ -359,15 +365,4 @@ func (r *Runner) cleanup(parent context.Context) error {
 		return fmt.Errorf("deleting the run's pods: %w (kubectl delete pods -n %s -l %s removes them)", err, r.Namespace, sel)
 	}
 	return nil
-}
-
-func (r *Runner) progress(node, format string, args ...any) {
-	if r.Progress == nil {
-		return
-	}
-	msg := report.Printable(fmt.Sprintf(format, args...))
-	if node != "" {
-		msg = report.Printable(node) + ": " + msg
-	}
-	_, _ = fmt.Fprintf(r.Progress, "crisp fleet: %s\n", msg) // progress is a courtesy: a lost line changes nothing
 }

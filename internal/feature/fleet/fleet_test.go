@@ -24,8 +24,8 @@ type fakeAPI struct {
 	mu       sync.Mutex
 	nodes    []corev1.Node
 	pods     map[string]*corev1.Pod
-	polls    map[string]int // by pod
-	taken    map[string]int // by node: a port another process holds
+	polls    map[string]int                                  // by pod
+	taken    map[string]int                                  // by node: a port another process holds
 	script   map[string]func(poll int, st *corev1.PodStatus) // by node
 	logs     map[string]string                               // by node
 	events   map[string][]corev1.Event                       // by node
@@ -33,10 +33,11 @@ type fakeAPI struct {
 	created  []*corev1.Pod
 	listErrs int
 	noSA     int // CreatePod calls refused before the default service account exists
+	calls    map[string]int
 }
 
 func newFake(nodes ...string) *fakeAPI {
-	f := &fakeAPI{pods: map[string]*corev1.Pod{}, polls: map[string]int{}, taken: map[string]int{}, script: map[string]func(int, *corev1.PodStatus){},
+	f := &fakeAPI{pods: map[string]*corev1.Pod{}, polls: map[string]int{}, taken: map[string]int{}, calls: map[string]int{}, script: map[string]func(int, *corev1.PodStatus){},
 		logs: map[string]string{}, events: map[string][]corev1.Event{}}
 	for _, n := range nodes {
 		f.nodes = append(f.nodes, readyNode(n, true))
@@ -56,6 +57,7 @@ func readyNode(name string, ready bool) corev1.Node {
 func (f *fakeAPI) ListNodes(_ context.Context, sel string) ([]corev1.Node, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls["ListNodes"]++
 	if sel == "pool=none" {
 		return nil, nil
 	}
@@ -65,6 +67,7 @@ func (f *fakeAPI) ListNodes(_ context.Context, sel string) ([]corev1.Node, error
 func (f *fakeAPI) GetNode(_ context.Context, name string) (*corev1.Node, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls["GetNode"]++
 	for i := range f.nodes {
 		if f.nodes[i].Name == name {
 			return &f.nodes[i], nil
@@ -76,6 +79,7 @@ func (f *fakeAPI) GetNode(_ context.Context, name string) (*corev1.Node, error) 
 func (f *fakeAPI) CreatePod(_ context.Context, pod *corev1.Pod) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls["CreatePod"]++
 	if pod.Spec.NodeName == "refuses" {
 		return fmt.Errorf("pods is forbidden: violates PodSecurity")
 	}
@@ -93,6 +97,7 @@ func (f *fakeAPI) CreatePod(_ context.Context, pod *corev1.Pod) error {
 func (f *fakeAPI) ListPods(_ context.Context, ns, sel string) ([]corev1.Pod, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls["ListPods"]++
 	if f.listErrs > 0 && !strings.Contains(sel, ManagedByLabel) {
 		f.listErrs--
 		return nil, fmt.Errorf("connection refused")
@@ -121,6 +126,7 @@ func (f *fakeAPI) ListPods(_ context.Context, ns, sel string) ([]corev1.Pod, err
 func (f *fakeAPI) DeletePod(_ context.Context, ns, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls["DeletePod"]++
 	f.deleted = append(f.deleted, ns+" "+name)
 	delete(f.pods, name)
 	return nil
@@ -129,6 +135,7 @@ func (f *fakeAPI) DeletePod(_ context.Context, ns, name string) error {
 func (f *fakeAPI) DeletePods(_ context.Context, ns, sel string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls["DeletePods"]++
 	f.deleted = append(f.deleted, ns+" "+sel)
 	for name, p := range f.pods {
 		if k, v, _ := strings.Cut(sel, "="); p.Labels[k] == v {
@@ -141,6 +148,7 @@ func (f *fakeAPI) DeletePods(_ context.Context, ns, sel string) error {
 func (f *fakeAPI) PodLog(_ context.Context, _, pod, container string, limit int64) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls["PodLog"]++
 	p := f.pods[pod]
 	if p == nil || container != CrispContainer {
 		return nil, fmt.Errorf("no pod %s container %s", pod, container)
@@ -155,6 +163,7 @@ func (f *fakeAPI) PodLog(_ context.Context, _, pod, container string, limit int6
 func (f *fakeAPI) PodEvents(_ context.Context, _, pod string) ([]corev1.Event, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls["PodEvents"]++
 	if p := f.pods[pod]; p != nil {
 		return f.events[p.Spec.NodeName], nil
 	}
@@ -317,10 +326,12 @@ func TestNamedNodes(t *testing.T) {
 		t.Fatalf("runs %+v", fl.Runs)
 	}
 	text := new(bytes.Buffer)
-	if err := fl.WriteText(text); err != nil {
+	if err := WriteTable(text, fl); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"FAIL smoke ghost smoke/report: no such node", "FAIL smoke refuses smoke/report: creating pod kube-system/crisp-smoke-abc123-1: pods is forbidden", "node-a   ok"} {
+	for _, want := range []string{"  1 FAIL smoke/report: no such node in the cluster\n         ghost\n",
+		"  1 FAIL smoke/report: creating pod kube-system/crisp-smoke-abc123-1: pods is forbidden: violates PodSecurity\n         refuses\n",
+		"  1 ok   1 passed\n         node-a\n", "CHECK         ghost (+1)  node-a\nsmoke/report  FAIL        -\n"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}

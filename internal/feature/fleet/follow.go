@@ -32,15 +32,15 @@ func (r *Runner) follow(ctx context.Context, n *node) {
 		r.finishWithout(n, fmt.Sprintf("pod %s/%s ended (%s) before crisp did: %s", r.Namespace, n.pod, pod.Status.Phase, r.explain(ctx, n, true)))
 		return
 	}
-	state := string(pod.Status.Phase)
+	state, ph := string(pod.Status.Phase), phasePending
 	if ctr := containerStatus(pod.Status.ContainerStatuses, CrispContainer); ctr != nil && ctr.State.Running != nil {
-		state = "running " + r.Mode
+		state, ph = "running "+r.Mode, phaseRunning
 	} else if w := waiting(pod); w != "" {
 		state += " (" + w + ")"
 	}
 	if state != n.state {
 		n.state = state
-		r.progress(n.name, "%s", state)
+		r.track.event(n.name, ph, state)
 	}
 }
 
@@ -67,15 +67,15 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 	fl := report.Merge(docs, probs)
 	switch {
 	case !fl.OK():
-		r.progress(n.name, "FAIL after %s: %s", took, fl.Verdict())
+		r.track.event(n.name, phaseFailed, fmt.Sprintf("FAIL after %s: %s", took, fl.Verdict()))
 	case end.ExitCode != 0:
 		// The report passed, the process did not: a failure either way.
 		last := &n.docs[len(n.docs)-1].Run
 		last.Cells = append(last.Cells, report.Cell{Check: r.Mode + "/exit", Outcome: report.Fail,
 			Detail: fmt.Sprintf("crisp exited %d (%s) though its report passed", end.ExitCode, end.Reason)})
-		r.progress(n.name, "FAIL after %s: crisp exited %d (%s)", took, end.ExitCode, end.Reason)
+		r.track.event(n.name, phaseFailed, fmt.Sprintf("FAIL after %s: crisp exited %d (%s)", took, end.ExitCode, end.Reason))
 	default:
-		r.progress(n.name, "ok after %s (%s)", took, tally(fl))
+		r.track.event(n.name, phaseOK, fmt.Sprintf("ok after %s (%s)", took, tally(fl)))
 	}
 }
 
@@ -83,7 +83,7 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 func (r *Runner) finishWithout(n *node, why string) {
 	n.done = true
 	n.docs = append(n.docs, r.failedRun(n.name, fmt.Sprintf("node %s (pod %s/%s)", n.name, r.Namespace, n.pod), why))
-	r.progress(n.name, "FAIL: %s", why)
+	r.track.event(n.name, phaseFailed, "FAIL: "+why)
 }
 
 // unfinished fails a node still going when the run ended: out of time or

@@ -91,13 +91,13 @@ func (r *Runner) portLost(ctx context.Context, n *node, why string) {
 	}
 	old, oldPort := n.pod, n.port
 	if err := r.API.DeletePod(ctx, r.Namespace, old); err != nil {
-		r.progress(n.name, "deleting pod %s/%s: %v (the run's clean-up deletes it)", r.Namespace, old, err)
+		r.track.say(fmt.Sprintf("%s: deleting pod %s/%s: %v (the run's clean-up deletes it)", n.name, r.Namespace, old, err))
 	}
 	delete(r.byPod, old)
 	n.attempt++
 	n.port, n.pod, n.last, n.state = r.ports[n.attempt], podName(r.Mode, r.RunID, n.i, n.attempt), nil, ""
 	r.byPod[n.pod] = n
-	r.progress(n.name, "port %d is taken on the node (the target said: %s); trying port %d", oldPort, why, n.port)
+	r.track.event(n.name, phasePending, fmt.Sprintf("port %d is taken on the node (the target said: %s); trying port %d", oldPort, why, n.port))
 	if err := r.createPod(ctx, r.PodFor(n.name, n.i, n.attempt, n.port, r.smokeTimeout())); err != nil {
 		r.finishWithout(n, fmt.Sprintf("creating pod %s/%s: %v", r.Namespace, n.pod, err))
 	}

@@ -99,7 +99,7 @@ func TestEveryPickedPortTaken(t *testing.T) {
 
 // A failed round trip says whether the target was listening.
 func TestFailedForwardSaysWhetherTheTargetListened(t *testing.T) {
-	forward := `{"schemaVersion":1,"kind":"smoke","node":%q,"checks":[{"call":"port-forward","protocol":"spdy portforward.k8s.io","name":"port-forward-round-trip","outcome":"fail","detail":"sent 64 KiB to port 7777, 0 bytes came back: EOF"}]}`
+	forward := `{"schemaVersion":1,"kind":"smoke","node":%q,"checks":[{"call":"port-forward","transport":"spdy","protocol":"portforward.k8s.io","name":"port-forward-round-trip","outcome":"fail","detail":"sent 64 KiB to port 7777, 0 bytes came back: EOF"}]}`
 	yes := true
 	for _, tc := range []struct {
 		name   string
