@@ -87,10 +87,6 @@ var shapeCases = map[string]shapeCase{
 // default); every command must see root's checks.
 var globalBad = [][]string{{"--request-timeout=-1s", "=>", "--request-timeout must be positive"}, {"--output=xml", "=>", `"xml"`}}
 
-// knownGaps are the commands whose bad lines still get past Validate, with
-// why; each fix takes its command out.
-var knownGaps = map[string]string{}
-
 // words splits a command line on spaces; lines does it for each. In a bad
 // line, what follows "=>" is a part of the error message to expect.
 func words(s string) []string { return strings.Fields(s) }
@@ -125,10 +121,11 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 	if err := os.WriteFile(config, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(errorf func(string, ...any), args []string) (code int, cmd *cobra.Command, err error, reached any) {
+	run := func(t *testing.T, args []string) (code int, cmd *cobra.Command, err error, reached any) {
+		t.Helper()
 		var out, errOut bytes.Buffer
 		f := &cmdutil.Factory{
-			Streams: cmdutil.IOStreams{In: &stdinRead{errorf, args}, Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }},
+			Streams: cmdutil.IOStreams{In: &stdinRead{t, args}, Out: &out, ErrOut: &errOut, IsTerminalIn: func() bool { return false }},
 			Getenv: func(key string) string {
 				switch key {
 				case "CONTAINER_RUNTIME_ENDPOINT":
@@ -139,7 +136,7 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 				return ""
 			},
 			Dial: func(client.Settings) (*client.Client, error) {
-				errorf("crisp %s asked the factory for a runtime client", strings.Join(args, " "))
+				t.Errorf("crisp %s asked the factory for a runtime client", strings.Join(args, " "))
 				return nil, errors.New("no runtime in this test")
 			},
 			RunF: func(o any) error { reached = o; return nil },
@@ -147,7 +144,7 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 		before := rt.conns.Load()
 		code, cmd, err = execute(t.Context(), f, args)
 		if n := rt.conns.Load() - before; n > 0 {
-			errorf("crisp %s connected to the runtime endpoint %d time(s)", strings.Join(args, " "), n)
+			t.Errorf("crisp %s connected to the runtime endpoint %d time(s)", strings.Join(args, " "), n)
 		}
 		return code, cmd, err, reached
 	}
@@ -157,12 +154,8 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 	for _, cmd := range runnable(root) {
 		name := strings.TrimPrefix(cmd.CommandPath(), "crisp ")
 		seen[name] = true
-		errorf := t.Errorf
-		if gap, ok := knownGaps[name]; ok {
-			errorf = func(format string, args ...any) { t.Logf("known gap (%s): "+format, append([]any{gap}, args...)...) }
-		}
 		if cmd.PersistentPreRun != nil || cmd.PersistentPreRunE != nil {
-			errorf("%s has its own PersistentPreRun: cobra then skips root's global-flag checks for it", name)
+			t.Errorf("%s has its own PersistentPreRun: cobra then skips root's global-flag checks for it", name)
 		}
 		tc, ok := shapeCases[name]
 		if !ok {
@@ -176,11 +169,8 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			okArgs := append(slices.Clone(verb), tc.ok...)
-			if _, ok := knownGaps[name]; !ok {
-				errorf = t.Errorf // the subtest's
-			}
-			if code, _, err, reached := run(errorf, okArgs); code != 0 || reached == nil {
-				errorf("crisp %s: exit %d (%v), Run reached: %v; want its options handed to RunF", strings.Join(okArgs, " "), code, err, reached != nil)
+			if code, _, err, reached := run(t, okArgs); code != 0 || reached == nil {
+				t.Errorf("crisp %s: exit %d (%v), Run reached: %v; want its options handed to RunF", strings.Join(okArgs, " "), code, err, reached != nil)
 			}
 			bad := slices.Clone(tc.bad)
 			for _, g := range globalBad {
@@ -193,14 +183,14 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 			for _, b := range bad {
 				b, msg := splitWant(b)
 				args := append(slices.Clone(verb), b...)
-				code, ran, err, reached := run(errorf, args)
+				code, ran, err, reached := run(t, args)
 				switch {
 				case reached != nil:
-					errorf("crisp %q reached Run; want a usage error from Validate", args)
+					t.Errorf("crisp %q reached Run; want a usage error from Validate", args)
 				case code != want || !cmdutil.IsUsage(err) || ran == nil || ran.CommandPath() != cmd.CommandPath():
-					errorf("crisp %q: exit %d, usage %v (%v); want exit %d, a usage error of %s", args, code, cmdutil.IsUsage(err), err, want, name)
+					t.Errorf("crisp %q: exit %d, usage %v (%v); want exit %d, a usage error of %s", args, code, cmdutil.IsUsage(err), err, want, name)
 				case !strings.Contains(err.Error(), msg):
-					errorf("crisp %q: %v; want it to say %s", args, err, msg)
+					t.Errorf("crisp %q: %v; want it to say %s", args, err, msg)
 				}
 			}
 		})
@@ -214,12 +204,12 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 
 // stdinRead fails the test when read: no command reads stdin before Run.
 type stdinRead struct {
-	errorf func(string, ...any)
-	args   []string
+	t    *testing.T
+	args []string
 }
 
 func (r *stdinRead) Read([]byte) (int, error) {
-	r.errorf("crisp %s read stdin before Run", strings.Join(r.args, " "))
+	r.t.Errorf("crisp %s read stdin before Run", strings.Join(r.args, " "))
 	return 0, io.EOF
 }
 
