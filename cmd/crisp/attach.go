@@ -65,6 +65,7 @@ func attachCommand(f *cmdutil.Factory, o *attachOptions, runF func(*attachOption
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
+	o.Peer.AddFlags(fl)
 	o.Record.AddFlags(fl)
 	o.Reconnect.AddFlags(fl)
 	return cmd
@@ -88,6 +89,9 @@ func (o *attachOptions) Validate() error {
 		return err
 	}
 	if err := o.Trace.Validate(); err != nil {
+		return err
+	}
+	if err := o.Peer.Validate(); err != nil {
 		return err
 	}
 	if o.Container == "" {

@@ -57,6 +57,7 @@ func execCommand(f *cmdutil.Factory, o *execOptions, runF func(*execOptions) err
 	fl.BoolVar(&o.ProtocolCache, "protocol-cache", true, session.ProtocolCacheUsage)
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
+	o.Peer.AddFlags(fl)
 	o.Record.AddFlags(fl)
 	addManyFlags(fl, &o.Many)
 	return cmd
@@ -88,6 +89,9 @@ func (o *execOptions) Validate() error {
 		return err
 	}
 	if err := o.Trace.Validate(); err != nil {
+		return err
+	}
+	if err := o.Peer.Validate(); err != nil {
 		return err
 	}
 	if o.Sync && o.offersGiven {

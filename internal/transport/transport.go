@@ -75,6 +75,26 @@ type Config struct {
 	// back when a runtime misbehaves with crisp's); "" is $CRISP_SPDY, else
 	// crisp's own (spdyconn.Open).
 	SPDYConnection string
+	// PeerTimeout bounds how long a session's peer may give no sign of
+	// life (nothing received, pings unanswered, or what crisp sent left
+	// unacknowledged) before crisp ends the session (transport/liveness):
+	// 0 is DefaultPeerTimeout, negative no bound (--peer-timeout 0).
+	PeerTimeout time.Duration
+}
+
+// DefaultPeerTimeout is the bound on a silent, unanswering peer when the
+// caller names none (--peer-timeout's default).
+const DefaultPeerTimeout = 60 * time.Second
+
+// PeerBound is the liveness bound PeerTimeout gives: 0 for none.
+func (c Config) PeerBound() time.Duration {
+	switch {
+	case c.PeerTimeout < 0:
+		return 0
+	case c.PeerTimeout == 0:
+		return DefaultPeerTimeout
+	}
+	return c.PeerTimeout
 }
 
 // DefaultUpgradeTimeout bounds an upgrade handshake when the caller names

@@ -45,7 +45,7 @@ func (d Deps) ExecMany(ctx context.Context, e *Exec, m *Many) error {
 	if len(ctrs) == 0 {
 		return errors.New("exec: no container matches the selectors (--label, --pod, --name, --image, --state, -l, -n; see `crisp ps -a`)")
 	}
-	cfg, err := d.config(e.TLS, settings, nil, e.Trace.Apply)
+	cfg, err := d.config(e.TLS, settings, nil, cmdutil.Configure(e.Trace.Apply, e.Peer.Apply))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 
+	"github.com/crisp-cri/crisp/internal/base/tracefile"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -96,7 +97,7 @@ func (s *session) newAttempt(rawURL string, offer transport.Offer) (*attempt, er
 	}
 	a.u = u
 	a.cfg, a.tw = transport.WatchTLS(s.cfg, rawURL)
-	a.rec = &recorder{offer: offer, url: rawURL}
+	a.rec = &recorder{offer: offer, url: rawURL, peerBound: s.cfg.PeerBound()}
 	a.rec.onAccept = func(status int, protocol string, upgrade time.Duration) error {
 		return s.accept(a, status, protocol, upgrade)
 	}
@@ -200,6 +201,12 @@ func (s *session) acceptedOutcome(ctx context.Context, a *attempt, err error) er
 			how = " (" + end.Error() + ")"
 		}
 		err = fmt.Errorf("the connection ended without the command's exit status%s: the runtime dropped the stream, so output may be incomplete", how)
+	}
+	if dead := a.rec.peerDead(); dead != nil && err != nil && remoteExit(spec, err) == nil && ctx.Err() == nil {
+		// The liveness watch or the kernel ended the connection
+		// (transport/liveness): that, and what was seen last, is why.
+		s.tr.fileTrace().Close("remote", tracefile.StreamClose)
+		return fmt.Errorf("%s: the session over %s %s (%s) ended: %w", s.op, a.att.Transport.Title(), a.att.Protocol, a.shown, dead)
 	}
 	return s.outcome(ctx, a.att, spec, err)
 }

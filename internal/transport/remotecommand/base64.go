@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	gwebsocket "github.com/gorilla/websocket"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -181,6 +182,11 @@ func (e *base64Executor) dial(ctx context.Context) (*gwebsocket.Conn, string, er
 		_ = conn.Close() // an error closing or writing here has nowhere better to go
 		return nil, "", err
 	}
+	// transport/liveness pings only after a silence with everything read
+	// (wsquiet.go says why that matters).
+	e.rec.startLiveness(func() error {
+		return conn.WriteControl(gwebsocket.PingMessage, nil, time.Now().Add(e.rec.peerBound))
+	})
 	return conn, protocol, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/liveness"
 	"github.com/crisp-cri/crisp/internal/transport/spdyconn"
 )
 
@@ -47,6 +48,30 @@ type recorder struct {
 	dialedAt time.Time
 	// status sees whether the server sent a final status (SPDY only).
 	final statusWatch
+	// peerBound is the liveness bound (transport.Config.PeerBound); peer
+	// watches the attempt's connection with it once the session runs.
+	peerBound time.Duration
+	peer      *liveness.Conn
+}
+
+// startLiveness starts the watch of the session's connection with the
+// protocol's ping (transport/liveness).
+func (r *recorder) startLiveness(ping func() error) {
+	r.mu.Lock()
+	p := r.peer
+	r.mu.Unlock()
+	if p != nil {
+		p.Start(ping)
+	}
+}
+
+// peerDead is the *liveness.DeadPeerError that ended the session's
+// connection, or nil.
+func (r *recorder) peerDead() error {
+	r.mu.Lock()
+	p := r.peer
+	r.mu.Unlock()
+	return p.Err()
 }
 
 func (r *recorder) dialing() {
@@ -102,8 +127,11 @@ func (r *recorder) dial(ctx context.Context, network, addr string) (net.Conn, er
 		}
 		return nil, fmt.Errorf("dialing %s: the upgrade timed out", addr)
 	}
-	r.conn = conn
-	return conn, nil
+	// Beneath TLS and the protocol: the watch sees every byte that
+	// arrives, and TCP_USER_TIMEOUT applies from the handshake on.
+	r.peer = liveness.Wrap(conn, r.peerBound)
+	r.conn = r.peer
+	return r.peer, nil
 }
 
 func (r *recorder) timedOut() bool {
@@ -198,6 +226,7 @@ func (u *spdyUpgrader) NewConnection(resp *http.Response) (httpstream.Connection
 		_ = u.conn.Close() // likewise
 		return nil, err
 	}
+	u.rec.startLiveness(spdyconn.Pinger(conn))
 	return u.rec.final.wrap(conn, protocol), nil
 }
 

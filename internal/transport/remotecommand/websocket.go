@@ -54,6 +54,7 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		WriteBufferSize: wsBufferSize,
 		NetDialContext:  d.rec.dial,
 	}
+	var filter *wsStatusFilter // the connection's, once dialed
 	{
 		// statuswatch_ws.go: the filter holds v1's error channel and
 		// bounds v2-v5's; it sits above TLS, so crisp does the TLS
@@ -65,7 +66,8 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err != nil {
 				return nil, err
 			}
-			return newWSStatusFilter(conn, watch), nil
+			filter = newWSStatusFilter(conn, watch)
+			return filter, nil
 		}
 		dialer.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			conn, err := d.rec.dial(ctx, network, addr)
@@ -78,7 +80,8 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 				_ = conn.Close() // an error closing or writing here has nowhere better to go
 				return nil, err
 			}
-			return newWSStatusFilter(tc, watch), nil
+			filter = newWSStatusFilter(tc, watch)
+			return filter, nil
 		}
 	}
 	d.rec.dialing()
@@ -102,6 +105,9 @@ func (d *wsDialer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	d.holder.Conn = conn
+	if filter != nil { // gorilla dialed through the filter (no proxy between)
+		d.rec.startLiveness(filter.ping)
+	}
 	return resp, nil
 }
 

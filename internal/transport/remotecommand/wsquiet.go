@@ -145,6 +145,30 @@ func (f *wsStatusFilter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// wsLivenessPing is crisp's own ping, masked as a client's frames must
+// be, with an empty payload. transport/liveness sends it only when crisp
+// has read everything and nothing came for a quarter of the bound: a server
+// that has closed then has nothing queued that a reset could throw away
+// (the reason client-go's pings stay off the wire, above). Its pong is
+// read by gorilla as any control frame; its arrival is the sign of life.
+var wsLivenessPing = []byte{0x80 | wsOpPing, 0x80, 0, 0, 0, 0}
+
+// ping writes wsLivenessPing between two of client-go's frames; in the
+// middle of one (its header and payload may come in two writes) it sends
+// nothing this time, and the next tick tries again.
+func (f *wsStatusFilter) ping() error {
+	if !f.upgraded.Load() {
+		return nil
+	}
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	if f.outFrames.remain > 0 || len(f.outFrames.hdr) > 0 {
+		return nil
+	}
+	_, err := f.Conn.Write(wsLivenessPing)
+	return err
+}
+
 // SetReadDeadline applies until the upgrade (gorilla's handshake timeout);
 // after it, the heartbeat's deadlines are ignored (see above).
 func (f *wsStatusFilter) SetReadDeadline(t time.Time) error {

@@ -131,6 +131,7 @@ type Conn struct {
 	// (nanoseconds; 0: it waits for good). See SetOverrunWait.
 	overrunWait  atomic.Int64
 	lastActivity atomic.Int64 // unix nanoseconds of the last frame either way
+	pingID       atomic.Uint32 // the pings sent, times two (Ping)
 }
 
 // New starts a client connection on nc, the connection an upgrade answered
@@ -355,18 +356,23 @@ func (c *Conn) watchIdle() {
 func (c *Conn) ping(period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
-	id := uint32(1) // a client's pings are odd
 	for {
 		select {
 		case <-c.closed:
 			return
 		case <-t.C:
 		}
-		if err := c.writeControl(&spdy.PingFrame{Id: id}); err != nil {
+		if err := c.Ping(); err != nil {
 			return
 		}
-		id += 2
 	}
+}
+
+// Ping sends a PING frame; the server echoes it (read as any frame: its
+// arrival is the sign of life transport/liveness waits for).
+func (c *Conn) Ping() error {
+	id := c.pingID.Add(2) - 1 // a client's pings are odd
+	return c.writeControl(&spdy.PingFrame{Id: id & 0x7fffffff})
 }
 
 // shut ends the connection once: every stream's reader sees the end of its

@@ -82,3 +82,20 @@ type readThrough struct {
 }
 
 func (c *readThrough) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// Pinger is conn's way to send one ping, for transport/liveness: a PING
+// frame on crisp's connection, spdystream's Ping (which waits for the
+// answer or the connection's end) on the way back; nil for a connection
+// Open did not make.
+func Pinger(conn httpstream.Connection) func() error {
+	switch c := conn.(type) {
+	case *Conn:
+		return c.Ping
+	case *spdystreamConn:
+		return func() error {
+			_, err := c.conn.Ping()
+			return err
+		}
+	}
+	return nil
+}
