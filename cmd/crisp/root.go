@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/tty"
 )
@@ -108,7 +109,9 @@ func execute(ctx context.Context, f *cmdutil.Factory, args []string) (int, *cobr
 		if !strings.HasPrefix(msg, "crisp ") && !strings.HasPrefix(msg, "crisp:") {
 			msg = "crisp: " + msg // not twice when the message names the command ("crisp port-forward needs ...")
 		}
-		_, _ = fmt.Fprintln(f.Streams.ErrOut, msg) // the error stream is the last resort: a failed write there has nowhere to go
+		// Errors quote what runtimes and containers said and named: no
+		// control of theirs reaches the terminal (the line breaks are crisp's).
+		_, _ = fmt.Fprintln(f.Streams.ErrOut, termsafe.Text(msg)) // the error stream is the last resort: a failed write there has nowhere to go
 	}
 	return cmdutil.ExitStatus(err, isPassThrough(cmd)), cmd, err
 }

@@ -9,6 +9,7 @@
 package termsafe
 
 import (
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -18,8 +19,16 @@ import (
 // and invalid byte written as a Go-style escape (\x1b, \n, \u202e, \xff),
 // so that it shows as text and stays on one line. A backslash is left as
 // it is: the escapes are for the eye, not for decoding.
-func Printable(s string) string {
-	if isPrintable(s) {
+func Printable(s string) string { return escape(s, false) }
+
+// Text is Printable for a message crisp composed over several lines (an
+// error, a diagnostic) that quotes untrusted strings: its line breaks and
+// tabs stay as they are, every other control is escaped. Where a string
+// stands alone (a table cell, a name, a prefix), use Printable.
+func Text(s string) string { return escape(s, true) }
+
+func escape(s string, keepLines bool) string {
+	if isPrintable(s, keepLines) {
 		return s
 	}
 	var b strings.Builder
@@ -28,6 +37,8 @@ func Printable(s string) string {
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			writeEscape(&b, `\x`, rune(s[i]), 2)
+		case keepLines && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\r':
@@ -57,18 +68,22 @@ func writeEscape(b *strings.Builder, prefix string, r rune, digits int) {
 	}
 }
 
-func isPrintable(s string) bool {
+func isPrintable(s string, keepLines bool) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			return isPrintableSlow(s)
+		if c := s[i]; (c < 0x20 && !(keepLines && (c == '\n' || c == '\t'))) || c == 0x7f || c >= 0x80 {
+			return isPrintableSlow(s, keepLines)
 		}
 	}
 	return true
 }
 
-func isPrintableSlow(s string) bool {
+func isPrintableSlow(s string, keepLines bool) bool {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		if keepLines && (r == '\n' || r == '\t') {
+			i += size
+			continue
+		}
 		if (r == utf8.RuneError && size <= 1) || r == '\n' || r == '\r' || r == '\t' || MustEscape(r) {
 			return false
 		}
@@ -91,4 +106,18 @@ func MustEscape(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// Writer escapes (Text) everything written to W: for a stream of crisp's
+// own diagnostic lines (-v, warnings, frame traces) that quote what a
+// runtime or its streaming server said. Never for a container's output,
+// which is the user's to see as it is.
+type Writer struct{ W io.Writer }
+
+// Write writes p escaped; it reports len(p) written when all of it went.
+func (w Writer) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(w.W, Text(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -1,6 +1,9 @@
 package termsafe
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPrintable(t *testing.T) {
 	for in, want := range map[string]string{
@@ -23,6 +26,32 @@ func TestPrintable(t *testing.T) {
 	}
 }
 
+// TestText: a composed message keeps its lines and tabs; every other
+// control from what it quotes is escaped.
+func TestText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                              "plain",
+		"two\nlines\tand tab":                "two\nlines\tand tab",
+		"name \x1b]0;PWNED\a\nnext":          "name \\x1b]0;PWNED\\x07\nnext",
+		"forged\rline":                       `forged\rline`,
+		"clip\x1b]52;c;aGk=\x07 \u202e \xff": `clip\x1b]52;c;aGk=\x07 \u202e \xff`,
+	} {
+		if got := Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestWriter: a diagnostic stream keeps its lines, loses the controls.
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := Writer{W: &b}
+	n, err := w.Write([]byte("crisp: reason \x1b]0;X\a\n"))
+	if err != nil || n != 21 || b.String() != "crisp: reason \\x1b]0;X\\x07\n" {
+		t.Errorf("Write: %d, %v; wrote %q", n, err, b.String())
+	}
+}
+
 func FuzzPrintable(f *testing.F) {
 	f.Add("s/\x1b]0;x\a")
 	f.Add("ok")
@@ -31,6 +60,12 @@ func FuzzPrintable(f *testing.F) {
 		for i := 0; i < len(out); i++ {
 			if c := out[i]; c < 0x20 || c == 0x7f {
 				t.Fatalf("Printable(%q) = %q keeps control byte %#x", s, out, c)
+			}
+		}
+		text := Text(s)
+		for i := 0; i < len(text); i++ {
+			if c := text[i]; (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+				t.Fatalf("Text(%q) = %q keeps control byte %#x", s, text, c)
 			}
 		}
 	})

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 )
 
 // SessionSummary is what one session of a trace amounts to.
@@ -101,8 +103,11 @@ func Summarise(events []Event) []SessionSummary {
 }
 
 // Print writes the events one per line, times relative to their session's
-// first event, then a summary per session.
+// first event, then a summary per session. A trace file is anyone's bytes
+// (and its fields the runtime's and the streaming server's words): every
+// string in it is escaped (termsafe.Printable) before the terminal sees it.
 func Print(w io.Writer, events []Event) error {
+	events = printable(events)
 	starts := map[int]time.Time{}
 	for _, ev := range events {
 		if t, ok := starts[ev.Session]; !ok || ev.Time.Before(t) {
@@ -119,6 +124,26 @@ func Print(w io.Writer, events []Event) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// printable returns a copy of events whose strings are safe to print.
+// Reason, Error and Data are printed quoted (%q), which escapes them too.
+func printable(events []Event) []Event {
+	p := termsafe.Printable
+	out := make([]Event, len(events))
+	for i, ev := range events {
+		ev.Op, ev.Kind, ev.URL, ev.Transport, ev.Protocol = p(ev.Op), p(ev.Kind), p(ev.URL), p(ev.Transport), p(ev.Protocol)
+		ev.Dir, ev.Stream, ev.By, ev.Peer, ev.End = p(ev.Dir), p(ev.Stream), p(ev.By), p(ev.Peer), p(ev.End)
+		if ev.Offered != nil {
+			offered := make([]string, len(ev.Offered))
+			for j, o := range ev.Offered {
+				offered[j] = p(o)
+			}
+			ev.Offered = offered
+		}
+		out[i] = ev
+	}
+	return out
 }
 
 func describe(ev Event) string {

@@ -1,7 +1,9 @@
 // Package output prints what crisp's data commands show: JSON and YAML in
 // exactly the shapes crictl prints (same keys, same types), Go templates run
 // over that JSON, and the human tables. It knows CRI messages and writers,
-// not the runtime connection nor the command line.
+// not the runtime connection nor the command line. Tables and -v blocks
+// escape what containers and runtimes named (termsafe.Printable); JSON,
+// YAML and templates keep their bytes exact.
 package output
 
 import (
@@ -15,6 +17,8 @@ import (
 	"text/template"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 )
 
 // Format is an output format as -o spells it.
@@ -163,14 +167,17 @@ func NewTabWriter(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 }
 
-// Row writes tab-separated cells as one table line.
+// Row writes tab-separated cells as one table line. Every cell goes
+// through termsafe.Printable: table cells are names, labels, images and
+// messages a container or runtime chose, and a tab or newline in one would
+// break the table besides.
 func Row(w io.Writer, cells ...any) {
 	var b strings.Builder
 	for i, c := range cells {
 		if i > 0 {
 			b.WriteByte('\t')
 		}
-		fmt.Fprint(&b, c)
+		b.WriteString(termsafe.Printable(fmt.Sprint(c)))
 	}
 	b.WriteByte('\n')
 	_, _ = io.WriteString(w, b.String()) // a table's writer is a buffer; its Flush reports errors

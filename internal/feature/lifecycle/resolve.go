@@ -11,6 +11,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/client"
 )
 
@@ -63,15 +64,17 @@ func each[T interface{ GetId() string }](items []T, out io.Writer, format string
 	return nil
 }
 
+// printID prints a line naming what was made or removed; IDs and names are
+// the runtime's, escaped (termsafe.Text) like everything it says.
 func printID(out io.Writer, format string, args ...any) error {
-	if _, err := fmt.Fprintf(out, format+"\n", args...); err != nil {
+	if _, err := io.WriteString(out, termsafe.Text(fmt.Sprintf(format, args...))+"\n"); err != nil {
 		return fmt.Errorf("writing the output: %w", err)
 	}
 	return nil
 }
 
-// notice prints a diagnostic line; when stderr is gone there is nobody to
-// tell, so its write error is dropped.
+// notice prints a diagnostic line, escaped (it quotes the runtime); when
+// stderr is gone there is nobody to tell, so its write error is dropped.
 func notice(w io.Writer, format string, args ...any) {
-	_, _ = fmt.Fprintf(w, "crisp: "+format+"\n", args...)
+	_, _ = io.WriteString(w, termsafe.Text(fmt.Sprintf("crisp: "+format, args...))+"\n")
 }

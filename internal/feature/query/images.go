@@ -10,6 +10,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/cli/output"
 	"github.com/crisp-cri/crisp/internal/client"
 )
@@ -20,7 +21,7 @@ func Pull(ctx context.Context, c *client.Client, ref string, o client.PullOption
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "Image is up to date for %s\n", got)
+	_, err = fmt.Fprintf(out, "Image is up to date for %s\n", termsafe.Printable(got))
 	return err
 }
 
@@ -55,12 +56,12 @@ func RMI(ctx context.Context, c *client.Client, refs []string, o RMIOptions, out
 		shared = func(ref string, tags []string) {
 			_, _ = fmt.Fprintf(o.Warn, "crisp: image %q has %d tags; removing it removes them all:\n", ref, len(tags)) // a warning: best effort
 			for _, t := range tags {
-				_, _ = fmt.Fprintf(o.Warn, "  %s\n", t) // a warning: best effort
+				_, _ = fmt.Fprintf(o.Warn, "  %s\n", termsafe.Printable(t)) // a warning: best effort
 			}
 		}
 	}
 	err = c.RemoveImages(ctx, refs, shared, func(deleted string) {
-		if _, err := fmt.Fprintf(out, "Deleted: %s\n", deleted); err != nil {
+		if _, err := fmt.Fprintf(out, "Deleted: %s\n", termsafe.Printable(deleted)); err != nil {
 			werr = err
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/cli/output"
 	"github.com/crisp-cri/crisp/internal/client"
 )
@@ -23,9 +24,11 @@ type ListOptions struct {
 	Verbose bool
 }
 
+// printIDs is -q: one ID a line, escaped like any string a runtime chose
+// (a real ID is hex and comes out as it is).
 func printIDs[T interface{ GetId() string }](w io.Writer, items []T) error {
 	for _, it := range items {
-		if _, err := fmt.Fprintln(w, it.GetId()); err != nil {
+		if _, err := fmt.Fprintln(w, termsafe.Printable(it.GetId())); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
@@ -127,7 +128,7 @@ func FanOut(ctx context.Context, targets []Target, opts FanOutOptions, fn RunFun
 			stdout.flush()
 			stderr.flush()
 			if err != nil {
-				stderr.writeLine("crisp: " + oneLine(err.Error()))
+				stderr.writeLine("crisp: " + termsafe.Printable(oneLine(err.Error())))
 			}
 			out.Results[i].Code, out.Results[i].Err = code, err
 		}(i, t)

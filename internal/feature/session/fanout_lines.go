@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 )
 
 // colours cycle over the containers on a terminal (ANSI, bright and
@@ -13,7 +15,9 @@ import (
 var colours = []string{"36", "33", "32", "35", "34", "31", "96", "93", "92", "95"}
 
 // prefixes are "name | " for every target, names padded to one width so
-// columns line up; a name used twice gets its ID's first characters.
+// columns line up; a name used twice gets its ID's first characters. A
+// container chose its name: it is escaped (termsafe.Printable), so that it
+// cannot drive the terminal on every line the container prints.
 func prefixes(targets []Target, colour bool) []string {
 	names := make([]string, len(targets))
 	seen := map[string]int{}
@@ -26,6 +30,7 @@ func prefixes(targets []Target, colour bool) []string {
 		if names[i] == "" || seen[t.Name] > 1 {
 			names[i] = strings.TrimSpace(t.Name + " " + shortID(t.ID))
 		}
+		names[i] = termsafe.Printable(names[i])
 		width = max(width, len(names[i]))
 	}
 	out := make([]string, len(targets))

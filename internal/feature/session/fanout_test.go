@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,3 +129,33 @@ func TestPrefixesDisambiguateAndColour(t *testing.T) {
 		t.Errorf("coloured prefix %q", c[0])
 	}
 }
+
+// TestFanOutEscapesNames: a container chose its name; as the prefix of
+// every line it prints (and of crisp's own failure line) it is escaped, so
+// `exec --label` cannot be made to set the operator's window title or
+// clipboard. With colour, crisp's own colour codes are the only escapes.
+func TestFanOutEscapesNames(t *testing.T) {
+	targets := []Target{{ID: "1", Name: "\x1b]0;PWNED\a"}, {ID: "2", Name: "\x1b]52;c;cm0K\a"}}
+	for _, colour := range []bool{false, true} {
+		var out, errOut lockedBuffer
+		FanOut(t.Context(), targets, FanOutOptions{Out: &out, Err: &errOut, Color: colour}, func(_ context.Context, tg Target, stdout, _ io.Writer) (int, error) {
+			_, _ = io.WriteString(stdout, "hi\n")
+			if tg.ID == "2" {
+				return 0, errors.New("runtime said \x1b[2J")
+			}
+			return 0, nil
+		})
+		all := out.String() + errOut.String()
+		for _, want := range []string{`\x1b]0;PWNED\x07`, `\x1b]52;c;cm0K\x07`, `runtime said \x1b[2J`} {
+			if !strings.Contains(all, want) {
+				t.Errorf("colour=%v: output lacks %q:\n%s", colour, want, all)
+			}
+		}
+		if rest := colourCodes.ReplaceAllString(all, ""); strings.ContainsAny(rest, "\x1b\a") {
+			t.Errorf("colour=%v: a control byte reaches the terminal: %q", colour, all)
+		}
+	}
+}
+
+// colourCodes are the prefix colours crisp writes itself.
+var colourCodes = regexp.MustCompile(`\x1b\[[0-9]*m`)

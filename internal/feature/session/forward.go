@@ -78,7 +78,7 @@ func (d ForwardDeps) Forward(ctx context.Context, fw *Forward) error {
 		Report: func(format string, args ...any) {
 			reportMu.Lock()
 			defer reportMu.Unlock()
-			_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
+			say(d.Streams.ErrOut, "crisp: "+format, args...)
 		},
 	})
 	if err != nil {

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -42,7 +41,7 @@ func (o *ReconnectFlags) Run(ctx context.Context, d Deps, cli *client.Client, id
 	}
 	notify := func(format string, args ...any) {
 		// A status line that cannot be written has nowhere else to go.
-		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: attach: "+format+"\n", args...)
+		say(d.Streams.ErrOut, "crisp: attach: "+format, args...)
 	}
 	var endedCleanly bool // the last session ended without an error
 	loop := ReattachLoop{

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
@@ -33,7 +33,6 @@ type Exec struct {
 	ProtocolCache       bool // --protocol-cache (protocache.go)
 	TLS                 cmdutil.TLSFlags
 	Trace               cmdutil.TraceFlags
-	Peer                cmdutil.PeerFlags
 	Record              RecordFlags
 }
 
@@ -57,7 +56,7 @@ func (d Deps) Exec(ctx context.Context, e *Exec) error {
 	if e.Sync {
 		return d.ExecSync(ctx, cli, ctr.Id, e.Command, e.Timeout)
 	}
-	cfg, err := d.config(e.TLS, settings, protocolCache(e.ProtocolCache, cli), cmdutil.Configure(e.Trace.Apply, e.Peer.Apply))
+	cfg, err := d.config(e.TLS, settings, protocolCache(e.ProtocolCache, cli), e.Trace.Apply)
 	if err != nil {
 		return err
 	}
@@ -102,7 +101,6 @@ type Attach struct {
 	ProtocolCache       bool // --protocol-cache (protocache.go)
 	TLS                 cmdutil.TLSFlags
 	Trace               cmdutil.TraceFlags
-	Peer                cmdutil.PeerFlags
 	Record              RecordFlags
 	Reconnect           ReconnectFlags
 	ExitWait            time.Duration
@@ -118,7 +116,7 @@ func (d Deps) Attach(ctx context.Context, a *Attach) error {
 	}
 	cli, settings, ctr := run.Cli, run.Settings, run.Container
 	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
-	cfg, err := d.config(a.TLS, settings, protocolCache(a.ProtocolCache, cli), cmdutil.Configure(a.Trace.Apply, a.Peer.Apply))
+	cfg, err := d.config(a.TLS, settings, protocolCache(a.ProtocolCache, cli), a.Trace.Apply)
 	if err != nil {
 		return err
 	}
@@ -220,8 +218,8 @@ func (d Deps) waitExitAfterInput(ctx context.Context, cli *client.Client, ctr *r
 		why = "at once, as no stdin was sent (use -i to send it)"
 	}
 	// Said without -v: otherwise an exit 0 reads as the container's.
-	_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: attach: the runtime ended the stream %s; container %s (%s) is still running\n",
-		why, client.ShortID(ctr.Id), ctr.GetMetadata().GetName()) // the error stream is the last resort: a failed write there has nowhere to go
+	say(d.Streams.ErrOut, "crisp: attach: the runtime ended the stream %s; container %s (%s) is still running",
+		why, client.ShortID(ctr.Id), termsafe.Printable(ctr.GetMetadata().GetName()))
 	return nil
 }
 

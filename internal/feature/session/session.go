@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/transport"
@@ -126,8 +127,15 @@ func (d Deps) dial() (*client.Client, client.Settings, error) {
 // Logf prints a diagnostic line with -v.
 func (d Deps) Logf(format string, args ...any) {
 	if d.Verbose >= 1 {
-		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
+		say(d.Streams.ErrOut, "crisp: "+format, args...)
 	}
+}
+
+// say writes one of crisp's own lines to w (the error stream). The line
+// quotes what runtimes, streaming servers and containers said and named:
+// it is escaped (termsafe.Text) so that none of it drives the terminal.
+func say(w io.Writer, format string, args ...any) {
+	_, _ = io.WriteString(w, termsafe.Text(fmt.Sprintf(format, args...))+"\n") // the error stream is the last resort: a failed write there has nowhere to go
 }
 
 // TransportConfig is the transport configuration for -v, -vv and TLS.
@@ -139,7 +147,8 @@ func (d Deps) TransportConfig(tlsFlags cmdutil.TLSFlags, settings client.Setting
 	// A streaming server that takes the connection and never answers gets
 	// as long as a gRPC call would.
 	return transport.NewConfig(transport.ConfigOptions{
-		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: d.Verbose, Warnings: true, Out: d.Streams.ErrOut,
+		TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: d.Verbose, Warnings: true,
+		Out: termsafe.Writer{W: d.Streams.ErrOut}, // -v lines and warnings quote the streaming server
 	}), nil
 }
 
@@ -235,7 +244,7 @@ func (d Deps) Outcome(ctx context.Context, err error) error {
 	if errors.As(err, &textOnly) {
 		// Protocols v1-v3 carry no exit code, only this text: show it, as it
 		// is all the user gets (the code is 1 unless the text states one).
-		_, _ = fmt.Fprintf(d.Streams.ErrOut, "crisp: remote command failed: %s\n", textOnly.Message) // the error stream is the last resort: a failed write there has nowhere to go
+		say(d.Streams.ErrOut, "crisp: remote command failed: %s", textOnly.Message)
 	}
 	var coded transport.RemoteExit
 	if errors.As(err, &coded) && !errors.Is(err, tty.ErrInterrupted) {
