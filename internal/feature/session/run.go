@@ -33,6 +33,7 @@ type Exec struct {
 	ProtocolCache       bool // --protocol-cache (protocache.go)
 	TLS                 cmdutil.TLSFlags
 	Trace               cmdutil.TraceFlags
+	Peer                cmdutil.PeerFlags
 	Record              RecordFlags
 }
 
@@ -56,7 +57,7 @@ func (d Deps) Exec(ctx context.Context, e *Exec) error {
 	if e.Sync {
 		return d.ExecSync(ctx, cli, ctr.Id, e.Command, e.Timeout)
 	}
-	cfg, err := d.config(e.TLS, settings, protocolCache(e.ProtocolCache, cli), e.Trace.Apply)
+	cfg, err := d.config(e.TLS, settings, protocolCache(e.ProtocolCache, cli), cmdutil.Configure(e.Trace.Apply, e.Peer.Apply))
 	if err != nil {
 		return err
 	}
@@ -101,6 +102,7 @@ type Attach struct {
 	ProtocolCache       bool // --protocol-cache (protocache.go)
 	TLS                 cmdutil.TLSFlags
 	Trace               cmdutil.TraceFlags
+	Peer                cmdutil.PeerFlags
 	Record              RecordFlags
 	Reconnect           ReconnectFlags
 	ExitWait            time.Duration
@@ -116,7 +118,7 @@ func (d Deps) Attach(ctx context.Context, a *Attach) error {
 	}
 	cli, settings, ctr := run.Cli, run.Settings, run.Container
 	defer func() { _ = cli.Close() }() // closing a gRPC connection reports nothing to act on
-	cfg, err := d.config(a.TLS, settings, protocolCache(a.ProtocolCache, cli), a.Trace.Apply)
+	cfg, err := d.config(a.TLS, settings, protocolCache(a.ProtocolCache, cli), cmdutil.Configure(a.Trace.Apply, a.Peer.Apply))
 	if err != nil {
 		return err
 	}
