@@ -25,7 +25,7 @@ type attachOptions struct {
 }
 
 func newAttachCommand(f *cmdutil.Factory) *cobra.Command {
-	return attachCommand(f, &attachOptions{Attach: session.Attach{ExitWait: attachExitWait}}, nil)
+	return attachCommand(f, &attachOptions{Attach: session.Attach{ExitWait: attachExitWait}})
 }
 
 // attachExitWait is how long attach gives the runtime to record the exit of
@@ -40,21 +40,16 @@ func newAttachCommand(f *cmdutil.Factory) *cobra.Command {
 const attachExitWait = 15 * time.Second
 
 // attachCommand binds o to the command; o.deps, when set (tests), replaces
-// the factory's dependencies, and runF, when set (tests), replaces Run.
-func attachCommand(f *cmdutil.Factory, o *attachOptions, runF func(*attachOptions) error) *cobra.Command {
+// the factory's dependencies.
+func attachCommand(f *cmdutil.Factory, o *attachOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "attach [-i] [-t] [--detach-keys K] [--transport T] CONTAINER",
 		Short:       "Attach to a running container's main process",
 		Long:        helpLong("attach"),
 		Example:     helpExample("attach"),
 		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return cmdutil.UsageErrorf("attach needs exactly one CONTAINER, got %d arguments", len(args))
-			}
-			return nil
-		},
-		RunE: runOptionsF(f, o, runF),
+		Args:        cmdutil.ExactArgs(1, "exactly one CONTAINER"),
+		RunE:        runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Stdin, "stdin", "i", false, "send stdin to the container")

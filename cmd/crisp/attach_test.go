@@ -20,7 +20,7 @@ import (
 func runAttach(t *testing.T, deps streamDeps, args ...string) (int, error) {
 	t.Helper()
 	o := &attachOptions{deps: deps}
-	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -96,7 +96,7 @@ func TestAttachWaitsForALateExit(t *testing.T) {
 	rt.Before = exitsAfter("ContainerStatus", int32(late/client.ExitPollInterval)+1, rt.Fake, 5)
 	deps, _, _ := fakeDeps(rt, &fakeStreamer{}, "", false)
 	o := &attachOptions{deps: deps, Attach: session.Attach{ExitWait: attachExitWait}}
-	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
+	cmd := attachCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
 	cmd.SetArgs([]string{"web"})
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)

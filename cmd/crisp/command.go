@@ -30,9 +30,9 @@ import (
 // Where a feature package takes a struct (session.Exec, session.Attach,
 // session.Forward), the options embed it and the flags bind to its fields:
 // Run hands it over as it is, with no copy. Tests either set fields before
-// the command runs (fakes for the dependencies) or, with runOptionsF,
-// replace Run to look at what Complete and Validate made of a command line
-// (gh's runF).
+// the command runs (fakes for the dependencies) or, with the factory's
+// RunF, replace Run to look at what Complete and Validate made of a command
+// line (gh's runF, for every command).
 //
 // A command adopts it in its constructor:
 //
@@ -49,24 +49,16 @@ type commandOptions interface {
 }
 
 // runOptions turns o into cobra's RunE: Complete, Validate, then Run with
-// the command's context, stopping at the first error.
+// the command's context, stopping at the first error. The factory's RunF,
+// when set (tests), runs in Run's place, so that a test sees the completed
+// and validated options without a runtime.
 func runOptions(f *cmdutil.Factory, o commandOptions) func(*cobra.Command, []string) error {
-	return runOptionsF(f, o, nil)
-}
-
-// runOptionsF is runOptions with a test seam: runF, when not nil, runs in
-// Run's place, so that a test sees the completed and validated options
-// without a runtime.
-func runOptionsF[O commandOptions](f *cmdutil.Factory, o O, runF func(O) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := o.Complete(f, cmd, args); err != nil {
 			return err
 		}
 		if err := o.Validate(); err != nil {
 			return err
-		}
-		if runF != nil {
-			return runF(o)
 		}
 		if f.RunF != nil {
 			return f.RunF(o)

@@ -31,19 +31,19 @@ type execOptions struct {
 }
 
 func newExecCommand(f *cmdutil.Factory) *cobra.Command {
-	return execCommand(f, &execOptions{}, nil)
+	return execCommand(f, &execOptions{})
 }
 
 // execCommand binds o to the command; o.deps, when set (tests), replaces the
-// factory's dependencies, and runF, when set (tests), replaces Run.
-func execCommand(f *cmdutil.Factory, o *execOptions, runF func(*execOptions) error) *cobra.Command {
+// factory's dependencies.
+func execCommand(f *cmdutil.Factory, o *execOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "exec [-i] [-t] [-s] [--timeout D] [--transport T] [--protocol P] CONTAINER -- CMD [ARG...]",
 		Short:       "Run a command in a running container",
 		Long:        helpLong("exec"),
 		Example:     helpExample("exec"),
 		Annotations: map[string]string{cmdutil.PassThroughAnnotation: "true"},
-		RunE:        runOptionsF(f, o, runF),
+		RunE:        runOptions(f, o),
 	}
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()

@@ -128,7 +128,7 @@ func fakeDeps(rt *fakeRuntime, st *fakeStreamer, in string, terminal bool) (stre
 func runExec(t *testing.T, deps streamDeps, args ...string) (*execOptions, int, error) {
 	t.Helper()
 	o := &execOptions{deps: deps}
-	cmd := execCommand(&cmdutil.Factory{Streams: deps.Streams}, o, nil)
+	cmd := execCommand(&cmdutil.Factory{Streams: deps.Streams}, o)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)

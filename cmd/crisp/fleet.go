@@ -51,7 +51,7 @@ func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
 	fs.StringVar(&o.Config.Image, "image", "crisp:dev", "crisp's image, as `make image` tags it; preload or push it for an air-gapped cluster")
 	fs.StringVar(&o.Config.TargetImage, "target-image", "busybox:1.36", "image of the target container (a busybox with nc, sh, yes, head, sleep)")
 	fs.StringVar(&o.Config.RuntimeSocket, "runtime-socket", "/run/containerd/containerd.sock", "the runtime's CRI socket on the nodes (CRI-O: /run/crio/crio.sock)")
-	fs.IntVar(&o.Config.Port, "port", 0, "the target's echo port, on each node's host network (default: one picked per run in 20000-29999, another where a node's is taken)")
+	fs.IntVar(&o.Config.Port, "port", 0, "the target's echo port, on each node's host network (default: one picked per node in 20000-29999, another where it is taken)")
 	fs.DurationVar(&o.Config.Timeout, "timeout", 10*time.Minute, "bound on the whole run; a node not done by then fails with what its pod was doing")
 	fs.StringVar(&o.JUnit, "junit", "", "write the merged results as JUnit XML to FILE")
 	return cmd
@@ -100,7 +100,7 @@ func (o *fleetOptions) Validate() error {
 	case c.Timeout < 0:
 		return cmdutil.UsageErrorf("--timeout must not be negative")
 	case c.Port < 0 || c.Port > 65535:
-		return cmdutil.UsageErrorf("--port must be 1-65535 (or 0 to pick one per run), not %d", c.Port)
+		return cmdutil.UsageErrorf("--port must be 1-65535 (or 0 to pick one per node), not %d", c.Port)
 	case c.Image == "" || c.TargetImage == "":
 		return cmdutil.UsageErrorf("--image and --target-image must name images")
 	case !strings.HasPrefix(c.RuntimeSocket, "/"):

@@ -19,7 +19,7 @@ import (
 )
 
 // noRuntime are dependencies that fail the test if anything dials: with
-// runF in Run's place, nothing should.
+// RunF in Run's place, nothing should.
 func noRuntime(t *testing.T) streamDeps {
 	return streamDeps{
 		Streams: cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard},
@@ -66,7 +66,7 @@ func TestExecOptions(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var got *execOptions
 			o := &execOptions{deps: noRuntime(t)}
-			cmd := execCommand(&cmdutil.Factory{}, o, func(o *execOptions) error { got = o; return nil })
+			cmd := execCommand(&cmdutil.Factory{RunF: func(o any) error { got = o.(*execOptions); return nil }}, o)
 			cmd.SetArgs(tc.args)
 			cmd.SetOut(io.Discard)
 			cmd.SetErr(io.Discard)
@@ -106,7 +106,7 @@ func TestExecOptions(t *testing.T) {
 func TestAttachOptions(t *testing.T) {
 	var got *attachOptions
 	o := &attachOptions{deps: noRuntime(t), Attach: session.Attach{ExitWait: attachExitWait}}
-	cmd := attachCommand(&cmdutil.Factory{}, o, func(o *attachOptions) error { got = o; return nil })
+	cmd := attachCommand(&cmdutil.Factory{RunF: func(o any) error { got = o.(*attachOptions); return nil }}, o)
 	cmd.SetArgs([]string{"-i", "-t", "--detach-keys", "ctrl-a,x", "--transport", "websocket", "--reconnect", "web"})
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)

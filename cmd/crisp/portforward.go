@@ -29,31 +29,26 @@ type portForwardOptions struct {
 type portForwardDeps = session.ForwardDeps
 
 func newPortForwardCommand(f *cmdutil.Factory) *cobra.Command {
-	return portForwardCommand(f, &portForwardOptions{}, nil)
+	return portForwardCommand(f, &portForwardOptions{})
 }
 
 // portForwardCommand binds o to the command; o.deps, when set (tests),
-// replaces the factory's dependencies, and runF, when set (tests), replaces
-// Run.
-func portForwardCommand(f *cmdutil.Factory, o *portForwardOptions, runF func(*portForwardOptions) error) *cobra.Command {
+// replaces the factory's dependencies.
+func portForwardCommand(f *cmdutil.Factory, o *portForwardOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "port-forward [--address A,...] [--transport auto|spdy|websocket] POD [LOCAL:]REMOTE ...",
 		Short:   "Forward local ports to a pod; a failed connection never stops the others",
 		Long:    helpLong("port-forward"),
 		Example: helpExample("port-forward"),
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return cmdutil.UsageErrorf("%s needs a POD and at least one [LOCAL:]REMOTE port, got %d argument(s)", cmd.CommandPath(), len(args))
-			}
-			return nil
-		},
-		RunE: runOptionsF(f, o, runF),
+		Args:    cmdutil.AtLeastArgs(2, "a POD and at least one [LOCAL:]REMOTE port"),
+		RunE:    runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&o.Addresses, "address", []string{"localhost"}, "local addresses to listen on: IP addresses and localhost (127.0.0.1 and ::1), comma separated")
 	fl.StringVarP(&o.Transport, "transport", "r", string(transport.Auto), "protocol family: auto, websocket or spdy")
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
+	o.Peer.AddFlags(fl)
 	return cmd
 }
 

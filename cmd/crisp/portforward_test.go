@@ -119,11 +119,11 @@ func TestPortForwardFlags(t *testing.T) {
 		{args: []string{"--tls-cert", "c.pem", "web", "80"}, usage: "--tls-cert and --tls-key go together"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			// A fake Dial keeps Complete from taking the factory's; runF
+			// A fake Dial keeps Complete from taking the factory's; RunF
 			// keeps Run from reaching a runtime.
 			var got *portForwardOptions
 			o := &portForwardOptions{deps: portForwardDeps{Deps: streamDeps{Dial: client.Dial}}}
-			cmd := portForwardCommand(&cmdutil.Factory{}, o, func(o *portForwardOptions) error { got = o; return nil })
+			cmd := portForwardCommand(&cmdutil.Factory{RunF: func(o any) error { got = o.(*portForwardOptions); return nil }}, o)
 			var out bytes.Buffer
 			cmd.SetArgs(tc.args)
 			cmd.SetOut(&out)

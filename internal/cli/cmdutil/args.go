@@ -25,7 +25,7 @@ func ExactArgs(n int, names string) cobra.PositionalArgs {
 func AtLeastArgs(n int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {
-			return UsageErrorf("%s needs %s", cmd.CommandPath(), names)
+			return UsageErrorf("%s needs %s, got %d argument(s)", cmd.CommandPath(), names, len(args))
 		}
 		return nil
 	}

@@ -45,8 +45,8 @@ type Config struct {
 	Image, TargetImage string
 	RuntimeSocket      string // on the node
 	// Port is the target's echo port, on the node's network (host
-	// network: every pod of the node shares it). 0 picks one for the run
-	// and another for a node where that one is taken.
+	// network: every pod of the node shares it). 0 picks one per node and
+	// another where that one is taken.
 	Port      int
 	Timeout   time.Duration
 	ExtraArgs []string // passed to smoke or probe
@@ -81,10 +81,9 @@ type Runner struct {
 	track    *tracker
 
 	byPod map[string]*node
-	// ports are the target's ports to try on a node, in order; pick
-	// picks them when Port is 0 (pickPorts; tests replace it).
-	ports []int
-	pick  func(n int) []int
+	// pick picks the ports a node tries when Port is 0 (pickPorts; tests
+	// replace it).
+	pick func(n int) []int
 }
 
 // maxLog bounds the log read from each node: a report is tens of kB.
@@ -102,7 +101,8 @@ type node struct {
 	i       int
 	state   string // the last state shown
 	port    int    // the target's
-	attempt int    // index in Runner.ports
+	ports   []int  // to try, in order
+	attempt int    // index in ports
 	done    bool
 	started time.Time
 	last    *corev1.Pod // as last listed
@@ -140,17 +140,17 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 		r.Poll = time.Second * time.Duration(1+len(names)/100)
 	}
 	r.warnLeftovers(runCtx)
-	r.ports = []int{r.Port}
-	if r.Port == 0 {
-		if r.pick == nil {
-			r.pick = pickPorts
-		}
-		r.ports = r.pick(portTries)
+	if r.pick == nil {
+		r.pick = pickPorts
 	}
 	nodes := make([]*node, len(names))
 	r.byPod = map[string]*node{}
 	for i, n := range names {
-		nodes[i] = &node{name: n, pod: podName(r.Mode, r.RunID, i, 0), i: i, port: r.ports[0]}
+		ports := []int{r.Port}
+		if r.Port == 0 {
+			ports = r.pick(portTries)
+		}
+		nodes[i] = &node{name: n, pod: podName(r.Mode, r.RunID, i, 0), i: i, ports: ports, port: ports[0]}
 		r.byPod[nodes[i].pod] = nodes[i]
 	}
 	defer func() { err = errors.Join(err, r.cleanup(ctx)) }()

@@ -14,8 +14,9 @@ import (
 // The target's echo server listens on the node's network (host network),
 // which every pod of the node shares: a DaemonSet's echo server, another
 // crisp run, any daemon. Two busybox nc cannot listen on one port; the
-// second ends at once. So a run without --port picks its own port, and
-// moves a node whose port is taken to another.
+// second ends at once. So a run without --port picks a port for each node
+// (nodes that share a network, as test clusters' do, rarely pick the same),
+// and moves a node whose port is taken to another.
 const (
 	// autoPortBase and autoPortSpan bound the picked ports: below the
 	// kernel's ephemeral range (32768 and up) and Kubernetes' NodePort range
@@ -26,7 +27,7 @@ const (
 	portTries = 3
 )
 
-// pickPorts returns n distinct ports for a run, the first for every node.
+// pickPorts returns n distinct ports for a node to try, in order.
 func pickPorts(n int) []int {
 	ports := make([]int, 0, n)
 	for len(ports) < n {
@@ -81,10 +82,10 @@ func lastWords(msg string) string {
 // portLost moves node n to the next port after its target could not
 // listen on its own, or fails it when no port is left to try.
 func (r *Runner) portLost(ctx context.Context, n *node, why string) {
-	if n.attempt+1 >= len(r.ports) {
+	if n.attempt+1 >= len(n.ports) {
 		hint := "pass --port with a port that is free on every node"
 		if r.Port == 0 {
-			hint = fmt.Sprintf("ports %s were tried; %s", joinInts(r.ports), hint)
+			hint = fmt.Sprintf("ports %s were tried; %s", joinInts(n.ports), hint)
 		}
 		r.finishWithout(n, fmt.Sprintf("the target could not listen on port %d: another process of the node holds it (the target said: %s); %s", n.port, why, hint))
 		return
@@ -95,7 +96,7 @@ func (r *Runner) portLost(ctx context.Context, n *node, why string) {
 	}
 	delete(r.byPod, old)
 	n.attempt++
-	n.port, n.pod, n.last, n.state = r.ports[n.attempt], podName(r.Mode, r.RunID, n.i, n.attempt), nil, ""
+	n.port, n.pod, n.last, n.state = n.ports[n.attempt], podName(r.Mode, r.RunID, n.i, n.attempt), nil, ""
 	r.byPod[n.pod] = n
 	r.track.event(n.name, phasePending, fmt.Sprintf("port %d is taken on the node (the target said: %s); trying port %d", oldPort, why, n.port))
 	if err := r.createPod(ctx, r.PodFor(n.name, n.i, n.attempt, n.port, r.smokeTimeout())); err != nil {

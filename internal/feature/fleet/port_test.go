@@ -24,7 +24,7 @@ func findRun(t *testing.T, fl *report.Fleet, node string) report.Run {
 	return report.Run{}
 }
 
-// Without --port the run picks its port; a node where another process
+// Without --port the run picks each node's port; a node where another process
 // (a DaemonSet's echo server) holds it moves to the next and passes.
 func TestPickedPortTakenMovesToAnother(t *testing.T) {
 	api := newFake("node-a", "node-b")
