@@ -48,7 +48,6 @@ func portForwardCommand(f *cmdutil.Factory, o *portForwardOptions) *cobra.Comman
 	fl.StringVarP(&o.Transport, "transport", "r", string(transport.Auto), "protocol family: auto, websocket or spdy")
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
-	o.Peer.AddFlags(fl)
 	return cmd
 }
 

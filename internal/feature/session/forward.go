@@ -40,6 +40,7 @@ type Forward struct {
 	Family    transport.Transport
 	TLS       cmdutil.TLSFlags
 	Trace     cmdutil.TraceFlags
+	Peer      cmdutil.PeerFlags
 }
 
 // Forward resolves the pod, opens the listeners, negotiates the protocol
@@ -57,7 +58,7 @@ func (d ForwardDeps) Forward(ctx context.Context, fw *Forward) error {
 	if err != nil {
 		return fmt.Errorf("port-forward: %w", err)
 	}
-	cfg, err := d.config(fw.TLS, settings, nil, fw.Trace.Apply)
+	cfg, err := d.config(fw.TLS, settings, nil, cmdutil.Configure(fw.Trace.Apply, fw.Peer.Apply))
 	if err != nil {
 		return err
 	}

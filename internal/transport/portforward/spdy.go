@@ -19,6 +19,7 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/crisp-cri/crisp/internal/transport"
+	"github.com/crisp-cri/crisp/internal/transport/liveness"
 	"github.com/crisp-cri/crisp/internal/transport/spdyconn"
 )
 
@@ -63,7 +64,8 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 		req.Header.Add(httpstream.HeaderProtocolVersion, p)
 	}
 	start := time.Now()
-	conn, br, resp, err := transport.UpgradeSPDY(req, cfg.TLS, nil)
+	var peer *liveness.Conn // the connection, watched for a dead runtime
+	conn, br, resp, err := transport.UpgradeSPDY(req, cfg.TLS, pfDialWatched(cfg, &peer))
 	att.Upgrade = time.Since(start)
 	if err != nil {
 		return nil, err
@@ -87,7 +89,10 @@ func connectSPDY(ctx context.Context, att *transport.Attempt, cfg transport.Conf
 		_ = conn.Close()
 		return nil, fmt.Errorf("starting SPDY: %w", err)
 	}
-	return newSPDYSession(sc, nc, protocol, cfg), nil
+	peer.Start(spdyconn.Pinger(sc))
+	s := newSPDYSession(sc, nc, protocol, cfg)
+	s.peer = peer
+	return s, nil
 }
 
 // connectTunnel upgrades to a WebSocket whose binary messages carry SPDY.
@@ -102,7 +107,9 @@ func connectTunnel(ctx context.Context, att *transport.Attempt, cfg transport.Co
 		_ = tc.Close()
 		return nil, fmt.Errorf("starting SPDY in the WebSocket tunnel: %w", err)
 	}
-	return newSPDYSession(sc, tc, att.Protocol, cfg), nil
+	s := newSPDYSession(sc, tc, att.Protocol, cfg)
+	s.peer = pfPeerOf(ws.NetConn())
+	return s, nil
 }
 
 // pfConnOptions set a session's SPDY connection up for port-forward: a
@@ -119,6 +126,7 @@ func pfDialWebSocket(ctx context.Context, att *transport.Attempt, rawURL string,
 	if err != nil {
 		return nil, err
 	}
+	var peer *liveness.Conn // the connection, watched for a dead runtime
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		TLSClientConfig:  cfg.TLS,
@@ -126,6 +134,7 @@ func pfDialWebSocket(ctx context.Context, att *transport.Attempt, rawURL string,
 		ReadBufferSize:   bufSize,
 		WriteBufferSize:  bufSize,
 		HandshakeTimeout: 45 * time.Second,
+		NetDialContext:   pfDialWatched(cfg, &peer),
 	}
 	start := time.Now()
 	ws, resp, err := d.DialContext(ctx, wsURL, nil)
@@ -147,6 +156,14 @@ func pfDialWebSocket(ctx context.Context, att *transport.Attempt, rawURL string,
 		return nil, &transport.RefusedError{Offer: att.Offer, URL: att.URL, Status: att.Status, Reason: att.Reason}
 	}
 	att.Protocol = ws.Subprotocol()
+	if peer != nil {
+		// gorilla's ping, answered by a pong its reader takes; an empty
+		// payload, which the half-close pings' handler (websocket.go)
+		// does not know and so leaves alone.
+		peer.Start(func() error {
+			return ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(peer.Bound()))
+		})
+	}
 	return ws, nil
 }
 
@@ -197,6 +214,9 @@ type spdySession struct {
 	idleOnce    sync.Once
 
 	stall stallWatch // spdystall.go
+	// peer watches the connection beneath for a dead runtime (nil: not
+	// known); lostErr says what it saw.
+	peer *liveness.Conn
 }
 
 // retire stops the session from being used for new connections and closes
@@ -407,7 +427,7 @@ func (c *spdyForwardConn) RemoteError() error {
 	case <-t.C:
 	}
 	if c.session.lost() {
-		return fmt.Errorf("remote port %d: %w", c.port, errSessionLost)
+		return fmt.Errorf("remote port %d: %w", c.port, c.session.lostErr())
 	}
 	return nil
 }
@@ -417,7 +437,7 @@ func (c *spdyForwardConn) Write(p []byte) (int, error) {
 	n, err := c.data.Write(p)
 	c.session.writeEnds()
 	if err != nil && c.session.lost() {
-		err = fmt.Errorf("remote port %d: %w", c.port, errSessionLost)
+		err = fmt.Errorf("remote port %d: %w", c.port, c.session.lostErr())
 	}
 	return n, err
 }

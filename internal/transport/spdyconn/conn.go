@@ -130,7 +130,7 @@ type Conn struct {
 	// fell maxBacklog behind to read again before it drops that stream
 	// (nanoseconds; 0: it waits for good). See SetOverrunWait.
 	overrunWait  atomic.Int64
-	lastActivity atomic.Int64 // unix nanoseconds of the last frame either way
+	lastActivity atomic.Int64  // unix nanoseconds of the last frame either way
 	pingID       atomic.Uint32 // the pings sent, times two (Ping)
 }
 
