@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io/fs"
 
 	"github.com/moby/term"
 	"github.com/spf13/cobra"
@@ -13,8 +14,9 @@ import (
 
 // cpOptions are `crisp cp`'s flags and arguments.
 type cpOptions struct {
-	Way string
-	TLS cmdutil.TLSFlags
+	Way          string
+	PreserveMode bool
+	TLS          cmdutil.TLSFlags
 
 	Src, Dst string
 
@@ -23,6 +25,7 @@ type cpOptions struct {
 	// errIsTerminal says whether stderr is a terminal (the progress bar);
 	// tests set it.
 	errIsTerminal func() bool
+	umask         fs.FileMode
 	deps          streamDeps
 }
 
@@ -34,7 +37,7 @@ func newCpCommand(f *cmdutil.Factory) *cobra.Command {
 // factory's dependencies.
 func cpCommand(f *cmdutil.Factory, o *cpOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "cp [--way auto|tar|root] SRC DEST",
+		Use:     "cp [--way auto|tar|root] [--preserve-mode] SRC DEST",
 		Short:   "Copy files and directories between a container and here",
 		Long:    helpLong("cp"),
 		Example: helpExample("cp"),
@@ -42,6 +45,7 @@ func cpCommand(f *cmdutil.Factory, o *cpOptions) *cobra.Command {
 		RunE:    runOptions(f, o),
 	}
 	cmd.Flags().StringVar(&o.Way, "way", string(cp.WayAuto), "how to reach the container's files: tar (tar over exec), root (the node's view of its root), auto (tar, then root when the container has no tar)")
+	cmd.Flags().BoolVar(&o.PreserveMode, "preserve-mode", false, "copying out, keep setuid, setgid and sticky bits and ignore the umask (by default they are dropped and the umask applied, as kubectl cp does)")
 	o.TLS.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -60,6 +64,7 @@ func (o *cpOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string
 	if len(args) == 2 {
 		o.Src, o.Dst = args[0], args[1]
 	}
+	o.umask = cp.CurrentUmask()
 	return nil
 }
 
@@ -77,5 +82,8 @@ func (o *cpOptions) Validate() error {
 
 // Run copies.
 func (o *cpOptions) Run(ctx context.Context) error {
-	return cp.Run(ctx, o.deps, cp.Copy{Request: o.req, Way: o.way, TLS: o.TLS, ErrIsTerminal: o.errIsTerminal})
+	return cp.Run(ctx, o.deps, cp.Copy{
+		Request: o.req, Way: o.way, TLS: o.TLS, ErrIsTerminal: o.errIsTerminal,
+		KeepModes: o.PreserveMode, Umask: o.umask,
+	})
 }

@@ -111,6 +111,38 @@ func TestCpProgressOnlyOnATerminal(t *testing.T) {
 	}
 }
 
+// A setuid file copied out, either way, lands without its setuid bit and
+// with the umask applied; --preserve-mode keeps the bit.
+func TestCpOutDropsSetuidUnlessPreserveMode(t *testing.T) {
+	env, ctr := cpEnv(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "tool")
+	if err := os.WriteFile(src, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(src, 0o777|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	for _, via := range []string{"tar", "root"} {
+		for _, preserve := range []bool{false, true} {
+			dst := filepath.Join(dir, via+strconv.FormatBool(preserve))
+			args := []string{"--way", via, ctr + ":" + src, dst}
+			want := os.FileMode(0o777) &^ cp.CurrentUmask()
+			if preserve {
+				args, want = append([]string{"--preserve-mode"}, args...), 0o777|os.ModeSetuid
+			}
+			var errOut bytes.Buffer
+			if _, err := runCp(t, env.Endpoint, &cpOptions{}, &errOut, args...); err != nil {
+				t.Fatalf("%v: %v: %s", args, err, errOut.String())
+			}
+			st, err := os.Stat(dst)
+			if err != nil || st.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != want {
+				t.Errorf("cp %v: %v, %v; want %v", args, st.Mode(), err, want)
+			}
+		}
+	}
+}
+
 // BenchmarkCpRoundTrip copies a file into the mock's container and back,
 // each way, and checks the SHA-256 of what came back. Its size is
 // CRISP_CP_BENCH_BYTES (make bench: 1 GiB), 64 MiB by default.

@@ -47,6 +47,12 @@ type Copy struct {
 	// ErrIsTerminal says whether the error stream is a terminal (the
 	// progress bar is drawn only there).
 	ErrIsTerminal func() bool
+	// KeepModes keeps setuid, setgid and sticky bits and ignores Umask on
+	// a copy out (--preserve-mode); by default a copy out drops the
+	// former and applies the latter, as kubectl cp does.
+	KeepModes bool
+	// Umask is the process's umask (CurrentUmask), applied on a copy out.
+	Umask fs.FileMode
 }
 
 // Run copies c's request in the container d reaches.
@@ -161,7 +167,9 @@ func (j *job) unpackInto(ctx context.Context, d *Dir, dir, final string, count C
 		pw.CloseWithError(err) // nil: a clean end
 		done <- err
 	}()
-	isDir, err := Unpack(tar.NewReader(ctxReader{ctx, pr}), d, stage, count, j.warn)
+	isDir, err := Unpack(tar.NewReader(ctxReader{ctx, pr}), d, stage, Landing{
+		Count: count, Warn: j.warn, FromContainer: !j.c.In, KeepModes: j.c.KeepModes, Umask: j.c.Umask,
+	})
 	if err == nil {
 		_, err = io.Copy(io.Discard, pr) // the archive's padding, so the producer ends
 	}

@@ -151,7 +151,8 @@ func TestLocalRoundTripKeepsModesLinksAndContent(t *testing.T) {
 	}
 }
 
-// copyLocal copies src into dest/final as a copy through a root would.
+// copyLocal copies src into dest/final as a copy through a root would,
+// modes kept (--preserve-mode).
 func copyLocal(tb testing.TB, src, dest, final string) {
 	tb.Helper()
 	ls, err := OpenBeneath(filepath.Dir(src))
@@ -164,7 +165,9 @@ func copyLocal(tb testing.TB, src, dest, final string) {
 		tb.Fatal(err)
 	}
 	defer func() { _ = ld.Close() }()
-	err = testJob(io.Discard).unpackInto(context.Background(), ld, "", final, noCount{}, func(w io.Writer) error {
+	j := testJob(io.Discard)
+	j.c.KeepModes = true
+	err = j.unpackInto(context.Background(), ld, "", final, noCount{}, func(w io.Writer) error {
 		tw := tar.NewWriter(w)
 		if err := Pack(ls, filepath.Base(src), filepath.Base(src), tw, noCount{}, func(string) {}); err != nil {
 			return err

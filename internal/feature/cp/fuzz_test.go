@@ -61,7 +61,7 @@ func FuzzUnpack(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer func() { _ = d.Close() }()
-		_, _ = Unpack(tar.NewReader(bytes.NewReader(data)), d, "stage", noCount{}, func(string) {})
+		_, _ = Unpack(tar.NewReader(bytes.NewReader(data)), d, "stage", Landing{})
 		names, err := os.ReadDir(base)
 		if err != nil || len(names) != 1 || names[0].Name() != "dest" {
 			t.Fatalf("written beside the destination: %v", names)

@@ -118,7 +118,7 @@ func TestUnpackIntoRootThroughSymlinksStaysInside(t *testing.T) {
 	must(t, err)
 	defer func() { _ = d.Close() }()
 	// A copy in to "escape/x" (escape -> /) lands at the root's /x.
-	isDir, err := Unpack(tar.NewReader(archive(t, file("x", "payload"))), d, "escape/x", noCount{}, func(string) {})
+	isDir, err := Unpack(tar.NewReader(archive(t, file("x", "payload"))), d, "escape/x", Landing{})
 	must(t, err)
 	if isDir {
 		t.Fatal("a file unpacked as a directory")
@@ -131,7 +131,7 @@ func TestUnpackIntoRootThroughSymlinksStaysInside(t *testing.T) {
 	}
 	// An archive that plants a symlink to /etc, then writes a file through
 	// it, writes the container's /etc/crisp-pwned, never the host's.
-	_, err = Unpack(tar.NewReader(archive(t, dir("top"), symlink("top/l", "/etc"), file("top/l/crisp-pwned", "x"))), d, "stage", noCount{}, func(string) {})
+	_, err = Unpack(tar.NewReader(archive(t, dir("top"), symlink("top/l", "/etc"), file("top/l/crisp-pwned", "x"))), d, "stage", Landing{})
 	must(t, err)
 	if _, err := os.Lstat("/etc/crisp-pwned"); err == nil {
 		_ = os.Remove("/etc/crisp-pwned")
@@ -141,7 +141,7 @@ func TestUnpackIntoRootThroughSymlinksStaysInside(t *testing.T) {
 		t.Fatalf("the file did not land in the container's /etc: %v", err)
 	}
 	// And the host's path by name resolves to nothing.
-	_, err = Unpack(tar.NewReader(archive(t, dir("top"), symlink("top/l", host), file("top/l/pwned", "x"))), d, "stage2", noCount{}, func(string) {})
+	_, err = Unpack(tar.NewReader(archive(t, dir("top"), symlink("top/l", host), file("top/l/pwned", "x"))), d, "stage2", Landing{})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("through a symlink to the host's directory: got %v, want not found (inside the root)", err)
 	}
@@ -169,7 +169,7 @@ func TestUnpackRefusesEntriesThatClimbOut(t *testing.T) {
 			d, err := OpenBeneath(dest)
 			must(t, err)
 			defer func() { _ = d.Close() }()
-			_, err = Unpack(tar.NewReader(archive(t, entries...)), d, "stage", noCount{}, func(string) {})
+			_, err = Unpack(tar.NewReader(archive(t, entries...)), d, "stage", Landing{})
 			if !errors.Is(err, errUnsafeEntry) {
 				t.Fatalf("got %v, want an unsafe-entry error", err)
 			}
@@ -191,10 +191,10 @@ func TestBeneathFollowsNoSymlinkLocally(t *testing.T) {
 	must(t, err)
 	defer func() { _ = d.Close() }()
 	// The destination's own symlink, and one the archive plants.
-	if _, err := Unpack(tar.NewReader(archive(t, file("x", "x"))), d, "evil/x", noCount{}, func(string) {}); !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.EXDEV) {
+	if _, err := Unpack(tar.NewReader(archive(t, file("x", "x"))), d, "evil/x", Landing{}); !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.EXDEV) {
 		t.Fatalf("writing through dest/evil: got %v, want ELOOP or EXDEV", err)
 	}
-	_, err = Unpack(tar.NewReader(archive(t, dir("top"), symlink("top/l", outside), file("top/l/pwned", "x"))), d, "stage", noCount{}, func(string) {})
+	_, err = Unpack(tar.NewReader(archive(t, dir("top"), symlink("top/l", outside), file("top/l/pwned", "x"))), d, "stage", Landing{})
 	if !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.EXDEV) {
 		t.Fatalf("writing through a planted symlink: got %v, want ELOOP or EXDEV", err)
 	}

@@ -1,0 +1,203 @@
+package cp
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// errUnsafeEntry marks a tar entry that would land outside the copy.
+var errUnsafeEntry = errors.New("unsafe entry in the archive")
+
+// entryPath checks a tar entry's name and returns it relative to the
+// archive's top name, which it also returns: an absolute name, one with
+// "..", or one under another top than the first entry's is refused.
+func entryPath(name string) (top, rel string, err error) {
+	clean := path.Clean(strings.TrimPrefix(name, "./"))
+	if name == "" || path.IsAbs(name) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || slices.Contains(strings.Split(name, "/"), "..") {
+		return "", "", fmt.Errorf("%w: %q (absolute or climbing out with ..)", errUnsafeEntry, name)
+	}
+	top, rel, _ = strings.Cut(clean, "/")
+	return top, rel, nil
+}
+
+// Landing says how an archive lands.
+type Landing struct {
+	// Count is told the bytes of file content written (nil: none).
+	Count Counter
+	// Warn is told what was skipped (nil: nobody).
+	Warn func(string)
+	// FromContainer is set for a copy out: the archive was made in the
+	// container and lands here. Its setuid, setgid and sticky bits are
+	// dropped and Umask is applied, unless KeepModes.
+	FromContainer bool
+	KeepModes     bool
+	Umask         fs.FileMode
+}
+
+// CurrentUmask is the process's umask, read from /proc/self/status
+// (setting it to read it back would race other threads creating files);
+// 022 when it cannot be read.
+func CurrentUmask() fs.FileMode {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return fs.FileMode(m).Perm()
+				}
+			}
+		}
+	}
+	return 0o022
+}
+
+// mode is the mode a file or directory whose archive mode is m gets.
+func (l Landing) mode(m int64) fs.FileMode {
+	if l.FromContainer && !l.KeepModes {
+		return fs.FileMode(m).Perm() &^ l.Umask.Perm()
+	}
+	return fs.FileMode(m).Perm() | modeBits(m)
+}
+
+// Unpack writes the tar stream into d at stage (which must not exist): the
+// archive's top entry becomes stage itself. It reports whether that entry
+// was a directory. On error what was written is left for the caller to
+// remove (it removes stage whatever happened).
+func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
+	if l.Count == nil {
+		l.Count = noCount{}
+	}
+	if l.Warn == nil {
+		l.Warn = func(string) {}
+	}
+	type dirMode struct {
+		name  string
+		id    [2]uint64
+		mode  fs.FileMode
+		mtime time.Time
+	}
+	var dirs []dirMode
+	top, isDir, seen := "", false, false
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading the archive: %w", err)
+		}
+		t, rel, err := entryPath(hdr.Name)
+		if err != nil {
+			return false, err
+		}
+		if !seen {
+			top, seen = t, true
+			if rel != "" {
+				return false, fmt.Errorf("%w: %q comes before its directory", errUnsafeEntry, hdr.Name)
+			}
+			isDir = hdr.Typeflag == tar.TypeDir
+		} else if t != top || rel == "" {
+			return false, fmt.Errorf("%w: %q is not under %q", errUnsafeEntry, hdr.Name, top)
+		}
+		target := path.Join(stage, rel)
+		mode := l.mode(hdr.Mode)
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			id, err := d.Mkdir(target)
+			if err != nil {
+				return false, err
+			}
+			dirs = append(dirs, dirMode{target, id, mode, hdr.ModTime})
+		case tar.TypeReg, 0: // 0: old tars' regular file
+			if err := unpackFile(tr, d, target, mode, hdr.ModTime, l.Count); err != nil {
+				return false, err
+			}
+		case tar.TypeSymlink:
+			if err := d.Symlink(hdr.Linkname, target); err != nil {
+				return false, err
+			}
+			_ = d.Chtimes(target, hdr.ModTime)
+		case tar.TypeLink:
+			lt, lrel, err := entryPath(hdr.Linkname)
+			if err != nil || lt != top || lrel == "" {
+				return false, fmt.Errorf("%w: hard link %q to %q outside the copy", errUnsafeEntry, hdr.Name, hdr.Linkname)
+			}
+			if err := d.Link(path.Join(stage, lrel), target); err != nil {
+				return false, err
+			}
+		case tar.TypeXGlobalHeader:
+		default:
+			l.Warn(fmt.Sprintf("skipping %s: entries of tar type %q are not copied", hdr.Name, hdr.Typeflag))
+		}
+	}
+	if !seen {
+		return false, errors.New("the archive was empty")
+	}
+	// Directory modes last and deepest first: a read-only directory must
+	// not stop its own contents from being written.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := d.SetDirMeta(dirs[i].name, dirs[i].id, dirs[i].mode, dirs[i].mtime); err != nil {
+			return false, err
+		}
+	}
+	return isDir, nil
+}
+
+// unpackFile writes the file target, setting its mode and time through the
+// descriptor that created it: the name is looked up once.
+func unpackFile(r io.Reader, d *Dir, target string, mode fs.FileMode, mtime time.Time, count Counter) error {
+	f, err := d.Create(target, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, io.TeeReader(r, countWriter{count}))
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		tv := unix.NsecToTimeval(mtime.UnixNano())
+		_ = unix.Futimes(int(f.Fd()), []unix.Timeval{tv, tv}) // times are kept when they can be
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: d.display(target), Err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// unwrapPath is the errno under an *fs.PathError (so one path is named).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// modeBits are the setuid, setgid and sticky bits of a tar mode.
+func modeBits(m int64) fs.FileMode {
+	var out fs.FileMode
+	if m&0o4000 != 0 {
+		out |= fs.ModeSetuid
+	}
+	if m&0o2000 != 0 {
+		out |= fs.ModeSetgid
+	}
+	if m&0o1000 != 0 {
+		out |= fs.ModeSticky
+	}
+	return out
+}
