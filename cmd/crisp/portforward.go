@@ -48,6 +48,7 @@ func portForwardCommand(f *cmdutil.Factory, o *portForwardOptions) *cobra.Comman
 	fl.StringVarP(&o.Transport, "transport", "r", string(transport.Auto), "protocol family: auto, websocket or spdy")
 	o.TLS.AddFlags(fl)
 	o.Trace.AddFlags(fl)
+	o.Peer.AddFlags(fl)
 	return cmd
 }
 
@@ -67,6 +68,9 @@ func (o *portForwardOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args
 // connection is made.
 func (o *portForwardOptions) Validate() error {
 	if err := o.Trace.Validate(); err != nil {
+		return err
+	}
+	if err := o.Peer.Validate(); err != nil {
 		return err
 	}
 	o.Mappings = nil
