@@ -77,7 +77,7 @@ func TestExecOptions(t *testing.T) {
 				t.Fatal("Run was not reached")
 			}
 			ignore := cmp.Options{
-				cmpopts.IgnoreFields(session.Exec{}, "TLS", "Trace", "Record"), // the flag groups have their own tests
+				cmpopts.IgnoreFields(session.Exec{}, "TLS", "Trace", "Peer", "Record"), // the flag groups have their own tests
 				cmp.Comparer(func(a, b *regexp.Regexp) bool {
 					return (a == nil) == (b == nil) && (a == nil || a.String() == b.String())
 				}),
@@ -118,7 +118,7 @@ func TestAttachOptions(t *testing.T) {
 	}
 	want := session.Attach{Container: "web", Stdin: true, TTY: true, DetachKeys: "ctrl-a,x", Keys: []byte{1, 'x'},
 		Transport: "websocket", ProtocolCache: true, Reconnect: session.ReconnectFlags{Enabled: true}, ExitWait: attachExitWait}
-	ignore := cmpopts.IgnoreFields(session.Attach{}, "TLS", "Trace", "Record", "Offers")
+	ignore := cmpopts.IgnoreFields(session.Attach{}, "TLS", "Trace", "Peer", "Record", "Offers")
 	if diff := cmp.Diff(want, got.Attach, ignore); diff != "" {
 		t.Errorf("session.Attach (-want +got):\n%s", diff)
 	}

@@ -146,7 +146,7 @@ func TestPortForwardFlags(t *testing.T) {
 			}
 			opts := cmp.Options{cmp.AllowUnexported(portForwardOptions{}), cmp.FilterPath(func(p cmp.Path) bool {
 				s := p.String()
-				return s == "deps" || s == "specs" || s == "Forward.TLS" || s == "Forward.Trace" // the flag groups have their own tests and scripts
+				return s == "deps" || s == "specs" || s == "Forward.TLS" || s == "Forward.Trace" || s == "Forward.Peer" // the flag groups have their own tests and scripts
 			}, cmp.Ignore())}
 			if diff := cmp.Diff(&tc.want, got, opts); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
