@@ -178,6 +178,16 @@ func TestPsOptions(t *testing.T) {
 	}
 }
 
+// completeValidate is what runOptions does before Run.
+func completeValidate(o commandOptions, f *cmdutil.Factory) func() error {
+	return func() error {
+		if err := o.Complete(f, nil, nil); err != nil {
+			return err
+		}
+		return o.Validate()
+	}
+}
+
 func runListing(t *testing.T, o runner, complete func() error) {
 	t.Helper()
 	if complete != nil {
@@ -193,7 +203,7 @@ func runListing(t *testing.T, o runner, complete func() error) {
 func TestPodsRun(t *testing.T) {
 	f, out, errOut := listFixture(t, "table")
 	o := &podsOptions{f: f, now: func() time.Time { return listNow }}
-	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
+	runListing(t, o, completeValidate(o, o.f))
 	want := `POD ID          CREATED         STATE      NAME   NAMESPACE   ATTEMPT   RUNTIME
 aaaa2222aaaa2   3 minutes ago   NotReady   db     prod        0         (default)
 aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default)
@@ -207,7 +217,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 
 	out.Reset()
 	o = &podsOptions{f: f, now: time.Now, Quiet: true, Select: cmdutil.PodSelectors{State: "ready"}}
-	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
+	runListing(t, o, completeValidate(o, o.f))
 	if got := out.String(); got != podWeb+"\n" {
 		t.Errorf("-q --state ready = %q", got)
 	}
@@ -215,7 +225,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 	f.Global.Output = "json"
 	out.Reset()
 	o = &podsOptions{f: f, now: time.Now, Select: cmdutil.PodSelectors{Name: "^web$"}}
-	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
+	runListing(t, o, completeValidate(o, o.f))
 	var list struct {
 		Items []struct {
 			ID       string            `json:"id"`
@@ -239,7 +249,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 func TestPsRun(t *testing.T) {
 	f, out, _ := listFixture(t, "table")
 	o := &psOptions{f: f, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{All: true}}
-	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
+	runListing(t, o, completeValidate(o, o.f))
 	want := `CONTAINER       IMAGE                          CREATED              STATE     NAME    ATTEMPT   POD ID          POD   NAMESPACE
 cccc3333cccc3   postgres:16                    About a minute ago   Created   pg      0         aaaa2222aaaa2   db    prod
 bbbb1111bbbb1   docker.io/library/nginx:1.25   About an hour ago    Running   nginx   2         aaaa1111aaaa1   web   default
@@ -252,14 +262,14 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 	// Running only by default; --pod by name; --no-trunc.
 	out.Reset()
 	o = &psOptions{f: f, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{Pod: "web"}, NoTrunc: true}
-	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
+	runListing(t, o, completeValidate(o, o.f))
 	if !strings.Contains(out.String(), ctrWeb+"   docker.io/library/nginx:1.25") || strings.Contains(out.String(), ctrOld) {
 		t.Errorf("ps --pod web --no-trunc:\n%s", out)
 	}
 
 	out.Reset()
 	o = &psOptions{f: f, now: time.Now, Select: cmdutil.ContainerSelectors{Pod: "nope"}}
-	if err := o.Complete(o.f, nil, nil); err != nil {
+	if err := completeValidate(o, o.f)(); err != nil {
 		t.Fatal(err)
 	}
 	var nf *client.NotFoundError
@@ -270,7 +280,7 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 	f.Global.Output = "yaml"
 	out.Reset()
 	o = &psOptions{f: f, now: time.Now, Select: cmdutil.ContainerSelectors{State: "created"}}
-	runListing(t, o, func() error { return o.Complete(o.f, nil, nil) })
+	runListing(t, o, completeValidate(o, o.f))
 	for _, s := range []string{"containers:\n", "  state: CONTAINER_CREATED\n", "  id: " + ctrPG + "\n"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("-o yaml lacks %q:\n%s", s, out)

@@ -48,16 +48,18 @@ func podsCommand(o *podsOptions) *cobra.Command {
 	return cmd
 }
 
-// Complete builds the filter from the flags (usage errors for bad ones).
-func (o *podsOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) (err error) {
+// Complete has nothing to add: the flags are all there is.
+func (o *podsOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) error { return nil }
+
+// Validate builds the filter from the flags (usage errors for bad ones)
+// before the runtime is dialled.
+func (o *podsOptions) Validate() (err error) {
+	if err := cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output); err != nil {
+		return err
+	}
 	o.filter, err = o.Select.Filter()
 	o.filter.ID = o.ID
 	return err
-}
-
-// Validate rejects bad input before the runtime is dialed.
-func (o *podsOptions) Validate() error {
-	return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output)
 }
 
 // Run lists the pods and prints them.

@@ -49,16 +49,18 @@ func psCommand(o *psOptions) *cobra.Command {
 	return cmd
 }
 
-// Complete builds the filter from the flags (usage errors for bad ones).
-func (o *psOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) (err error) {
+// Complete has nothing to add: the flags are all there is.
+func (o *psOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) error { return nil }
+
+// Validate builds the filter from the flags (usage errors for bad ones)
+// before the runtime is dialled.
+func (o *psOptions) Validate() (err error) {
+	if err := cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output); err != nil {
+		return err
+	}
 	o.filter, err = o.Select.Filter()
 	o.filter.ID = o.ID
 	return err
-}
-
-// Validate rejects bad input before the runtime is dialed.
-func (o *psOptions) Validate() error {
-	return cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output)
 }
 
 // Run lists the containers and prints them.

@@ -64,22 +64,22 @@ func (o *statsOptions) flags(cmd *cobra.Command) *pflag.FlagSet {
 	return fl
 }
 
-// Complete takes the optional argument and the labels.
-func (o *statsOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) (err error) {
+// Complete takes the optional argument.
+func (o *statsOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.q.Ref = args[0]
+	}
+	return nil
+}
+
+// Validate checks -s and the labels before the runtime is dialled.
+func (o *statsOptions) Validate() (err error) {
+	if o.Seconds < 1 {
+		return cmdutil.UsageErrorf("-s/--seconds must be 1 or more, not %d", o.Seconds)
 	}
 	o.q.Sample = time.Duration(o.Seconds) * time.Second
 	o.q.Filter.Labels, err = cmdutil.ParseLabels(o.Labels)
 	return err
-}
-
-// Validate rejects bad input before the runtime is dialed.
-func (o *statsOptions) Validate() error {
-	if o.Seconds < 1 {
-		return cmdutil.UsageErrorf("-s/--seconds must be 1 or more, not %d", o.Seconds)
-	}
-	return nil
 }
 
 // Run prints the stats.
