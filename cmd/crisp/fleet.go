@@ -50,7 +50,7 @@ func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
 	fs.StringSliceVar(&o.Config.Nodes, "nodes", nil, "run on these nodes (comma-separated names)")
 	fs.StringVar(&o.Config.Image, "image", "crisp:dev", "crisp's image, as `make image` tags it; preload or push it for an air-gapped cluster")
 	fs.StringVar(&o.Config.TargetImage, "target-image", "busybox:1.36", "image of the target container (a busybox with nc, sh, yes, head, sleep)")
-	fs.StringVar(&o.Config.RuntimeSocket, "runtime-socket", "/run/containerd/containerd.sock", "the runtime's CRI socket on the nodes (CRI-O: /run/crio/crio.sock)")
+	fs.StringVar(&o.Config.RuntimeSocket, "runtime-socket", "", "the runtime's CRI socket on the nodes: PATH, or RUNTIME=PATH pairs by the runtime each node reports (containerd=...,cri-o=...); default: each node's (kubeadm's cri-socket annotation, else /run/containerd/containerd.sock or /run/crio/crio.sock by its runtime)")
 	fs.IntVar(&o.Config.Port, "port", 0, "the target's echo port, on each node's host network (default: one picked per node in 20000-29999, another where it is taken)")
 	fs.DurationVar(&o.Config.Timeout, "timeout", 10*time.Minute, "bound on the whole run; a node not done by then fails with what its pod was doing")
 	fs.StringVar(&o.JUnit, "junit", "", "write the merged results as JUnit XML to FILE")
@@ -103,8 +103,9 @@ func (o *fleetOptions) Validate() error {
 		return cmdutil.UsageErrorf("--port must be 1-65535 (or 0 to pick one per node), not %d", c.Port)
 	case c.Image == "" || c.TargetImage == "":
 		return cmdutil.UsageErrorf("--image and --target-image must name images")
-	case !strings.HasPrefix(c.RuntimeSocket, "/"):
-		return cmdutil.UsageErrorf("--runtime-socket must be an absolute path on the nodes (e.g. /run/containerd/containerd.sock), not %q", c.RuntimeSocket)
+	}
+	if _, err := fleet.ParseSockets(c.RuntimeSocket); err != nil {
+		return cmdutil.UsageError{Err: err}
 	}
 	for _, n := range c.Nodes {
 		if n == "" {
@@ -138,7 +139,7 @@ func (o *fleetOptions) Run(ctx context.Context) error {
 	write := fl.Write
 	if o.f.Global.Output == "table" {
 		// Grouped by result and failure: readable at a thousand nodes.
-		write = func(w io.Writer, _ string) error { return fleet.WriteTable(w, fl) }
+		write = func(w io.Writer, _ string) error { return fleet.WriteTable(w, fl, r.Runtimes()) }
 	}
 	if err := write(o.f.Streams.Out, o.f.Global.Output); err != nil {
 		errs = append(errs, err)

@@ -32,7 +32,8 @@ func TestFleetUsageErrors(t *testing.T) {
 		{[]string{"fleet", "smoke", "--port", "-1"}, "--port must be 1-65535"},
 		{[]string{"fleet", "smoke", "--port", "65536"}, "--port must be 1-65535"},
 		{[]string{"fleet", "smoke", "--image", ""}, "--image and --target-image"},
-		{[]string{"fleet", "smoke", "--runtime-socket", "run/x.sock"}, "absolute path"},
+		{[]string{"fleet", "smoke", "--runtime-socket", "run/x.sock"}, "absolute, clean path"},
+		{[]string{"fleet", "smoke", "--runtime-socket", "containerd=/a.sock,/b.sock"}, "RUNTIME=PATH pairs"},
 		{[]string{"fleet", "smoke", "--nodes", "a,,b"}, "empty name"},
 		{[]string{"fleet", "smoke", "-o", "wide"}, "must be table, markdown, json or yaml"},
 	} {

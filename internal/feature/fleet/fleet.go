@@ -43,7 +43,9 @@ type Config struct {
 	// Image is crisp's image, TargetImage busybox's (the target runs
 	// `nc -ll -p PORT -e cat`).
 	Image, TargetImage string
-	RuntimeSocket      string // on the node
+	// RuntimeSocket is the runtime's socket on the nodes: PATH,
+	// RUNTIME=PATH pairs, or "" to find each node's (ParseSockets).
+	RuntimeSocket string
 	// Port is the target's echo port, on the node's network (host
 	// network: every pod of the node shares it). 0 picks one per node and
 	// another where that one is taken.
@@ -80,7 +82,9 @@ type Runner struct {
 	Live     bool
 	track    *tracker
 
-	byPod map[string]*node
+	byPod    map[string]*node
+	nodes    []*node
+	runtimes map[string]string // by node, as it reports it: containerd://1.6.20
 	// pick picks the ports a node tries when Port is 0 (pickPorts; tests
 	// replace it).
 	pick func(n int) []int
@@ -100,6 +104,8 @@ type node struct {
 	pod     string
 	i       int
 	state   string // the last state shown
+	runtime string // as the node reports it: containerd://1.6.20
+	socket  string // the runtime's, on the node
 	port    int    // the target's
 	ports   []int  // to try, in order
 	attempt int    // index in ports
@@ -121,6 +127,7 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	}
 	start := time.Now()
 	r.track = newTracker(r.Progress, r.Live, r.Mode)
+	r.runtimes = map[string]string{}
 	defer r.track.finish()
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if r.Timeout > 0 {
@@ -128,31 +135,33 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	}
 	defer cancel()
 
-	names, early, err := r.pickNodes(runCtx)
+	picked, early, err := r.pickNodes(runCtx)
 	if err != nil {
 		return nil, err
 	}
-	r.track.expect(len(names) + len(early))
+	r.track.expect(len(picked) + len(early))
 	if r.Poll <= 0 {
 		// One list of the run's pods per poll: a second apart, and a
 		// second more per hundred nodes, so that a thousand nodes do not
 		// have the API server encode megabytes every second.
-		r.Poll = time.Second * time.Duration(1+len(names)/100)
+		r.Poll = time.Second * time.Duration(1+len(picked)/100)
 	}
 	r.warnLeftovers(runCtx)
 	if r.pick == nil {
 		r.pick = pickPorts
 	}
-	nodes := make([]*node, len(names))
+	nodes := make([]*node, len(picked))
 	r.byPod = map[string]*node{}
-	for i, n := range names {
+	for i, n := range picked {
 		ports := []int{r.Port}
 		if r.Port == 0 {
 			ports = r.pick(portTries)
 		}
-		nodes[i] = &node{name: n, pod: podName(r.Mode, r.RunID, i, 0), i: i, ports: ports, port: ports[0]}
-		r.byPod[nodes[i].pod] = nodes[i]
+		n.pod, n.i, n.ports, n.port = podName(r.Mode, r.RunID, i, 0), i, ports, ports[0]
+		nodes[i] = n
+		r.byPod[n.pod] = n
 	}
+	r.nodes = nodes
 	defer func() { err = errors.Join(err, r.cleanup(ctx)) }()
 	r.createPods(runCtx, nodes)
 
@@ -198,6 +207,22 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	return fleet, nil
 }
 
+// placement is what n's next pod is made of.
+func (n *node) placement() Placement {
+	return Placement{Node: n.name, Index: n.i, Attempt: n.attempt, Port: n.port, Socket: n.socket}
+}
+
+// Runtimes returns each node's runtime as it reports it
+// ("containerd://1.6.20"), by node name, once Run has picked the nodes.
+func (r *Runner) Runtimes() map[string]string { return r.runtimes }
+
+func orUnknown(runtime string) string {
+	if runtime == "" {
+		return "runtime not reported"
+	}
+	return runtime
+}
+
 func allDone(nodes []*node) bool {
 	for _, n := range nodes {
 		if !n.done {
@@ -213,9 +238,14 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// pickNodes returns the nodes to run on; nodes that cannot take a pod
-// (named but absent, not Ready) are failed at once, as runs of their own.
-func (r *Runner) pickNodes(ctx context.Context) (names []string, failed []report.Doc, err error) {
+// pickNodes returns the nodes to run on, with their runtimes and sockets;
+// nodes that cannot take a pod (named but absent, not Ready, no socket
+// known) are failed at once, as runs of their own.
+func (r *Runner) pickNodes(ctx context.Context) (picked []*node, failed []report.Doc, err error) {
+	sockets, err := ParseSockets(r.RuntimeSocket)
+	if err != nil {
+		return nil, nil, err
+	}
 	var nodes []corev1.Node
 	if len(r.Nodes) > 0 {
 		seen := map[string]bool{}
@@ -244,14 +274,21 @@ func (r *Runner) pickNodes(ctx context.Context) (names []string, failed []report
 		}
 	}
 	for _, n := range nodes {
-		if why := notReady(n); why != "" {
+		_, version := runtimeOf(n)
+		r.runtimes[n.Name] = version
+		socket, serr := sockets.socketFor(n)
+		why := notReady(n)
+		if why == "" && serr != nil {
+			why = serr.Error()
+		}
+		if why != "" {
 			failed = append(failed, r.failedRun(n.Name, "", why))
 			r.track.event(n.Name, phaseFailed, "FAIL: "+why)
 			continue
 		}
-		names = append(names, n.Name)
+		picked = append(picked, &node{name: n.Name, runtime: version, socket: socket})
 	}
-	return names, failed, nil
+	return picked, failed, nil
 }
 
 // notReady says why a node cannot run the check, or "".
@@ -323,7 +360,7 @@ func (r *Runner) createPods(ctx context.Context, nodes []*node) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			n.started = time.Now()
-			err := r.createPod(ctx, r.PodFor(n.name, n.i, n.attempt, n.port, timeout))
+			err := r.createPod(ctx, r.PodFor(n.placement(), timeout))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -332,7 +369,7 @@ func (r *Runner) createPods(ctx context.Context, nodes []*node) {
 				r.track.event(n.name, phaseFailed, fmt.Sprintf("FAIL: creating its pod: %v", err))
 				return
 			}
-			r.track.event(n.name, phasePending, fmt.Sprintf("pod %s/%s created", r.Namespace, n.pod))
+			r.track.event(n.name, phasePending, fmt.Sprintf("pod %s/%s created (%s, socket %s, port %d)", r.Namespace, n.pod, orUnknown(n.runtime), n.socket, n.port))
 		}()
 	}
 	wg.Wait()

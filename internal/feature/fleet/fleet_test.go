@@ -326,7 +326,7 @@ func TestNamedNodes(t *testing.T) {
 		t.Fatalf("runs %+v", fl.Runs)
 	}
 	text := new(bytes.Buffer)
-	if err := WriteTable(text, fl); err != nil {
+	if err := WriteTable(text, fl, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"  1 FAIL smoke/report: no such node in the cluster\n         ghost\n",
@@ -388,7 +388,7 @@ func TestInterruptedCleansUp(t *testing.T) {
 func TestPodSpec(t *testing.T) {
 	r, _ := runner(nil, 5*time.Minute)
 	r.ExtraArgs = []string{"--strict"}
-	p := r.PodFor("node-a", 3, 0, 7777, r.smokeTimeout())
+	p := r.PodFor(Placement{Node: "node-a", Index: 3, Port: 7777, Socket: "/run/containerd/containerd.sock"}, r.smokeTimeout())
 	s := p.Spec
 	if p.Name != "crisp-smoke-abc123-3" || p.Labels[ManagedByLabel] != ManagedBy || p.Labels[RunLabel] != "abc123" || p.Annotations[NodeAnnotation] != "node-a" {
 		t.Errorf("meta %+v", p.ObjectMeta)

@@ -53,7 +53,7 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) but its log could not be read: %v", end.ExitCode, end.Reason, err))
 		return
 	}
-	source := fmt.Sprintf("%s (pod %s/%s)", n.name, r.Namespace, n.pod)
+	source := fmt.Sprintf("%s (pod %s/%s, %s)", n.name, r.Namespace, n.pod, orUnknown(n.runtime))
 	docs, probs, err := report.Decode(source, bytes.NewReader(log))
 	if err != nil {
 		probs = append(probs, report.Problem{Source: source, Err: err.Error()})
@@ -123,6 +123,13 @@ func (r *Runner) explain(ctx context.Context, n *node, ask bool) string {
 	}
 	if !ask {
 		return strings.Join(parts, "; ")
+	}
+	// A node that went away during the run (its runtime or kubelet
+	// stopped) says so in its Ready condition.
+	if nd, err := r.API.GetNode(ctx, n.name); err == nil {
+		if why := notReady(*nd); why != "" {
+			parts = append(parts, why+" now")
+		}
 	}
 	if evs, err := r.API.PodEvents(ctx, r.Namespace, n.pod); err == nil {
 		var warn []string

@@ -85,7 +85,7 @@ func TestKubeAgainstAPIServer(t *testing.T) {
 	}
 	r, _ := runner(nil, 0)
 	r.Namespace = "ns"
-	pod := r.PodFor("node-a", 0, 0, 7777, "1m")
+	pod := r.PodFor(Placement{Node: "node-a", Port: 7777, Socket: "/run/containerd/containerd.sock"}, "1m")
 	if err := k.CreatePod(ctx, pod); err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,14 @@ func podName(mode, runID string, i, attempt int) string {
 // by name among every container of the node's runtime.
 func targetName(runID string) string { return "crisp-target-" + runID }
 
+// Placement is what makes one node's pod: the node, its index in the run,
+// the try (from 0), the target's port and the runtime's socket on the node.
+type Placement struct {
+	Node                 string
+	Index, Attempt, Port int
+	Socket               string
+}
+
 // PodFor is the pod that runs mode (smoke or probe) on node. It is pinned
 // by nodeName (no scheduler involved), on the host network (the runtime's
 // streaming server listens on the node's loopback), with the node's
@@ -49,7 +57,8 @@ func targetName(runID string) string { return "crisp-target-" + runID }
 // toleration of NoExecute taints (a node being drained is left alone).
 // crisp targets its own sidecar by name within its own pod, so it never
 // creates a pod through the CRI, which a kubelet would remove.
-func (c *Config) PodFor(node string, i, attempt, portN int, smokeTimeout string) *corev1.Pod {
+func (c *Config) PodFor(pl Placement, smokeTimeout string) *corev1.Pod {
+	node, i, attempt, portN := pl.Node, pl.Index, pl.Attempt, pl.Port
 	no, yes := false, true
 	root, nobody := int64(0), int64(65534)
 	grace := int64(5)
@@ -119,7 +128,7 @@ func (c *Config) PodFor(node string, i, attempt, portN int, smokeTimeout string)
 				Resources: resources("100m", "96Mi", "1", "192Mi"),
 			}},
 			Volumes: []corev1.Volume{{Name: "runtime-socket", VolumeSource: corev1.VolumeSource{
-				HostPath: &corev1.HostPathVolumeSource{Path: c.RuntimeSocket, Type: &socketType},
+				HostPath: &corev1.HostPathVolumeSource{Path: pl.Socket, Type: &socketType},
 			}}},
 		},
 	}

@@ -99,7 +99,7 @@ func (r *Runner) portLost(ctx context.Context, n *node, why string) {
 	n.port, n.pod, n.last, n.state = n.ports[n.attempt], podName(r.Mode, r.RunID, n.i, n.attempt), nil, ""
 	r.byPod[n.pod] = n
 	r.track.event(n.name, phasePending, fmt.Sprintf("port %d is taken on the node (the target said: %s); trying port %d", oldPort, why, n.port))
-	if err := r.createPod(ctx, r.PodFor(n.name, n.i, n.attempt, n.port, r.smokeTimeout())); err != nil {
+	if err := r.createPod(ctx, r.PodFor(n.placement(), r.smokeTimeout())); err != nil {
 		r.finishWithout(n, fmt.Sprintf("creating pod %s/%s: %v", r.Namespace, n.pod, err))
 	}
 }

@@ -162,7 +162,7 @@ func TestScaleLinesPerStateChange(t *testing.T) {
 func TestScaleTableGroups(t *testing.T) {
 	fl, _, _ := scaleRunLines(t)
 	var b bytes.Buffer
-	if err := WriteTable(&b, fl); err != nil {
+	if err := WriteTable(&b, fl, nil); err != nil {
 		t.Fatal(err)
 	}
 	text := b.String()

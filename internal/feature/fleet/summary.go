@@ -98,10 +98,12 @@ func groups(runs []report.Run) []*group {
 }
 
 // WriteTable writes fl for a reader (-o table): per kind, a line with the
-// counts, the groups, and the checks-by-nodes matrix when it is narrow;
-// then the unreadable reports, the notes, and the verdict. Every string
-// from the cluster or a node goes through report.Printable.
-func WriteTable(w io.Writer, fl *report.Fleet) error {
+// counts, the groups (with the runtimes their nodes run, from runtimes by
+// node name, when known: a runtime upgrade is what a fleet check is for),
+// and the checks-by-nodes matrix when it is narrow; then the unreadable
+// reports, the notes, and the verdict. Every string from the cluster or a
+// node goes through report.Printable.
+func WriteTable(w io.Writer, fl *report.Fleet, runtimes map[string]string) error {
 	p := &linePrinter{w: w}
 	for _, kind := range fl.Kinds() {
 		runs := fl.RunsOf(kind)
@@ -116,7 +118,7 @@ func WriteTable(w io.Writer, fl *report.Fleet) error {
 		width := len(fmt.Sprint(len(runs)))
 		indent := strings.Repeat(" ", width+8)
 		for _, g := range gs {
-			writeGroup(p, g, width, indent)
+			writeGroup(p, g, width, indent, runtimes)
 		}
 		writeMatrix(p, fl.MatrixOf(kind))
 		p.f("\n")
@@ -126,7 +128,7 @@ func WriteTable(w io.Writer, fl *report.Fleet) error {
 	return p.err
 }
 
-func writeGroup(p *linePrinter, g *group, width int, indent string) {
+func writeGroup(p *linePrinter, g *group, width int, indent string, runtimes map[string]string) {
 	result, lines := "ok  ", []string{tallyRange(g.runs)}
 	if g.failed {
 		result, lines = "FAIL", g.sig
@@ -143,6 +145,9 @@ func writeGroup(p *linePrinter, g *group, width int, indent string) {
 	p.f("  %*d %s %s\n", width, len(g.nodes), result, report.Printable(lines[0]))
 	for _, l := range lines[1:] {
 		p.f("%s+ %s\n", indent, report.Printable(l))
+	}
+	if on := runtimeCounts(g.nodes, runtimes); on != "" {
+		p.f("%son %s\n", indent, report.Printable(on))
 	}
 	named := make([]string, 0, maxNamed)
 	for _, n := range g.nodes[:min(len(g.nodes), maxNamed)] {
@@ -166,6 +171,39 @@ func writeGroup(p *linePrinter, g *group, width int, indent string) {
 			}
 		}
 	}
+}
+
+// runtimeCounts says which runtimes nodes run: "containerd://1.6.20 (400),
+// cri-o://1.34.0 (70)", most first; "" when no node's is known.
+func runtimeCounts(nodes []string, runtimes map[string]string) string {
+	count := map[string]int{}
+	var order []string
+	known := false
+	for _, n := range nodes {
+		rt := runtimes[n]
+		known = known || rt != ""
+		if rt == "" {
+			rt = "runtime unknown"
+		}
+		if count[rt] == 0 {
+			order = append(order, rt)
+		}
+		count[rt]++
+	}
+	if !known {
+		return ""
+	}
+	slices.SortFunc(order, func(a, b string) int {
+		if count[a] != count[b] {
+			return count[b] - count[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(order))
+	for i, rt := range order {
+		parts[i] = fmt.Sprintf("%s (%d)", rt, count[rt])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // tallyRange sums up the checks of passing nodes: "47 passed, 4
@@ -201,8 +239,10 @@ func writeMatrix(p *linePrinter, m report.Matrix) {
 		return
 	}
 	labels := make([]string, len(m.Columns))
+	widths := make([]int, len(m.Columns))
 	for i, c := range m.Columns {
 		labels[i] = report.Printable(c.Label())
+		widths[i] = max(len(labels[i]), len("FAIL"), len("refused"))
 	}
 	checkWidth := len("CHECK")
 	for _, c := range m.Checks {
@@ -215,8 +255,8 @@ func writeMatrix(p *linePrinter, m report.Matrix) {
 	}
 	p.f("\n")
 	fmt.Fprintf(&line, "%-*s", checkWidth, "CHECK")
-	for _, l := range labels {
-		line.WriteString("  " + l)
+	for i, l := range labels {
+		fmt.Fprintf(&line, "  %-*s", widths[i], l)
 	}
 	emit()
 	for i, check := range m.Checks {
@@ -229,7 +269,7 @@ func writeMatrix(p *linePrinter, m report.Matrix) {
 			case report.Fail:
 				o = "FAIL"
 			}
-			fmt.Fprintf(&line, "  %-*s", len(labels[j]), o)
+			fmt.Fprintf(&line, "  %-*s", widths[j], o)
 		}
 		emit()
 	}

@@ -108,7 +108,7 @@ func TestTargetOnATakenPortEndsAndSaysSo(t *testing.T) {
 	path := busyboxPath(t)
 	port := freeTCPPort(t)
 	r, _ := runner(nil, time.Minute)
-	first := startScript(t, path, r.PodFor("node-a", 0, 0, port, "1m").Spec.InitContainers[0].Command)
+	first := startScript(t, path, r.PodFor(Placement{Node: "node-a", Port: port}, "1m").Spec.InitContainers[0].Command)
 	deadline := time.Now().Add(5 * time.Second)
 	for echoes(port) != nil {
 		if time.Now().After(deadline) {
@@ -118,7 +118,7 @@ func TestTargetOnATakenPortEndsAndSaysSo(t *testing.T) {
 	}
 
 	r.RunID = "def456"
-	second := startScript(t, path, r.PodFor("node-a", 0, 0, port, "1m").Spec.InitContainers[0].Command)
+	second := startScript(t, path, r.PodFor(Placement{Node: "node-a", Port: port}, "1m").Spec.InitContainers[0].Command)
 	select {
 	case err := <-second.done:
 		second.done <- err // for the clean-up
@@ -142,7 +142,7 @@ func TestTargetOnATakenPortEndsAndSaysSo(t *testing.T) {
 // process of the node listening on the port.
 func TestTargetStartupProbeLooksInside(t *testing.T) {
 	r, _ := runner(nil, time.Minute)
-	p := r.PodFor("node-a", 0, 0, 23456, "1m").Spec.InitContainers[0]
+	p := r.PodFor(Placement{Node: "node-a", Port: 23456}, "1m").Spec.InitContainers[0]
 	if p.StartupProbe == nil || p.StartupProbe.Exec == nil || p.StartupProbe.TCPSocket != nil {
 		t.Fatalf("startup probe %+v: want an exec probe", p.StartupProbe)
 	}
