@@ -17,15 +17,18 @@ import (
 //     the dependencies taken from the factory (streams, a way to reach the
 //     runtime). A field a test has already set is left alone, so tests
 //     inject fakes by setting fields before the command runs.
-//   - Validate rejects bad input before anything connects or listens,
+//   - Validate checks the flags and arguments (cobra's Args counts them)
+//     before anything is dialled, listens, or reads a file or stdin,
 //     including the shared flag groups' (TLSFlags.Validate,
-//     TraceFlags.Validate, RecordFlags.Validate). Its errors, and
-//     Complete's about the arguments, are cmdutil.UsageError (build them
-//     with cmdutil.UsageErrorf): Main exits 2 for them (125 for exec and
-//     attach) and points at --help.
+//     TraceFlags.Validate, RecordFlags.Validate). Its errors are
+//     cmdutil.UsageError (build them with cmdutil.UsageErrorf): Main exits
+//     2 for them (125 for exec, attach and debug) and points at --help.
+//     TestEveryCommandRejectsBadInputFirst holds every command to it.
 //   - Run does the work, talking to the world only through the struct's
-//     fields; ctx is cancelled on SIGINT, SIGTERM and SIGHUP. What Run
-//     opens it closes (a deferred TraceFlags.Close, RecordFlags.Close).
+//     fields; ctx is cancelled on SIGINT, SIGTERM and SIGHUP. It reads what
+//     the flags name (a config file, a password on stdin) before it dials.
+//     What Run opens it closes (a deferred TraceFlags.Close,
+//     RecordFlags.Close).
 //
 // Where a feature package takes a struct (session.Exec, session.Attach,
 // session.Forward), the options embed it and the flags bind to its fields:
