@@ -65,7 +65,7 @@ func newRootCommand(f *cmdutil.Factory) *cobra.Command {
 	add(groupLifecycle, newRunPodCommand(f), newCreateCommand(f), newStartCommand(f), newRunCommand(f),
 		newStopCommand(f), newRmCommand(f), newStopPodCommand(f), newRmPodCommand(f),
 		newUpdateCommand(f), newCheckpointCommand(f), newLogsCommand(f))
-	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newBenchCommand(f), newReportCommand(f), newFleetCommand(f), newTraceCommand(f))
+	add(groupDiagnostics, newProbeCommand(f), newSmokeCommand(f), newDoctorCommand(f), newBenchCommand(f), newReportCommand(f), newFleetCommand(f), newTraceCommand(f))
 	add(groupMock, newMockRuntimeCommand(f), newDemoCommand(f))
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newCompletionCommand(f), newGenDocsCommand(f))

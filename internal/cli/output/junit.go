@@ -1,6 +1,7 @@
 // JUnit XML in the shape CI systems read
 // (testsuites > testsuite > testcase with failure, error or skipped
-// children) and its writer, shared by smoke's report (internal/feature/probe) and
+// children) and its writer, shared by smoke's report (internal/feature/probe),
+// doctor's (internal/feature/doctor) and
 // the merged fleet report (internal/feature/report).
 
 package output
@@ -9,6 +10,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"os"
 )
 
 // JUnitSuites is the document root. Name is left out when empty.
@@ -77,4 +79,21 @@ func WriteJUnit(w io.Writer, doc JUnitSuites) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// WriteJUnitFile writes doc to path (--junit FILE); its errors name the
+// flag and the file.
+func WriteJUnitFile(path string, doc JUnitSuites) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--junit: %w", err)
+	}
+	if err := WriteJUnit(f, doc); err != nil {
+		_ = f.Close() // the write error says more
+		return fmt.Errorf("--junit %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--junit %s: %w", path, err)
+	}
+	return nil
 }

@@ -177,6 +177,9 @@ func (j *job) unpackInto(ctx context.Context, d *Dir, dir, final string, count C
 	if perr := <-done; perr != nil && !errors.Is(perr, errUnpackEnded) {
 		err = perr // the producer's failure says more than the cut stream
 	}
+	if errors.Is(err, errSkippedTop) {
+		return nil // warned: a copy of one link leading out copies nothing
+	}
 	if err == nil {
 		err = d.Rename(stage, path.Join(dir, final), !isDir)
 		if errors.Is(err, fs.ErrExist) {

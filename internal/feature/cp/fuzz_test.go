@@ -3,10 +3,14 @@ package cp
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
@@ -39,6 +43,8 @@ func FuzzUnpack(f *testing.F) {
 		{file("../x", "x")},
 		{dir("top"), hardlink("top/h", "top/../../x")},
 		{dir("top"), symlink("top/up", ".."), dir("top/up/x")},
+		{dir("top"), dir("top/a"), symlink("top/a/up", ".."), symlink("top/x", "a/up/.."), symlink("top/y", "a/up/a/up/x")},
+		{symlink("top", "../etc")},
 	} {
 		var buf bytes.Buffer
 		tw := tar.NewWriter(&buf)
@@ -61,11 +67,37 @@ func FuzzUnpack(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer func() { _ = d.Close() }()
-		_, _ = Unpack(tar.NewReader(bytes.NewReader(data)), d, "stage", Landing{})
+		_, _ = Unpack(tar.NewReader(bytes.NewReader(data)), d, "stage", Landing{FromContainer: true})
 		names, err := os.ReadDir(base)
 		if err != nil || len(names) != 1 || names[0].Name() != "dest" {
 			t.Fatalf("written beside the destination: %v", names)
 		}
+		// Every symlink that landed, followed by the kernel, stays in the
+		// copy (or in dest, for a copy of one link).
+		within := filepath.Join(dest, "stage")
+		if st, err := os.Lstat(within); err == nil && !st.IsDir() {
+			within = dest
+		}
+		_ = filepath.WalkDir(within, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			rel, _ := filepath.Rel(within, p)
+			dfd, err := unix.Open(within, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = unix.Close(dfd) }()
+			fd, err := unix.Openat2(dfd, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH})
+			if err == nil {
+				_ = unix.Close(fd)
+			}
+			if errors.Is(err, unix.EXDEV) {
+				target, _ := os.Readlink(p)
+				t.Fatalf("%s -> %s leads out of the copy", rel, target)
+			}
+			return nil
+		})
 		_ = d.RemoveAll("stage")
 	})
 }

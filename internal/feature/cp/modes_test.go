@@ -18,7 +18,7 @@ import (
 func TestCopyOutDropsSetuidSetgidAndSticky(t *testing.T) {
 	// The tar way: what the container's tar says.
 	dest := t.TempDir()
-	copyArchiveOut(t, dest, "tree", func(w io.Writer) error {
+	copyOut(t, dest, "tree", io.Discard, func(w io.Writer) error {
 		tw := tar.NewWriter(w)
 		for _, h := range []tar.Header{
 			{Name: "tree/", Typeflag: tar.TypeDir, Mode: 0o2775},
@@ -47,17 +47,8 @@ func TestCopyOutDropsSetuidSetgidAndSticky(t *testing.T) {
 	must(t, err)
 	defer func() { _ = d.Close() }()
 	out := t.TempDir()
-	copyArchiveOut(t, out, "tool", func(w io.Writer) error { return packTo(d, "s/tool", "tool", w, func(string) {}) })
+	copyOut(t, out, "tool", io.Discard, func(w io.Writer) error { return packTo(d, "s/tool", "tool", w, func(string) {}) })
 	wantMode(t, filepath.Join(out, "tool"), 0o755)
-}
-
-// copyArchiveOut unpacks what produce writes into dest/final as a copy out.
-func copyArchiveOut(t *testing.T, dest, final string, produce func(io.Writer) error) {
-	t.Helper()
-	ld, err := OpenBeneath(dest)
-	must(t, err)
-	defer func() { _ = ld.Close() }()
-	must(t, testJob(io.Discard).unpackInto(context.Background(), ld, "", final, noCount{}, produce))
 }
 
 func wantMode(t *testing.T, name string, want os.FileMode) {

@@ -73,7 +73,8 @@ func (l Landing) mode(m int64) fs.FileMode {
 // Unpack writes the tar stream into d at stage (which must not exist): the
 // archive's top entry becomes stage itself. It reports whether that entry
 // was a directory. On error what was written is left for the caller to
-// remove (it removes stage whatever happened).
+// remove (it removes stage whatever happened); errSkippedTop says nothing
+// was written.
 func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
 	if l.Count == nil {
 		l.Count = noCount{}
@@ -88,6 +89,8 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
 		mtime time.Time
 	}
 	var dirs []dirMode
+	var links []pendingLink
+	linkTo := map[string]string{} // a copy out's links: rel -> target
 	top, isDir, seen := "", false, false
 	for {
 		hdr, err := tr.Next()
@@ -124,6 +127,12 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
 				return false, err
 			}
 		case tar.TypeSymlink:
+			if l.FromContainer {
+				// Made once the whole copy's links are known (leadsOut).
+				links = append(links, pendingLink{hdr.Name, rel, target, hdr.Linkname, hdr.ModTime})
+				linkTo[rel] = hdr.Linkname
+				break
+			}
 			if err := d.Symlink(hdr.Linkname, target); err != nil {
 				return false, err
 			}
@@ -132,6 +141,12 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
 			lt, lrel, err := entryPath(hdr.Linkname)
 			if err != nil || lt != top || lrel == "" {
 				return false, fmt.Errorf("%w: hard link %q to %q outside the copy", errUnsafeEntry, hdr.Name, hdr.Linkname)
+			}
+			if to, ok := linkTo[lrel]; ok {
+				// A hard link to a symlink is that symlink again, here.
+				links = append(links, pendingLink{hdr.Name, rel, target, to, hdr.ModTime})
+				linkTo[rel] = to
+				break
 			}
 			if err := d.Link(path.Join(stage, lrel), target); err != nil {
 				return false, err
@@ -144,6 +159,19 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
 	if !seen {
 		return false, errors.New("the archive was empty")
 	}
+	for _, k := range links {
+		if leadsOut(linkTo, k.rel, k.to) {
+			l.Warn(fmt.Sprintf("skipping %s: a symlink to %s leads out of the copy", k.name, k.to))
+			if k.rel == "" {
+				return false, errSkippedTop
+			}
+			continue
+		}
+		if err := d.Symlink(k.to, k.target); err != nil {
+			return false, err
+		}
+		_ = d.Chtimes(k.target, k.mtime)
+	}
 	// Directory modes last and deepest first: a read-only directory must
 	// not stop its own contents from being written.
 	for i := len(dirs) - 1; i >= 0; i-- {
@@ -152,6 +180,63 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
 		}
 	}
 	return isDir, nil
+}
+
+// errSkippedTop says the copy was one symlink, skipped: nothing landed.
+var errSkippedTop = errors.New("the copy was one symlink leading out of it: nothing was copied")
+
+// pendingLink is a symlink of a copy out, made once all are known.
+type pendingLink struct {
+	name, rel, target, to string // the entry's name, its path below the top, where it lands, its target
+	mtime                 time.Time
+}
+
+// maxHops bounds how many links leadsOut follows (the kernel's own bound):
+// past it, a chain or loop counts as leading out.
+const maxHops = 40
+
+// leadsOut says whether the symlink at rel (below the copy's top; "" is
+// the top itself) pointing at to would, followed on the node, lead out of
+// the copy: to is absolute, or climbs with ".." above the top (above the
+// directory the copy lands in, for the top itself), or passes through
+// another link of the copy (links) that does. Lexical checks of one link
+// alone miss the last: a/up -> .. stays inside, x -> a/up/.. does not.
+func leadsOut(links map[string]string, rel, to string) bool {
+	if path.IsAbs(to) {
+		return true
+	}
+	if rel == "" {
+		c := path.Clean(to)
+		return c == ".." || strings.HasPrefix(c, "../")
+	}
+	var at []string // where the walk is, below the top
+	if dir := path.Dir(rel); dir != "." {
+		at = strings.Split(dir, "/")
+	}
+	rest, hops := strings.Split(to, "/"), 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+		case "..":
+			if len(at) == 0 {
+				return true
+			}
+			at = at[:len(at)-1]
+		default:
+			next, ok := links[strings.Join(append(at, c), "/")]
+			if !ok {
+				at = append(at, c)
+				continue
+			}
+			if hops++; hops > maxHops || path.IsAbs(next) {
+				return true
+			}
+			rest = append(strings.Split(next, "/"), rest...)
+		}
+	}
+	return false
 }
 
 // unpackFile writes the file target, setting its mode and time through the

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/feature/doctor"
 	"github.com/crisp-cri/crisp/internal/feature/probe"
 )
 
@@ -263,21 +264,28 @@ func parseReport(b []byte) (run Run, isReport bool, err error) {
 			return Run{}, false, nil
 		}
 	}
-	if kind != probe.KindSmoke && kind != probe.KindProbe {
+	if kind != probe.KindSmoke && kind != probe.KindProbe && kind != doctor.Kind {
 		if h.Schema == nil {
 			return Run{}, false, nil // JSON of some other program
 		}
-		return Run{}, true, fmt.Errorf("report of node %q has kind %q; crisp report reads smoke and probe reports", h.Node, kind)
+		return Run{}, true, fmt.Errorf("report of node %q has kind %q; crisp report reads smoke, probe and doctor reports", h.Node, kind)
 	}
-	if h.Schema != nil && *h.Schema > probe.SchemaVersion {
-		return Run{}, true, fmt.Errorf("%s report of node %q has schemaVersion %d; this crisp reads up to %d: use a newer crisp report", kind, h.Node, *h.Schema, probe.SchemaVersion)
+	newest := probe.SchemaVersion
+	if kind == doctor.Kind {
+		newest = doctor.SchemaVersion // doctor's shape has its own version
+	}
+	if h.Schema != nil && *h.Schema > newest {
+		return Run{}, true, fmt.Errorf("%s report of node %q has schemaVersion %d; this crisp reads up to %d: use a newer crisp report", kind, h.Node, *h.Schema, newest)
 	}
 	if h.Schema != nil && *h.Schema < 1 {
 		return Run{}, true, fmt.Errorf("%s report of node %q has schemaVersion %d, which no crisp writes (versions start at 1): the report was not made by crisp smoke or probe, or was altered", kind, h.Node, *h.Schema)
 	}
-	if kind == probe.KindSmoke {
+	switch kind {
+	case probe.KindSmoke:
 		run, err = parseSmoke(b)
-	} else {
+	case doctor.Kind:
+		run, err = parseDoctor(b)
+	default:
 		run, err = parseProbe(b)
 	}
 	if err != nil {

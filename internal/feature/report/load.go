@@ -44,7 +44,7 @@ func Load(ctx context.Context, names []string, stdin io.Reader) (*Fleet, error) 
 		docs, problems = append(docs, d...), append(problems, p...)
 	}
 	if empty == len(names) {
-		return nil, fmt.Errorf("no smoke or probe JSON report in %s (make them with `crisp smoke -o json` or `crisp probe -o json`)", strings.Join(names, ", "))
+		return nil, fmt.Errorf("no smoke or probe JSON report in %s (make them with `crisp smoke -o json`, `crisp probe -o json` or `crisp doctor -o json`)", strings.Join(names, ", "))
 	}
 	return Merge(docs, problems), nil
 }

@@ -1,9 +1,10 @@
-// Package report merges the JSON reports that crisp smoke and crisp probe
-// write on many nodes into one fleet view: the matrix of nodes by checks,
+// Package report merges the JSON reports that crisp smoke, crisp probe and
+// crisp doctor write on many nodes into one fleet view: the matrix of nodes by checks,
 // a verdict, merged JUnit XML and Markdown for CI job summaries.
 //
-// It reads the reports' JSON shape (schemaVersion 1), not the probe
-// package's Go types: the reports of a fleet may come from other builds of
+// It reads the reports' JSON shapes (schemaVersion 1; doctor's is
+// versioned apart, docs/doctor.md), not the probe and doctor packages' Go
+// types: the reports of a fleet may come from other builds of
 // crisp, and the JSON is the contract between them. It knows nothing of
 // runtimes, transports or the command line.
 package report
@@ -40,7 +41,7 @@ type Cell struct {
 	Seconds float64 `json:"seconds,omitempty"`
 }
 
-// Run is the report of one kind (smoke or probe) from one node.
+// Run is the report of one kind (smoke, probe or doctor) from one node.
 type Run struct {
 	Node   string `json:"node"`
 	Kind   string `json:"kind"`

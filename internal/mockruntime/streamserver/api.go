@@ -128,16 +128,21 @@ type Server interface {
 //     life (counting from 1, over every port-forward session and transport)
 //     is reset before anything is dialled: its error stream carries the
 //     reason and its data stream is closed (reset on SPDY).
+//   - refuse-conn-one-in=N: each TCP connection the streaming server
+//     accepts is reset at once, before a byte is read, with probability
+//     1/N: the sporadic refusal a loaded streaming server or a flaky path
+//     gives (random, so that it falls on every kind of connection alike).
 //   - withhold-status: every exec runs, its stdout and stderr end, and its
 //     exit status never comes (nor the session's end) until the client
 //     leaves or the server stops: what a runtime that lost the process does.
 type Fault struct {
 	// Kind is drop-after, delay, refuse-upgrade, kill-stream-server-after,
-	// restart-stream-server-after, reset-forward-conn or withhold-status.
+	// restart-stream-server-after, reset-forward-conn, refuse-conn-one-in or
+	// withhold-status.
 	Kind     string
 	Bytes    int64         // drop-after
 	Duration time.Duration // delay, kill-stream-server-after
-	N        int           // reset-forward-conn
+	N        int           // reset-forward-conn, refuse-conn-one-in
 }
 
 // ParseFault parses KIND[=VALUE], e.g. drop-after=1000, delay=200ms,

@@ -15,10 +15,11 @@ const (
 	FaultKillStreamServerAfter = "kill-stream-server-after"
 	FaultResetForwardConn      = "reset-forward-conn"
 	FaultWithholdStatus        = "withhold-status"
+	FaultRefuseConnOneIn       = "refuse-conn-one-in"
 )
 
 // faultForms is what an error message shows a user who typed a bad fault.
-const faultForms = "drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, restart-stream-server-after=DURATION, reset-forward-conn=N, withhold-status"
+const faultForms = "drop-after=BYTES, delay=DURATION, refuse-upgrade, kill-stream-server-after=DURATION, restart-stream-server-after=DURATION, reset-forward-conn=N, refuse-conn-one-in=N, withhold-status"
 
 // String formats f as ParseFault reads it.
 func (f Fault) String() string {
@@ -27,7 +28,7 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s=%d", f.Kind, f.Bytes)
 	case FaultDelay, FaultKillStreamServerAfter, FaultRestartStreamServerAfter:
 		return fmt.Sprintf("%s=%s", f.Kind, f.Duration)
-	case FaultResetForwardConn:
+	case FaultResetForwardConn, FaultRefuseConnOneIn:
 		return fmt.Sprintf("%s=%d", f.Kind, f.N)
 	default:
 		return f.Kind
@@ -72,13 +73,13 @@ func parseFault(s string) (Fault, error) {
 			return bad("%s takes no value", kind)
 		}
 		return Fault{Kind: kind}, nil
-	case FaultResetForwardConn:
+	case FaultResetForwardConn, FaultRefuseConnOneIn:
 		if err := needValue(); err != nil {
 			return bad("%v", err)
 		}
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 1 || !isDigits(value) {
-			return bad("N must be a whole number from 1 (the first forwarded connection), got %q", value)
+			return bad("N must be a whole number from 1, got %q", value)
 		}
 		return Fault{Kind: kind, N: n}, nil
 	case "":
@@ -113,7 +114,7 @@ func (f Fault) validate() error {
 		if f.Duration < 0 {
 			return fmt.Errorf("fault %s: negative duration", f.Kind)
 		}
-	case FaultResetForwardConn:
+	case FaultResetForwardConn, FaultRefuseConnOneIn:
 		if f.N < 1 {
 			return fmt.Errorf("fault %s: N must be 1 or more", f.Kind)
 		}
@@ -132,6 +133,7 @@ type faultSet struct {
 	killAfter     time.Duration // -1: none
 	restartAfter  time.Duration // -1: none (restart.go)
 	resetForward  int           // 0: none
+	refuseOneIn   int           // 0: none
 	// withholdStatus: an exec's output ends, its status never comes.
 	withholdStatus bool
 }
@@ -162,6 +164,8 @@ func newFaultSet(faults []Fault) (faultSet, error) {
 			fs.resetForward = f.N
 		case FaultWithholdStatus:
 			fs.withholdStatus = true
+		case FaultRefuseConnOneIn:
+			fs.refuseOneIn = f.N
 		}
 	}
 	return fs, nil

@@ -21,6 +21,7 @@ func TestParseFault(t *testing.T) {
 		{"kill-stream-server-after=2s", Fault{Kind: FaultKillStreamServerAfter, Duration: 2 * time.Second}},
 		{"kill-stream-server-after=1m30s", Fault{Kind: FaultKillStreamServerAfter, Duration: 90 * time.Second}},
 		{"reset-forward-conn=3", Fault{Kind: FaultResetForwardConn, N: 3}},
+		{"refuse-conn-one-in=100", Fault{Kind: FaultRefuseConnOneIn, N: 100}},
 		{"withhold-status", Fault{Kind: FaultWithholdStatus}},
 	}
 	for _, c := range good {
@@ -51,6 +52,7 @@ func TestParseFault(t *testing.T) {
 		{"withhold-status=1", "takes no value"},
 		{"kill-stream-server-after=soon", "Go duration"},
 		{"reset-forward-conn=0", "from 1"},
+		{"refuse-conn-one-in=0", "from 1"},
 		{"reset-forward-conn=1.5", "from 1"},
 		{"reset-forward-conn= 2", "from 1"},
 		{"DELAY=1s", "unknown fault kind"},

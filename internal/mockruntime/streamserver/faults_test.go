@@ -186,6 +186,44 @@ func TestFaultRefuseUpgrade(t *testing.T) {
 	}
 }
 
+// TestFaultRefuseConnOneIn: each accepted connection is reset before a
+// byte is read with probability 1/N, the others are served: one in one is
+// every connection, one in four about a quarter of them.
+func TestFaultRefuseConnOneIn(t *testing.T) {
+	count := func(n, conns int) (served, reset int) {
+		srv, _ := startServer(t, Config{Faults: []Fault{mustFault(t, fmt.Sprintf("refuse-conn-one-in=%d", n))}})
+		for range conns {
+			conn, err := net.Dial("tcp", srv.Addr())
+			if err != nil {
+				// The reset can come while the connect completes.
+				reset++
+				continue
+			}
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			_, _ = fmt.Fprintf(conn, "GET /exec/none HTTP/1.1\r\nHost: x\r\n\r\n")
+			line, err := bufio.NewReader(conn).ReadString('\n')
+			_ = conn.Close()
+			switch {
+			case err == nil && strings.HasPrefix(line, "HTTP/1.1 404"):
+				served++
+			case err != nil:
+				reset++
+			default:
+				t.Fatalf("answer %q", line)
+			}
+		}
+		return served, reset
+	}
+	if served, reset := count(1, 5); served != 0 || reset != 5 {
+		t.Errorf("one in one: %d served, %d reset; want every connection reset", served, reset)
+	}
+	// A binomial count of mean 50 (sd 6) falls outside 20..80 about once
+	// in 10^6.
+	if served, reset := count(4, 200); reset < 20 || reset > 80 || served+reset != 200 {
+		t.Errorf("one in four: %d served, %d reset of 200", served, reset)
+	}
+}
+
 // TestFaultKillStreamServer: the server stops that long after Start: open
 // sessions end, new connections are refused; Start serves again and is not
 // killed a second time.

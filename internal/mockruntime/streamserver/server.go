@@ -178,7 +178,7 @@ func (s *server) Start() error {
 	s.addr = raw.Addr().String()
 	g := &generation{conns: map[*trackedConn]struct{}{}}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.ln = &trackedListener{Listener: raw, gen: g}
+	g.ln = &trackedListener{Listener: raw, gen: g, refuse: s.refuseConn}
 	if s.tls != nil {
 		g.ln = tls.NewListener(g.ln, s.tls)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"sync"
 
@@ -183,6 +184,9 @@ func (s *server) portForward(ctx context.Context, sess *session, podID string, p
 type trackedListener struct {
 	net.Listener
 	gen *generation
+	// refuse says whether to reset the connection just accepted
+	// (refuse-conn-one-in).
+	refuse func() bool
 }
 
 func (l *trackedListener) Accept() (net.Conn, error) {
@@ -190,6 +194,10 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
+		}
+		if l.refuse() {
+			resetConn(c)
+			continue
 		}
 		tc := &trackedConn{Conn: c, gen: l.gen}
 		l.gen.mu.Lock()
@@ -236,4 +244,19 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 func connFrom(ctx context.Context) *trackedConn {
 	c, _ := ctx.Value(connKey{}).(*trackedConn)
 	return c
+}
+
+// refuseConn says whether refuse-conn-one-in resets the connection just
+// accepted: one in N, at random.
+func (s *server) refuseConn() bool {
+	return s.faults.refuseOneIn > 0 && rand.IntN(s.faults.refuseOneIn) == 0
+}
+
+// resetConn closes c with a reset (SO_LINGER 0) rather than a FIN, as a
+// refusal by an overloaded server reaches its client.
+func resetConn(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0) // a close without the reset is still a refusal
+	}
+	_ = c.Close() // nothing was read: nothing to report
 }
