@@ -1,8 +1,8 @@
 // JUnit XML in the shape CI systems read
 // (testsuites > testsuite > testcase with failure, error or skipped
 // children) and its writer, shared by smoke's report (internal/feature/probe),
-// doctor's (internal/feature/doctor) and
-// the merged fleet report (internal/feature/report).
+// doctor's (internal/feature/doctor) and the merged fleet report
+// (internal/feature/report).
 
 package output
 
@@ -10,7 +10,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 )
 
 // JUnitSuites is the document root. Name is left out when empty.
@@ -81,10 +82,11 @@ func WriteJUnit(w io.Writer, doc JUnitSuites) error {
 	return err
 }
 
-// WriteJUnitFile writes doc to path (--junit FILE); its errors name the
-// flag and the file.
+// WriteJUnitFile writes doc to a new file at path (--junit FILE;
+// outfile.Create: what sits there is replaced, never written through); its
+// errors name the flag and the file.
 func WriteJUnitFile(path string, doc JUnitSuites) error {
-	f, err := os.Create(path)
+	f, err := outfile.Create(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("--junit: %w", err)
 	}

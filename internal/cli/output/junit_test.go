@@ -3,6 +3,8 @@ package output
 import (
 	"bytes"
 	"encoding/xml"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,5 +40,25 @@ func TestWriteRoundTrips(t *testing.T) {
 	}
 	if c := back.Suites[0].Cases[1]; c.Failure == nil || c.Failure.Text != "boom\nmore" {
 		t.Errorf("failure did not survive: %+v", c)
+	}
+}
+
+// WriteJUnitFile's errors name --junit and the file; a file in place is
+// replaced by the document.
+func TestWriteJUnitFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.xml")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnitFile(path, JUnitSuites{Tests: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `<testsuites tests="1"`) {
+		t.Errorf("file holds %q", b)
+	}
+	err := WriteJUnitFile(filepath.Join(dir, "no", "such", "dir.xml"), JUnitSuites{})
+	if err == nil || !strings.Contains(err.Error(), "--junit") {
+		t.Errorf("error %v does not name --junit", err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crisp-cri/crisp/internal/base/outfile"
 	"github.com/crisp-cri/crisp/internal/cli/output"
 )
 
@@ -80,22 +79,11 @@ func (c SmokeCheck) WriteLine(w io.Writer) error {
 	return err
 }
 
-// WriteJUnitFile writes the JUnit XML (WriteJUnit) to a new file at path
-// (outfile.Create: what sits there is replaced, never written through);
-// errors name the --junit flag.
+// WriteJUnitFile writes the JUnit XML to a new file at path
+// (output.WriteJUnitFile, doctor's writer too: what sits there is
+// replaced, never written through); errors name the --junit flag.
 func (r *SmokeReport) WriteJUnitFile(path string, started time.Time) error {
-	f, err := outfile.Create(path, 0o644)
-	if err != nil {
-		return fmt.Errorf("--junit: %w", err)
-	}
-	if err := r.WriteJUnit(f, started); err != nil {
-		_ = f.Close() // the write error says more
-		return fmt.Errorf("--junit %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--junit %s: %w", path, err)
-	}
-	return nil
+	return output.WriteJUnitFile(path, r.JUnit(started))
 }
 
 // WriteTable writes the probe matrix as tab-separated rows (the caller
