@@ -41,7 +41,7 @@ type fixture struct {
 	w   *walker
 }
 
-func newFixture(t *testing.T, cfg mockruntime.Config, spec mocktest.ContainerSpec) *fixture {
+func newFixture(t testing.TB, cfg mockruntime.Config, spec mocktest.ContainerSpec) *fixture {
 	t.Helper()
 	env := mocktest.Start(t, cfg)
 	pod := env.RunPod(t, "doctor-pod")
@@ -52,7 +52,7 @@ func newFixture(t *testing.T, cfg mockruntime.Config, spec mocktest.ContainerSpe
 	return &fixture{env: env, ctr: ctr, pod: pod, w: newWalker(t, env.Endpoint, ctr)}
 }
 
-func newWalker(t *testing.T, endpoint, ref string) *walker {
+func newWalker(t testing.TB, endpoint, ref string) *walker {
 	t.Helper()
 	c, err := client.Dial(client.Settings{RuntimeEndpoint: endpoint, RequestTimeout: 10 * time.Second})
 	if err != nil {
