@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -15,6 +17,9 @@ import (
 	"github.com/crisp-cri/crisp/internal/feature/fleet"
 	"github.com/crisp-cri/crisp/internal/feature/report"
 )
+
+// runIDRE is what --run-id takes: it goes into pod names and a label value.
+var runIDRE = regexp.MustCompile(`^[a-z0-9]{1,12}$`)
 
 // fleetOptions is `crisp fleet smoke|probe`'s options.
 type fleetOptions struct {
@@ -54,6 +59,8 @@ func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
 	fs.IntVar(&o.Config.Port, "port", 0, "the target's echo port, on each node's host network (default: one picked per node in 20000-29999, another where it is taken)")
 	fs.DurationVar(&o.Config.Timeout, "timeout", 10*time.Minute, "bound on the whole run; a node not done by then fails with what its pod was doing")
 	fs.StringVar(&o.JUnit, "junit", "", "write the merged results as JUnit XML to FILE")
+	fs.StringVar(&o.Config.SaveLogs, "save-logs", "", "write each node's crisp log, as read, to DIR/NODE.MODE.log (crisp report DIR/* reads them again)")
+	fs.StringVar(&o.Config.RunID, "run-id", "", "the run's ID in its pods' names and labels (1-12 of a-z, 0-9; default: random), e.g. to find its pods from a CI job")
 	return cmd
 }
 
@@ -112,6 +119,14 @@ func (o *fleetOptions) Validate() error {
 			return cmdutil.UsageErrorf("--nodes has an empty name")
 		}
 	}
+	if c.RunID != "" && !runIDRE.MatchString(c.RunID) {
+		return cmdutil.UsageErrorf("--run-id must be 1-12 of a-z and 0-9, not %q", c.RunID)
+	}
+	if c.SaveLogs != "" {
+		if st, err := os.Stat(c.SaveLogs); err != nil || !st.IsDir() {
+			return cmdutil.UsageErrorf("--save-logs %s: not a folder (create it first)", c.SaveLogs)
+		}
+	}
 	return nil
 }
 
@@ -127,6 +142,9 @@ func (o *fleetOptions) Run(ctx context.Context) error {
 	}
 	r := &fleet.Runner{Config: o.Config, API: api, Progress: o.f.Streams.ErrOut, Live: o.errIsTerminal != nil && o.errIsTerminal()}
 	fl, runErr := r.Run(ctx)
+	if o.f.Global.Verbose > 0 {
+		_, _ = fmt.Fprintf(o.f.Streams.ErrOut, "crisp fleet: %s\n", r.Requests()) // a courtesy, as the progress
+	}
 	if fl == nil {
 		return runErr
 	}

@@ -36,6 +36,8 @@ func TestFleetUsageErrors(t *testing.T) {
 		{[]string{"fleet", "smoke", "--runtime-socket", "containerd=/a.sock,/b.sock"}, "RUNTIME=PATH pairs"},
 		{[]string{"fleet", "smoke", "--nodes", "a,,b"}, "empty name"},
 		{[]string{"fleet", "smoke", "-o", "wide"}, "must be table, markdown, json or yaml"},
+		{[]string{"fleet", "smoke", "--run-id", "Bad_ID"}, "--run-id must be 1-12 of a-z and 0-9"},
+		{[]string{"fleet", "smoke", "--save-logs", "/nonexistent/dir"}, "not a folder"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -54,6 +54,9 @@ type Config struct {
 	ExtraArgs []string // passed to smoke or probe
 	RunID     string   // generated when empty
 	Poll      time.Duration
+	// SaveLogs, when set, is a folder for each node's crisp log
+	// (NODE.MODE.log), as read.
+	SaveLogs string
 }
 
 // API is the part of the Kubernetes API a run uses.
@@ -82,6 +85,7 @@ type Runner struct {
 	Live     bool
 	track    *tracker
 
+	count    *counted
 	byPod    map[string]*node
 	nodes    []*node
 	runtimes map[string]string // by node, as it reports it: containerd://1.6.20
@@ -128,6 +132,10 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	start := time.Now()
 	r.track = newTracker(r.Progress, r.Live, r.Mode)
 	r.runtimes = map[string]string{}
+	if r.count == nil {
+		r.count = &counted{API: r.API, n: map[string]int{}}
+		r.API = r.count
+	}
 	defer r.track.finish()
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if r.Timeout > 0 {

@@ -53,6 +53,7 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) but its log could not be read: %v", end.ExitCode, end.Reason, err))
 		return
 	}
+	r.saveLog(n, log)
 	source := fmt.Sprintf("%s (pod %s/%s, %s)", n.name, r.Namespace, n.pod, orUnknown(n.runtime))
 	docs, probs, err := report.Decode(source, bytes.NewReader(log))
 	if err != nil {

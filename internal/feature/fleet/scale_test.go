@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -230,4 +232,31 @@ func lastBytes(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// The run counts its requests (-v prints them): per node one create and
+// one log read; the lists are per poll.
+func TestRequestsCounted(t *testing.T) {
+	api := newFake("node-a", "node-b")
+	for _, n := range []string{"node-a", "node-b"} {
+		api.script[n] = finishes(0)
+		api.logs[n] = smokeJSON(n, "pass")
+	}
+	r, _ := runner(api, time.Minute)
+	r.SaveLogs = t.TempDir()
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := r.Requests()
+	for _, want := range []string{"CREATE pods 2", "GET pods/log 2", "DELETECOLLECTION pods 1", "LIST nodes 1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("requests %q lack %q", got, want)
+		}
+	}
+	for _, n := range []string{"node-a", "node-b"} {
+		b, err := os.ReadFile(filepath.Join(r.SaveLogs, n+".smoke.log"))
+		if err != nil || string(b) != smokeJSON(n, "pass") {
+			t.Errorf("%s's saved log: %q, %v", n, b, err)
+		}
+	}
 }
