@@ -21,6 +21,9 @@ type debugOptions struct {
 	Keep    bool
 	Cleanup bool
 	TLS     cmdutil.TLSFlags
+	// WatchSession is the hidden flag of a host-way session's watcher
+	// (debug.Watch): crisp started by itself, with the session's group.
+	WatchSession int
 
 	Target  string
 	Command []string
@@ -56,6 +59,8 @@ func debugCommand(f *cmdutil.Factory, o *debugOptions) *cobra.Command {
 	fl.BoolVar(&o.Keep, "keep", false, "leave the debug container behind when the session ends")
 	fl.BoolVar(&o.Cleanup, "cleanup", false, "remove the debug containers left by crisp processes that no longer run (kept ones too), then exit")
 	o.TLS.AddFlags(fl)
+	fl.IntVar(&o.WatchSession, debug.WatchFlag, 0, "internal: watch a host-way session's process group")
+	_ = fl.MarkHidden(debug.WatchFlag)
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]string{string(debug.ProfileGeneral), string(debug.ProfileNetadmin), string(debug.ProfileSysadmin)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("way", cobra.FixedCompletions([]string{string(debug.WayAuto), string(debug.WayContainer), string(debug.WayHost)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -70,7 +75,7 @@ func (o *debugOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []s
 	if o.runner.Leases.Dir == "" {
 		o.runner.Leases = debug.DefaultLeases()
 	}
-	if o.runner.Host.LookPath == nil {
+	if o.runner.Host.Euid == nil {
 		o.runner.Host = debug.NewHostEntry()
 	}
 	if len(args) > 0 {
@@ -92,6 +97,9 @@ func (o *debugOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []s
 
 // Validate rejects bad input before any connection is made.
 func (o *debugOptions) Validate() error {
+	if o.WatchSession > 0 {
+		return nil
+	}
 	if o.Cleanup {
 		if o.Target != "" {
 			return cmdutil.UsageErrorf("--cleanup takes no TARGET: crisp debug --cleanup")
@@ -126,6 +134,9 @@ func (o *debugOptions) Validate() error {
 // Run runs the session (or the cleanup) and returns the command's exit
 // status as an error (nil for 0).
 func (o *debugOptions) Run(ctx context.Context) error {
+	if o.WatchSession > 0 {
+		return debug.Watch(o.runner.Deps.Streams.In, o.WatchSession)
+	}
 	if o.Cleanup {
 		n, err := o.runner.Cleanup(ctx)
 		if n > 0 || err == nil {

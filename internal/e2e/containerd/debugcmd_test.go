@@ -18,6 +18,16 @@ import (
 // target is cp_test.go's distroless image: the echo server alone).
 const distrolessPort = "18089"
 
+// debugArgs is `debug --way WAY` with args; the container way runs the
+// harness's busybox (crisp's default image is not on these offline nodes).
+func (h *Harness) debugArgs(way string, args ...string) []string {
+	out := []string{"debug", "--way", way}
+	if way == "container" {
+		out = append(out, "--image", h.BusyboxImage)
+	}
+	return append(out, args...)
+}
+
 // On a target with no shell and no tools, both ways list its process with
 // ps, see its listening port and its root filesystem; the container way
 // leaves no debug container behind.
@@ -31,7 +41,7 @@ func TestCrispDebugDistroless(t *testing.T) {
 		}
 		for _, way := range []string{"container", "host"} {
 			t.Run(way, func(t *testing.T) {
-				r := h.crisp(t, "debug", "-v", "--way", way, target, "--", "ps", "-o", "pid,args")
+				r := h.crisp(t, h.debugArgs(way, "-v", target, "--", "ps", "-o", "pid,args")...)
 				if r.ExitCode != 0 || !strings.Contains(r.Stdout, "/crisp "+distrolessPort) || !strings.Contains(r.Stderr, "way: "+way) {
 					t.Fatalf("crisp debug --way %s -- ps: %v", way, r)
 				}
@@ -39,12 +49,12 @@ func TestCrispDebugDistroless(t *testing.T) {
 				// The target's root is /proc/PID/root, PID its PID in the
 				// namespace (not 1 here: the harness's pod shares one PID
 				// namespace, whose PID 1 is pause).
-				r = h.crisp(t, "debug", "--way", way, target, "--", "sh", "-c", "ls /proc/$CRISP_TARGET_PID/root/")
+				r = h.crisp(t, h.debugArgs(way, target, "--", "sh", "-c", "ls /proc/$CRISP_TARGET_PID/root/")...)
 				if r.ExitCode != 0 || !strings.Contains(r.Stdout, "crisp") {
 					t.Errorf("crisp debug --way %s -- ls /proc/$CRISP_TARGET_PID/root/: %v", way, r)
 				}
 				// Its network: the port it listens on.
-				r = h.crisp(t, "debug", "--way", way, target, "--", "netstat", "-ltn")
+				r = h.crisp(t, h.debugArgs(way, target, "--", "netstat", "-ltn")...)
 				if r.ExitCode != 0 || !strings.Contains(r.Stdout, ":"+distrolessPort) {
 					t.Errorf("crisp debug --way %s -- netstat -ltn: %v", way, r)
 				}
@@ -79,7 +89,7 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 		interrupt := func(sig syscall.Signal) string {
 			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 			defer cancel()
-			cmd := h.crispCmd(t, ctx, "debug", "-v", "--way", "container", h.Ctr, "--", "sleep", "60")
+			cmd := h.crispCmd(t, ctx, "debug", "-v", "--way", "container", "--image", h.BusyboxImage, h.Ctr, "--", "sleep", "60")
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -99,7 +109,7 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 			return stderr.String()
 		}
 		for i := range rounds {
-			if r := h.crisp(t, "debug", "--way", "container", h.Ctr, "--", "true"); r.ExitCode != 0 {
+			if r := h.crisp(t, "debug", "--way", "container", "--image", h.BusyboxImage, h.Ctr, "--", "true"); r.ExitCode != 0 {
 				t.Fatalf("round %d, a session ended by exit: %v", i, r)
 			}
 			if ids := left(); len(ids) != 0 {
@@ -130,7 +140,7 @@ func TestCrispDebugProfiles(t *testing.T) {
 			profile string
 			caps    []uint
 		}{{"general", []uint{ptrace}}, {"netadmin", []uint{netAdmin, netRaw}}, {"sysadmin", nil}} {
-			r := h.crisp(t, "debug", "--way", "container", "--profile", tc.profile, h.Ctr, "--", "grep", "CapEff", "/proc/self/status")
+			r := h.crisp(t, "debug", "--way", "container", "--image", h.BusyboxImage, "--profile", tc.profile, h.Ctr, "--", "grep", "CapEff", "/proc/self/status")
 			t.Logf("--profile %s: %v", tc.profile, r)
 			if tc.caps == nil {
 				continue

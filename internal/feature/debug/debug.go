@@ -3,17 +3,17 @@
 // shell or tools of their own. It has two ways in and picks the one that
 // works:
 //
-//   - container: a debug container in the target's pod, from an image
-//     with tools (a busybox the node has by default), its PID namespace
+//   - container: a debug container in the target's pod, from one exact
+//     image (DefaultImage, or --image; never a search), its PID namespace
 //     the target's (the CRI's NamespaceMode TARGET), network and IPC the
-//     pod's, capabilities by kubectl debug's profiles; removed on every
-//     way out, and labelled so that a run which could not remove it
-//     (crisp SIGKILLed) is cleaned up by the next run or by --cleanup;
-//   - host: the node's own tools entered into the target's PID, network,
-//     IPC and UTS namespaces with util-linux's nsenter (crisp runs on the
-//     node as root), in a private mount namespace with a /proc of the
-//     target's PID namespace, so that ps lists the target's processes and
-//     /proc/PID/root is the target's root filesystem.
+//     pod's, under the runtime's default seccomp profile, capabilities by
+//     kubectl debug's profiles; removed on every way out, and labelled with
+//     an owner whose lock (Leases) tells a live session from a leftover
+//     that the next run or --cleanup removes;
+//   - host: the node's static busybox, from a sealed in-memory copy, in the
+//     target's namespaces and root with the target's credentials (HostEntry),
+//     so that nothing in it is a door to the node, killed with its process
+//     group by a watcher on the node when crisp ends (Watch).
 //
 // It talks to the runtime through the CRI client and streams through the
 // session package; it writes only to the streams it is given.
@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -76,6 +77,9 @@ type Runner struct {
 	Leases Leases
 	// Host enters the target's namespaces from the node (HostEntry).
 	Host HostEntry
+	// Watcher starts the watcher of a host-way session (WatchCommand
+	// when nil): a process that kills the session when crisp ends.
+	Watcher func(pgid int) *exec.Cmd
 }
 
 // KubeletKillNote is what was seen on a kubelet node: the kubelet
@@ -138,7 +142,7 @@ func (rn Runner) Run(ctx context.Context, r Request) error {
 	}
 	entry, err := rn.Host.plan(ctx, run)
 	if err == nil {
-		rn.Deps.Logf("debug: way: host (nsenter into PID %d; the target's root is /proc/%d/root on the node)", entry.pid, entry.pid)
+		rn.Deps.Logf("debug: way: host (into the namespaces and root of PID %d, with its credentials)", entry.pid)
 		logTargetPID(rn.Deps, entry.nsPID)
 		return rn.runHost(ctx, entry, r)
 	}

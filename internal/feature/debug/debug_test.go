@@ -121,13 +121,32 @@ func TestNamespacePID(t *testing.T) {
 	}
 }
 
-// The host way enters every namespace but the mount one and mounts a /proc
-// of the target's PID namespace before the command.
-func TestHostArgv(t *testing.T) {
-	p := &hostPlan{pid: 77, nsenter: "/usr/bin/nsenter", unshare: "/usr/bin/unshare"}
-	got := strings.Join(p.hostArgv([]string{"ps", "-ef"}), " ")
-	want := "/usr/bin/nsenter --target 77 --pid --net --ipc --uts -- /usr/bin/unshare --mount --propagation private --mount-proc -- ps -ef"
-	if got != want {
+// The host way's busybox runs the command through its sh, so that an
+// applet and a program of the target's are both found.
+func TestHostArgs(t *testing.T) {
+	got := strings.Join(hostArgs([]string{"ps", "-ef"}), " ")
+	if want := `sh -c read -r go <&4 || exit 125; exec 4<&-; exec "$@" sh ps -ef`; got != want {
 		t.Errorf("argv:\n got %s\nwant %s", got, want)
+	}
+}
+
+// A status text gives the credentials the host way copies; one that lacks
+// a field crisp needs is an error, not a zero (a zero uid is root's).
+func TestParseCreds(t *testing.T) {
+	status := "Name:\tsleep\nUid:\t1000\t1001\t1001\t1001\nGid:\t7\t8\t8\t8\nGroups:\t4 27 \n" +
+		"CapInh:\t0000000000000000\nCapPrm:\t0000000000000021\nCapEff:\t0000000000000021\n" +
+		"CapBnd:\t00000000a80425fb\nCapAmb:\t0000000000000001\nNoNewPrivs:\t1\nSeccomp:\t2\n"
+	c, err := parseCreds(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.uid != 1001 || c.gid != 8 || len(c.groups) != 2 || c.groups[1] != 27 || c.eff != 0x21 || c.bnd != 0xa80425fb || c.amb != 1 || !c.noNewPrivs || c.seccomp != 2 {
+		t.Errorf("parseCreds: %+v", c)
+	}
+	if _, err := parseCreds(strings.Replace(status, "Uid:", "Xid:", 1)); err == nil {
+		t.Error("a status without Uid parsed")
+	}
+	if got := capList(0x21); len(got) != 2 || got[0] != 0 || got[1] != 5 {
+		t.Errorf("capList(0x21) = %v", got)
 	}
 }

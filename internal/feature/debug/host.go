@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -11,48 +12,65 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/feature/session"
 )
 
-// HostEntry enters a target's namespaces from the node: util-linux's
-// nsenter joins the target's PID, network, IPC and UTS namespaces (not its
-// mount namespace: the node's tools stay reachable), then unshare gives the
-// command a private mount namespace with a /proc of the target's PID
-// namespace, so ps lists the target's processes and the target's root
-// filesystem is /proc/PID/root (PID 1 when the target has a PID namespace
-// of its own). It needs root on the node and both tools in PATH.
+// HostEntry runs a command in a target's namespaces from the node, as a
+// process that holds no more than the target and cannot be used to reach
+// the node: it joins the target's cgroup, IPC, UTS, network, PID and mount
+// namespaces and chroots into the target's root (so /proc/PID/root of it is
+// the target's root, not the node's), takes the target's uid, gid and
+// groups, a bounding set no larger than the target's (for a root target, no
+// larger than its effective set), the target's inheritable and ambient
+// capabilities and LSM label, and no_new_privs. The program it runs is the
+// node's statically linked busybox, copied into a sealed memfd, so that it
+// holds no file of the node. It dies with crisp (a parent-death signal set
+// after the namespaces are joined, on a thread kept for it), and crisp
+// kills its process group when it ends. Targets it cannot match (a seccomp
+// filter, a user namespace of their own) are refused. It needs root.
 type HostEntry struct {
-	// LookPath finds a program (exec.LookPath).
-	LookPath func(string) (string, error)
 	// Euid is the effective user ID (os.Geteuid).
 	Euid func() int
+	// Tools are where the node's static busybox is looked for, in order
+	// (HostTools).
+	Tools []string
 }
 
+// HostTools are the places of a static busybox on common nodes (Debian's
+// and Ubuntu's busybox-static, and others).
+var HostTools = []string{"/bin/busybox", "/usr/bin/busybox", "/usr/local/bin/busybox"}
+
 // NewHostEntry is the node's HostEntry.
-func NewHostEntry() HostEntry { return HostEntry{LookPath: exec.LookPath, Euid: os.Geteuid} }
+func NewHostEntry() HostEntry { return HostEntry{Euid: os.Geteuid, Tools: HostTools} }
 
 // hostPlan is an entry ready to run.
 type hostPlan struct {
-	pid              int
-	nsPID            int // the target's PID in its namespace; 0: unknown
-	nsenter, unshare string
+	pid   int
+	nsPID int // the target's PID in its namespace; 0: unknown
+	tool  string
 }
 
-// plan checks that the host way can work for target: root, the tools, and
+// plan checks that the host way can work for target: root, a busybox, and
 // the target's PID from the runtime's verbose status.
 func (h HostEntry) plan(ctx context.Context, target session.Running) (*hostPlan, error) {
 	if h.Euid() != 0 {
 		return nil, errors.New("host way: entering another process's namespaces needs root on the node (run crisp with sudo)")
 	}
 	var p hostPlan
+	for _, t := range h.Tools {
+		if fi, err := os.Stat(t); err == nil && fi.Mode().IsRegular() {
+			p.tool = t
+			break
+		}
+	}
+	if p.tool == "" {
+		return nil, fmt.Errorf("host way: no busybox on the node (looked at %s; Debian and Ubuntu: apt-get install busybox-static)", strings.Join(h.Tools, ", "))
+	}
 	var err error
-	if p.nsenter, err = h.LookPath("nsenter"); err != nil {
-		return nil, errors.New("host way: no nsenter in PATH (install util-linux)")
-	}
-	if p.unshare, err = h.LookPath("unshare"); err != nil {
-		return nil, errors.New("host way: no unshare in PATH (install util-linux)")
-	}
 	if p.pid, err = target.PID(ctx); err != nil {
 		return nil, fmt.Errorf("host way: %w", err)
 	}
@@ -90,58 +108,190 @@ func namespacePID(pid int) (int, bool) {
 	return 0, false
 }
 
-// hostArgv is the command line that runs command in the target's
-// namespaces.
-func (p *hostPlan) hostArgv(command []string) []string {
-	argv := []string{p.nsenter, "--target", fmt.Sprint(p.pid), "--pid", "--net", "--ipc", "--uts", "--",
-		p.unshare, "--mount", "--propagation", "private", "--mount-proc", "--"}
-	return append(argv, command...)
+// hostPath is the debug command's PATH: the target's own folders (busybox
+// runs its applets first, whatever PATH says).
+const hostPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// hostArgs is the debug process's argv: busybox's sh (chosen by argv[0])
+// exec'ing the command, so that a busybox applet and a program of the
+// target's alike are found. It first waits for crisp's word on gateFD,
+// sent once the session's watcher runs: a crisp killed before that leaves
+// nothing running.
+func hostArgs(command []string) []string {
+	script := fmt.Sprintf(`read -r go <&%d || exit 125; exec %d<&-; exec "$@"`, gateFD, gateFD)
+	return append([]string{"sh", "-c", script, "sh"}, command...)
 }
 
-// hostStopGrace is how long a command without a terminal has after crisp is
-// interrupted (SIGTERM to its process group) before it is killed.
+// gateFD is the descriptor of the gate in the debug process
+// (ExtraFiles[1]).
+const gateFD = 4
+
+// hostStopGrace is how long the command has after crisp is interrupted
+// (SIGTERM to its process group) before it is killed, and how long its
+// output may trail its exit.
 const hostStopGrace = 2 * time.Second
 
-// runHost runs the command through nsenter with crisp's streams and passes
-// its exit status through.
+// runHost runs the command in the target and passes its exit status
+// through.
 func (rn Runner) runHost(ctx context.Context, p *hostPlan, r Request) error {
-	argv := p.hostArgv(r.Command)
-	rn.Deps.Logf("debug: running %q", argv)
-	cmd := exec.Command(argv[0], argv[1:]...) //nolint:gosec // the user's own command, run as the user asked
-	if r.Stdin {
-		cmd.Stdin = rn.Deps.Streams.In
+	e, err := openEntry(p.pid, p.tool)
+	if err != nil {
+		return err
 	}
-	cmd.Stdout, cmd.Stderr = rn.Deps.Streams.Out, rn.Deps.Streams.ErrOut
+	defer e.close()
+	c := e.creds
+	rn.Deps.Logf("debug: host way: as uid %d gid %d, capabilities %016x (bounding %016x), no_new_privs, root and namespaces of PID %d, busybox from %s",
+		c.uid, c.gid, e.keptCaps(), e.keptCaps(), p.pid, p.tool)
+
+	env := []string{"PATH=" + hostPath, "HOME=/"}
 	if p.nsPID > 0 {
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", TargetPIDEnv, p.nsPID))
+		env = append(env, fmt.Sprintf("%s=%d", TargetPIDEnv, p.nsPID))
 	}
-	// With a terminal the command shares crisp's process group, so the
-	// terminal's Ctrl-C reaches it (and an interactive shell ignores it);
-	// without one it gets a group of its own, which crisp ends when it is
-	// interrupted. If crisp dies, nsenter is killed with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !r.TTY, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("host way: starting %s: %w", p.nsenter, err)
+	gateR, gateW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("host way: %w", err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var err error
+	defer func() { _ = gateW.Close() }() // closed unopened, the gate keeps the command from running
+	cmd := &exec.Cmd{
+		Path: fmt.Sprintf("/proc/self/fd/%d", toolFD), Args: hostArgs(r.Command), Env: env,
+		ExtraFiles: []*os.File{e.tool, gateR}, WaitDelay: hostStopGrace,
+		// No Pdeathsig: Go's start-up check of it kills a child whose
+		// parent is outside its PID namespace; the watcher does its work.
+		SysProcAttr: &syscall.SysProcAttr{
+			Credential: &syscall.Credential{Uid: c.uid, Gid: c.gid, Groups: c.groups},
+			Setsid:     true,
+		},
+	}
+	if c.uid != 0 {
+		cmd.SysProcAttr.AmbientCaps = capList(c.amb & e.keptCaps())
+	}
+	if !r.TTY {
+		// Pipes, never crisp's own descriptors (a terminal it held could
+		// be reached through /proc/PID/fd).
+		cmd.Stdin = strings.NewReader("") // not the node's /dev/null
+		if r.Stdin {
+			cmd.Stdin = struct{ io.Reader }{rn.Deps.Streams.In}
+		}
+		cmd.Stdout, cmd.Stderr = struct{ io.Writer }{rn.Deps.Streams.Out}, struct{ io.Writer }{rn.Deps.Streams.ErrOut}
+		return rn.hostOutcome(ctx, e, cmd, gateR, gateW, nil)
+	}
+	// With -t the command gets a terminal of its own, which crisp relays.
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		return fmt.Errorf("host way: a terminal for the command: %w", err)
+	}
+	defer func() { _ = ptmx.Close() }() // ends the relay
+	term := "xterm"
+	if t := os.Getenv("TERM"); t != "" {
+		term = t
+	}
+	cmd.Env = append(cmd.Env, "TERM="+term)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
+	t := rn.Deps.Terminal(r.Stdin)
+	return t.Safe(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel() // ends the size queue
+		if q := t.MonitorSize(ctx); q != nil {
+			go func() {
+				for s := q.Next(); s != nil; s = q.Next() {
+					_ = pty.Setsize(ptmx, &pty.Winsize{Rows: s.Height, Cols: s.Width}) // a lost resize only looks wrong
+				}
+			}()
+		}
+		return rn.hostOutcome(ctx, e, cmd, gateR, gateW, &relay{ptmx: ptmx, tty: tty, in: rn.Deps.Streams.In, out: rn.Deps.Streams.Out, stdin: r.Stdin})
+	})
+}
+
+// relay copies between crisp's streams and the command's terminal.
+type relay struct {
+	ptmx, tty *os.File
+	in        io.Reader
+	out       io.Writer
+	stdin     bool
+}
+
+// hostOutcome starts cmd in the target, waits for it (ending its process
+// group when crisp is interrupted), and turns its end into crisp's.
+func (rn Runner) hostOutcome(ctx context.Context, e *entry, cmd *exec.Cmd, gateR, gateW *os.File, rl *relay) error {
+	release := make(chan struct{})
+	defer close(release)
+	pidfd := -1
+	cmd.SysProcAttr.PidFD = &pidfd
+	err := e.start(cmd, release)
+	_ = gateR.Close() // the command holds it now
+	if err != nil {
+		if rl != nil {
+			_ = rl.tty.Close()
+		}
+		return fmt.Errorf("host way: %w", err)
+	}
+	pgid := cmd.Process.Pid
+	if pidfd < 0 {
+		_ = gateW.Close() // the command exits at the closed gate
+		_ = cmd.Wait()
+		return errors.New("host way: this kernel gives no pidfd (Linux 5.3 or later is needed to watch the session)")
+	}
+	pidFile := os.NewFile(uintptr(pidfd), "pidfd")
+	defer func() { _ = pidFile.Close() }() // only passed on
+	newWatcher := rn.Watcher
+	if newWatcher == nil {
+		newWatcher = WatchCommand
+	}
+	life, err := startWatcher(newWatcher, pgid, pidFile)
+	if err != nil {
+		_ = gateW.Close() // the command exits at the closed gate
+		_ = cmd.Wait()
+		return fmt.Errorf("host way: %w", err)
+	}
+	defer func() { _ = life.Close() }() // after the session's end below: the watcher finds it reaped
+	if _, err := gateW.Write([]byte("go\n")); err != nil {
+		return fmt.Errorf("host way: starting the command: %w", err)
+	}
+	_ = gateW.Close()
+	copied := make(chan struct{})
+	if rl != nil {
+		_ = rl.tty.Close() // the command holds it now
+		if rl.stdin {
+			go func() { _, _ = io.Copy(rl.ptmx, rl.in) }() // ends with crisp's input or the terminal
+		}
+		go func() {
+			defer close(copied)
+			_, _ = io.Copy(rl.out, rl.ptmx) // EIO once no process holds the terminal
+		}()
+	} else {
+		close(copied)
+	}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		// Waited for without reaping: while the command is a zombie its
+		// process group's ID cannot be reused, so the kill below hits
+		// only what it left running.
+		var info unix.Siginfo
+		for {
+			if err := unix.Waitid(unix.P_PID, pgid, &info, unix.WEXITED|unix.WNOWAIT, nil); !errors.Is(err, unix.EINTR) {
+				return
+			}
+		}
+	}()
 	interrupted := false
 	select {
-	case err = <-waited:
+	case <-exited:
 	case <-ctx.Done():
-		if r.TTY {
-			err = <-waited // the terminal's signal reached the command too
-			break
-		}
 		interrupted = true
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) // it may have exited already
+		_ = syscall.Kill(-pgid, syscall.SIGTERM) // it may be ending already
 		select {
-		case err = <-waited:
+		case <-exited:
 		case <-time.After(hostStopGrace):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // it may have exited already
-			err = <-waited
 		}
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL) // what it started dies with the session
+	<-exited
+	err = cmd.Wait()
+	select {
+	case <-copied:
+	case <-time.After(hostStopGrace):
 	}
 	if interrupted {
 		return cmdutil.NewInterrupted(context.Cause(ctx))
@@ -155,7 +305,7 @@ func (rn Runner) runHost(ctx context.Context, p *hostPlan, r Request) error {
 		rn.Deps.Logf("remote command exited with status %d", code)
 		return cmdutil.RemoteStatus{Code: code}
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 		return fmt.Errorf("host way: %w", err)
 	}
 	return nil
