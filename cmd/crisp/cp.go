@@ -16,6 +16,7 @@ import (
 type cpOptions struct {
 	Way          string
 	PreserveMode bool
+	SizeLimit    string
 	TLS          cmdutil.TLSFlags
 
 	Src, Dst string
@@ -26,6 +27,7 @@ type cpOptions struct {
 	// tests set it.
 	errIsTerminal func() bool
 	umask         fs.FileMode
+	sizeLimit     int64
 	deps          streamDeps
 }
 
@@ -37,7 +39,7 @@ func newCpCommand(f *cmdutil.Factory) *cobra.Command {
 // factory's dependencies.
 func cpCommand(f *cmdutil.Factory, o *cpOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "cp [--way auto|tar|root] [--preserve-mode] SRC DEST",
+		Use:     "cp [--way auto|tar|root] [--preserve-mode] [--size-limit SIZE] SRC DEST",
 		Short:   "Copy files and directories between a container and here",
 		Long:    helpLong("cp"),
 		Example: helpExample("cp"),
@@ -46,6 +48,7 @@ func cpCommand(f *cmdutil.Factory, o *cpOptions) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Way, "way", string(cp.WayAuto), "how to reach the container's files: tar (tar over exec), root (the node's view of its root), auto (tar, then root when the container has no tar)")
 	cmd.Flags().BoolVar(&o.PreserveMode, "preserve-mode", false, "copying out, keep setuid, setgid and sticky bits and ignore the umask (by default they are dropped and the umask applied, as kubectl cp does)")
+	cmd.Flags().StringVar(&o.SizeLimit, "size-limit", "", "copying out, fail (leaving nothing) rather than write more file content than this (500Mi, 2Gi, 1048576); without it, only the destination's free space bounds a copy")
 	o.TLS.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -77,6 +80,9 @@ func (o *cpOptions) Validate() error {
 	if o.req, err = cp.ParseArgs(o.Src, o.Dst); err != nil {
 		return err
 	}
+	if o.sizeLimit, err = cp.ParseSizeLimit(o.SizeLimit); err != nil {
+		return err
+	}
 	return o.TLS.Validate()
 }
 
@@ -84,6 +90,6 @@ func (o *cpOptions) Validate() error {
 func (o *cpOptions) Run(ctx context.Context) error {
 	return cp.Run(ctx, o.deps, cp.Copy{
 		Request: o.req, Way: o.way, TLS: o.TLS, ErrIsTerminal: o.errIsTerminal,
-		KeepModes: o.PreserveMode, Umask: o.umask,
+		KeepModes: o.PreserveMode, Umask: o.umask, SizeLimit: o.sizeLimit,
 	})
 }

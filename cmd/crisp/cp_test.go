@@ -43,10 +43,11 @@ var errNoDial = errors.New("no dialling in this test")
 
 func TestCpFlags(t *testing.T) {
 	for _, tt := range []struct {
-		args []string
-		want cp.Request
-		way  cp.Way
-		bad  string
+		args  []string
+		want  cp.Request
+		way   cp.Way
+		limit int64
+		bad   string
 	}{
 		{args: []string{"web:/etc/hosts", "."}, want: cp.Request{Container: "web", Remote: "/etc/hosts", Local: "."}, way: cp.WayAuto},
 		{args: []string{"--way", "root", "./x", "web:/tmp/"}, want: cp.Request{Container: "web", Remote: "/tmp/", Local: "./x", In: true}, way: cp.WayRoot},
@@ -54,6 +55,10 @@ func TestCpFlags(t *testing.T) {
 		{args: []string{"web:/a"}, bad: "needs SRC and DEST"},
 		{args: []string{"a", "b"}, bad: "neither"},
 		{args: []string{"--tls-cert", "c.pem", "web:/a", "."}, bad: "go together"},
+		{args: []string{"--size-limit", "2Gi", "web:/a", "."}, want: cp.Request{Container: "web", Remote: "/a", Local: "."}, way: cp.WayAuto, limit: 2 << 30},
+		{args: []string{"--size-limit", "500M", "web:/a", "."}, want: cp.Request{Container: "web", Remote: "/a", Local: "."}, way: cp.WayAuto, limit: 500e6},
+		{args: []string{"--size-limit", "lots", "web:/a", "."}, bad: "want a byte count"},
+		{args: []string{"--size-limit", "-1Gi", "web:/a", "."}, bad: "want a byte count"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			// Run stops at the dial: only the parsed options matter here.
@@ -69,8 +74,8 @@ func TestCpFlags(t *testing.T) {
 				}
 				return
 			}
-			if o.req != tt.want || o.way != tt.way {
-				t.Fatalf("got %+v %s, want %+v %s", o.req, o.way, tt.want, tt.way)
+			if o.req != tt.want || o.way != tt.way || o.sizeLimit != tt.limit {
+				t.Fatalf("got %+v %s %d, want %+v %s %d", o.req, o.way, o.sizeLimit, tt.want, tt.way, tt.limit)
 			}
 			if !errors.Is(err, errNoDial) || code != cmdutil.ExitFailure {
 				t.Fatalf("got %d %v, want the dial's failure (1)", code, err)

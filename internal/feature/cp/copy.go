@@ -53,6 +53,9 @@ type Copy struct {
 	KeepModes bool
 	// Umask is the process's umask (CurrentUmask), applied on a copy out.
 	Umask fs.FileMode
+	// SizeLimit bounds the file content a copy out writes (--size-limit;
+	// 0: only the destination's free space does).
+	SizeLimit int64
 }
 
 // Run copies c's request in the container d reaches.
@@ -168,7 +171,7 @@ func (j *job) unpackInto(ctx context.Context, d *Dir, dir, final string, count C
 		done <- err
 	}()
 	isDir, err := Unpack(tar.NewReader(ctxReader{ctx, pr}), d, stage, Landing{
-		Count: count, Warn: j.warn, FromContainer: !j.c.In, KeepModes: j.c.KeepModes, Umask: j.c.Umask,
+		Count: count, Warn: j.warn, FromContainer: !j.c.In, KeepModes: j.c.KeepModes, Umask: j.c.Umask, Limit: j.limit(),
 	})
 	if err == nil {
 		_, err = io.Copy(io.Discard, pr) // the archive's padding, so the producer ends
@@ -192,6 +195,15 @@ func (j *job) unpackInto(ctx context.Context, d *Dir, dir, final string, count C
 		}
 	}
 	return err
+}
+
+// limit is what bounds this copy's file content: --size-limit, on a copy
+// out only (a copy in is the operator's own files).
+func (j *job) limit() int64 {
+	if j.c.In {
+		return 0
+	}
+	return j.c.SizeLimit
 }
 
 var errUnpackEnded = errors.New("cp: the unpacking side stopped reading")

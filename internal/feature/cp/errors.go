@@ -36,6 +36,10 @@ func (j *job) explain(err error) error {
 		return fmt.Errorf("%w (a symlink or .. on the way would lead outside the copy's directory: cp does not follow it)", err)
 	case errors.Is(err, unix.ENOENT) || strings.Contains(text, "no such file"):
 		return fmt.Errorf("%w (no such file or directory: check the path)", err)
+	case errors.Is(err, errRefusedEntry):
+		return fmt.Errorf("%w (the container's tar sent what crisp does not unpack: nothing was written)", err)
+	case errors.Is(err, errTooLarge):
+		return fmt.Errorf("%w (nothing was written; raise --size-limit to copy it)", err)
 	case errors.Is(err, errUnsafeEntry):
 		return fmt.Errorf("%w (the archive tried to write outside the destination: nothing was written)", err)
 	}

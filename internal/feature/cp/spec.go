@@ -15,6 +15,8 @@ import (
 	"path"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
@@ -83,4 +85,21 @@ func ParseArgs(src, dst string) (Request, error) {
 		return r, cmdutil.UsageErrorf("cp: %q has no name to copy under; name the directory itself", r.Local)
 	}
 	return r, nil
+}
+
+// ParseSizeLimit reads --size-limit: a byte count as Kubernetes writes
+// quantities (500Mi, 2Gi, 1G, 1048576); "" or 0 is no limit.
+func ParseSizeLimit(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() < 0 {
+		return 0, cmdutil.UsageErrorf("cp: --size-limit %q: want a byte count such as 500Mi, 2Gi or 1048576", s)
+	}
+	n, ok := q.AsInt64()
+	if !ok {
+		return 0, cmdutil.UsageErrorf("cp: --size-limit %q is out of range", s)
+	}
+	return n, nil
 }

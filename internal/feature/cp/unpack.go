@@ -43,6 +43,9 @@ type Landing struct {
 	FromContainer bool
 	KeepModes     bool
 	Umask         fs.FileMode
+	// Limit bounds the bytes of file content written (0: no bound but the
+	// destination's free space, which every file is checked against).
+	Limit int64
 }
 
 // CurrentUmask is the process's umask, read from /proc/self/status
@@ -92,6 +95,7 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
 	var links []pendingLink
 	linkTo := map[string]string{} // a copy out's links: rel -> target
 	top, isDir, seen := "", false, false
+	var written int64 // file content so far, for Limit
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -123,7 +127,13 @@ func Unpack(tr *tar.Reader, d *Dir, stage string, l Landing) (bool, error) {
 			}
 			dirs = append(dirs, dirMode{target, id, mode, hdr.ModTime})
 		case tar.TypeReg, 0: // 0: old tars' regular file
-			if err := unpackFile(tr, d, target, mode, hdr.ModTime, l.Count); err != nil {
+			if isSparse(hdr) {
+				return false, fmt.Errorf("%w: %q is a sparse file (GNU sparse records), which the tar crisp runs never writes", errRefusedEntry, hdr.Name)
+			}
+			if written += hdr.Size; l.Limit > 0 && written > l.Limit {
+				return false, fmt.Errorf("%w: %s of file content at %q, more than --size-limit %s allows", errTooLarge, size(written), hdr.Name, size(l.Limit))
+			}
+			if err := unpackFile(tr, d, target, mode, hdr.ModTime, hdr.Size, l.Count); err != nil {
 				return false, err
 			}
 		case tar.TypeSymlink:
@@ -239,14 +249,24 @@ func leadsOut(links map[string]string, rel, to string) bool {
 	return false
 }
 
-// unpackFile writes the file target, setting its mode and time through the
-// descriptor that created it: the name is looked up once.
-func unpackFile(r io.Reader, d *Dir, target string, mode fs.FileMode, mtime time.Time, count Counter) error {
+// unpackFile writes the file target of length bytes, setting its mode and
+// time through the descriptor that created it: the name is looked up
+// once. A file larger than what its file system has free fails before its
+// first byte: a copy never fills the disk to find out.
+func unpackFile(r io.Reader, d *Dir, target string, mode fs.FileMode, mtime time.Time, length int64, count Counter) error {
 	f, err := d.Create(target, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(f, io.TeeReader(r, countWriter{count}))
+	var sfs unix.Statfs_t
+	if err = unix.Fstatfs(int(f.Fd()), &sfs); err == nil {
+		if free := freeBytes(&sfs); length > free {
+			err = fmt.Errorf("%s of content, more than the %s free on its file system: %w", size(length), size(free), unix.ENOSPC)
+		}
+	}
+	if err == nil {
+		_, err = io.Copy(f, io.TeeReader(r, countWriter{count}))
+	}
 	if err == nil {
 		err = f.Chmod(mode)
 	}
@@ -262,6 +282,39 @@ func unpackFile(r io.Reader, d *Dir, target string, mode fs.FileMode, mtime time
 	}
 	return nil
 }
+
+// freeBytes is what an unprivileged writer may still use of a file system:
+// crisp runs as root, but leaves the blocks reserved for root to the
+// node's own daemons.
+func freeBytes(s *unix.Statfs_t) int64 {
+	unit := s.Frsize
+	if unit == 0 {
+		unit = s.Bsize
+	}
+	return int64(s.Bavail) * unit //nolint:unconvert // Bavail's type differs by architecture
+}
+
+// isSparse says whether hdr is a GNU sparse file: archive/tar would expand
+// its holes into zeros, gigabytes from a few kilobytes of archive.
+func isSparse(hdr *tar.Header) bool {
+	if hdr.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// errRefusedEntry marks an archive entry crisp's own tar would never
+	// make.
+	errRefusedEntry = errors.New("refused entry in the archive")
+	// errTooLarge marks a copy past --size-limit.
+	errTooLarge = errors.New("the copy is too large")
+)
 
 // unwrapPath is the errno under an *fs.PathError (so one path is named).
 func unwrapPath(err error) error {
