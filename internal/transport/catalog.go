@@ -1,16 +1,18 @@
 package transport
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 )
 
 // This file is crisp's protocol catalogue: every subprotocol a CRI streaming
-// server may speak, the calls it serves, what it can carry, and the orders
-// --transport tries them in. It is data: negotiation (ExecOffers,
+// server may speak, the calls it serves, its version, framing and what it
+// can carry. It is data: the orders --transport tries (order.go), "newest
+// first", which protocols can close stdin, negotiation (ExecOffers,
 // PortForwardOffers), probe's matrix and capability checks are all derived
-// from it, so adding a protocol is one entry here plus its executor.
+// from its rows, so adding a protocol is one row here plus its executor.
 
 // Call is one of the three CRI calls that hand out a streaming URL.
 type Call string
@@ -52,10 +54,6 @@ const (
 	// PortForwardWebSocketBase64 is PortForwardWebSocket with base64 text frames.
 	PortForwardWebSocketBase64 = "v4.base64.channel.k8s.io"
 )
-
-// ExecProtocols lists every exec/attach subprotocol SPDY carries, newest
-// first: what `--transport spdy` offers at once.
-var ExecProtocols = []string{ExecProtocolV5, ExecProtocolV4, ExecProtocolV3, ExecProtocolV2, ExecProtocolV1}
 
 // Protocol is one transport and one subprotocol.
 type Protocol struct {
@@ -119,8 +117,9 @@ func (s Spec) Serves(call Call) bool { return slices.Contains(s.Calls, call) }
 var remoteCommand = []Call{CallExec, CallAttach}
 var portForward = []Call{CallPortForward}
 
-// catalogue lists every protocol, in the order probe reports them: SPDY
-// v1..v5, the WebSocket remote-command family, then port-forward's.
+// catalogue lists every protocol, in report order (reportOrder: the order
+// probe reports them): SPDY v1..v5, the WebSocket remote-command family,
+// then port-forward's.
 var catalogue = []Spec{
 	// SPDY v1 has no way to end stdin: the stream is reset, never
 	// half-closed, at the end of the session.
@@ -145,6 +144,40 @@ var catalogue = []Spec{
 	{Protocol{WebSocket, PortForwardWebSocketBase64}, portForward, 0, FramingBase64, Capabilities{}},
 }
 
+// ExecProtocols lists every exec/attach subprotocol SPDY carries, newest
+// first: what `--transport spdy` offers at once. It is derived from the
+// catalogue (and follows AddForTest); callers must not modify it.
+var ExecProtocols = execProtocols()
+
+func execProtocols() []string { return Names(Newest(CallExec, SPDY, nil)) }
+
+// framingOrder is the order reports list the framings of one version in.
+var framingOrder = []Framing{FramingSPDY, FramingSPDYTunnel, FramingBinary, FramingBase64}
+
+// reportOrder is the catalogue's order: remote command before
+// port-forward, SPDY before WebSocket, then oldest version first, then
+// framing (binary before base64).
+func reportOrder(a, b Spec) int {
+	group := func(s Spec) int {
+		if s.Serves(CallPortForward) {
+			return 1
+		}
+		return 0
+	}
+	transportRank := func(s Spec) int {
+		if s.Transport == SPDY {
+			return 0
+		}
+		return 1
+	}
+	return cmp.Or(
+		cmp.Compare(group(a), group(b)),
+		cmp.Compare(transportRank(a), transportRank(b)),
+		cmp.Compare(a.Version, b.Version),
+		cmp.Compare(slices.Index(framingOrder, a.Framing), slices.Index(framingOrder, b.Framing)),
+	)
+}
+
 // Catalogue returns every protocol crisp knows, in report order.
 func Catalogue() []Spec { return slices.Clone(catalogue) }
 
@@ -157,6 +190,57 @@ func Protocols(call Call) []Protocol {
 		}
 	}
 	return out
+}
+
+// Newest lists the rows of transport t that serve call and that keep
+// accepts (every one when keep is nil), newest version first; rows of one
+// version keep report order.
+func Newest(call Call, t Transport, keep func(Spec) bool) []Spec {
+	var out []Spec
+	for _, s := range catalogue {
+		if s.Transport == t && s.Serves(call) && (keep == nil || keep(s)) {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Spec) int { return cmp.Compare(b.Version, a.Version) })
+	return out
+}
+
+// Carrying lists the exec/attach protocols of transport t that carry what
+// has asks for, newest first: Carrying(WebSocket, CanCloseStdin) is the
+// WebSocket versions that can close stdin.
+func Carrying(t Transport, has func(Capabilities) bool) []Spec {
+	return Newest(CallExec, t, func(s Spec) bool { return has(s.Caps) })
+}
+
+// CanCloseStdin is the stdin-eof capability, for Carrying.
+func CanCloseStdin(c Capabilities) bool { return c.StdinEOF }
+
+// CanResize is the resize capability, for Carrying.
+func CanResize(c Capabilities) bool { return c.Resize }
+
+// Names lists the rows' subprotocol names, in their order, each once.
+func Names(specs []Spec) []string {
+	var names []string
+	for _, s := range specs {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
+// VersionSpan names rows of one transport by their versions, newest
+// first: "v5..v1" for a run of several, "v5" for one.
+func VersionSpan(specs []Spec) string {
+	if len(specs) == 0 {
+		return ""
+	}
+	newest, oldest := specs[0].Version, specs[len(specs)-1].Version
+	if newest == oldest {
+		return fmt.Sprintf("v%d", newest)
+	}
+	return fmt.Sprintf("v%d..v%d", newest, oldest)
 }
 
 // Lookup finds the catalogue entry of p for call.
@@ -175,79 +259,21 @@ func CapabilitiesOf(call Call, p Protocol) Capabilities {
 	return s.Caps
 }
 
-// Step is one step of a --transport order: one handshake offering Offer,
-// named as reports and messages name it.
-type Step struct {
-	Offer
-	Name string
-}
-
-var (
-	stepWSv5   = Step{Offer{WebSocket, []string{ExecProtocolV5}}, "WebSocket " + ExecProtocolV5}
-	stepSPDY   = Step{Offer{SPDY, ExecProtocols}, "SPDY v5..v1"}
-	stepWSv4   = Step{Offer{WebSocket, []string{ExecProtocolV4}}, "WebSocket " + ExecProtocolV4}
-	stepPFSPDY = Step{Offer{SPDY, []string{PortForwardSPDY}}, "SPDY " + PortForwardSPDY}
-	stepTunnel = Step{Offer{WebSocket, []string{PortForwardTunnel}}, PortForwardTunnel + " tunnel"}
-	stepDirect = Step{Offer{WebSocket, []string{PortForwardWebSocket, PortForwardWebSocketBase64}}, "WebSocket " + PortForwardWebSocket + " (direct)"}
-)
-
-// orders are the --transport plans. Exec and attach: auto tries WebSocket
-// v5 (the only WebSocket version that can close stdin), then SPDY offering
-// v5..v1, then WebSocket v4; websocket tries v5 then v4 (never v5 alone:
-// runtimes built on cri-streaming speak v4 only); spdy offers v5..v1.
-// Port-forward: auto tries SPDY, then the SPDY-in-WebSocket tunnel, then
-// the direct WebSocket protocol; websocket the last two; spdy the first.
-var orders = map[Call]map[Transport][]Step{
-	CallExec: {
-		Auto:      {stepWSv5, stepSPDY, stepWSv4},
-		WebSocket: {stepWSv5, stepWSv4},
-		SPDY:      {stepSPDY},
-	},
-	CallPortForward: {
-		Auto:      {stepPFSPDY, stepTunnel, stepDirect},
-		WebSocket: {stepTunnel, stepDirect},
-		SPDY:      {stepPFSPDY},
-	},
-}
-
-// Order is the plan --transport t makes for call, one step per handshake
-// (each with a fresh URL).
-func Order(call Call, t Transport) ([]Step, error) {
-	if call == CallAttach {
-		call = CallExec
-	}
-	if t == "" {
-		t = Auto
-	}
-	steps, ok := orders[call][t]
-	if !ok {
-		return nil, fmt.Errorf("unknown transport %q: want auto, websocket or spdy", t)
-	}
-	out := make([]Step, len(steps))
-	for i, s := range steps {
-		out[i] = Step{Offer{s.Transport, slices.Clone(s.Protocols)}, s.Name}
-	}
-	return out, nil
-}
-
-// PickAuto applies --transport auto's order for call to the protocols a
-// server accepted (each tried alone): the first step with an accepted
-// protocol, and among a step's protocols the first accepted, as the server
-// would pick. ok is false when auto has nothing to use.
-func PickAuto(call Call, accepted func(Protocol) bool) (Protocol, Step, bool) {
-	steps, _ := Order(call, Auto)
-	for _, s := range steps {
-		for _, name := range s.Protocols {
-			if p := (Protocol{s.Transport, name}); accepted(p) {
-				return p, s, true
-			}
-		}
-	}
-	return Protocol{}, Step{}, false
+// AddForTest adds rows to the catalogue, each at its place in report
+// order, until the returned function removes them again: a test's way to
+// see that everything derived from the catalogue follows a new protocol.
+// Tests that call it must not run in parallel with others of their
+// package.
+func AddForTest(rows ...Spec) (remove func()) {
+	saved, savedNames := catalogue, ExecProtocols
+	catalogue = append(slices.Clone(catalogue), rows...)
+	slices.SortStableFunc(catalogue, reportOrder)
+	ExecProtocols = execProtocols()
+	return func() { catalogue, ExecProtocols = saved, savedNames }
 }
 
 // ParseExecProtocol accepts a remote-command subprotocol name or the short
-// form of a SPDY version (v1..v5).
+// form of a SPDY version ("v5").
 func ParseExecProtocol(s string) (string, error) {
 	for _, spec := range catalogue {
 		if !spec.Serves(CallExec) {
@@ -263,83 +289,5 @@ func ParseExecProtocol(s string) (string, error) {
 			names = append(names, p.Name)
 		}
 	}
-	return "", fmt.Errorf("unknown exec/attach protocol %q: want one of %s (or v5..v1)", s, strings.Join(names, ", "))
-}
-
-// carriers lists the transports of the catalogue that carry the
-// remote-command subprotocol name.
-func carriers(name string) []Transport {
-	var ts []Transport
-	for _, p := range Protocols(CallExec) {
-		if p.Name == name {
-			ts = append(ts, p.Transport)
-		}
-	}
-	return ts
-}
-
-// ExecOffers is the negotiation plan for exec and attach: the catalogue's
-// order for t. A non-empty pin offers exactly that subprotocol on every
-// transport of the choice that can carry it (auto: WebSocket first, then
-// SPDY).
-func ExecOffers(t Transport, pin string) ([]Offer, error) {
-	if pin == "" {
-		steps, err := Order(CallExec, t)
-		if err != nil {
-			return nil, err
-		}
-		offers := make([]Offer, len(steps))
-		for i, s := range steps {
-			offers[i] = s.Offer
-		}
-		return offers, nil
-	}
-	p, err := ParseExecProtocol(pin)
-	if err != nil {
-		return nil, err
-	}
-	var family []Transport
-	switch t {
-	case Auto, "":
-		family = []Transport{WebSocket, SPDY}
-	case WebSocket, SPDY:
-		family = []Transport{t}
-	default:
-		return nil, fmt.Errorf("unknown transport %q", t)
-	}
-	can := carriers(p)
-	var offers []Offer
-	for _, tr := range family {
-		if slices.Contains(can, tr) {
-			offers = append(offers, Offer{tr, []string{p}})
-		}
-	}
-	if len(offers) == 0 {
-		var names []string
-		for _, q := range Protocols(CallExec) {
-			if q.Transport == t {
-				names = append(names, q.Name)
-			}
-		}
-		other := SPDY
-		if t == SPDY {
-			other = WebSocket
-		}
-		return nil, fmt.Errorf("--transport %s carries only %s, not %s; use --transport %s for it", t, strings.Join(names, ", "), p, other)
-	}
-	return offers, nil
-}
-
-// PortForwardOffers is the negotiation plan for port-forward: the
-// catalogue's order for t, every offer one handshake with a fresh URL.
-func PortForwardOffers(t Transport) ([]Offer, error) {
-	steps, err := Order(CallPortForward, t)
-	if err != nil {
-		return nil, err
-	}
-	offers := make([]Offer, len(steps))
-	for i, s := range steps {
-		offers[i] = s.Offer
-	}
-	return offers, nil
+	return "", fmt.Errorf("unknown exec/attach protocol %q: want one of %s (or %s)", s, strings.Join(names, ", "), VersionSpan(Newest(CallExec, SPDY, nil)))
 }

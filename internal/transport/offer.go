@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -13,11 +14,12 @@ type Offer struct {
 }
 
 // String names the offer the way messages show it: "WebSocket
-// v5.channel.k8s.io", "SPDY v5..v1".
+// v5.channel.k8s.io", and "SPDY v5..v1" for every SPDY version at once
+// (the span is the catalogue's, newest first).
 func (o Offer) String() string {
 	name := o.Transport.Title()
-	if len(o.Protocols) == len(ExecProtocols) && o.Protocols[0] == ExecProtocolV5 && o.Protocols[4] == ExecProtocolV1 {
-		return name + " v5..v1"
+	if o.Transport == SPDY && len(o.Protocols) > 1 && slices.Equal(o.Protocols, ExecProtocols) {
+		return name + " " + VersionSpan(Newest(CallExec, SPDY, nil))
 	}
 	return name + " " + strings.Join(o.Protocols, ",")
 }
