@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,13 +22,17 @@ import (
 // comes, so crisp ends the session at once rather than hang. Interactive
 // stdin (a terminal) only gets a warning, as a user can end the command by
 // hand.
+//
+// The versions that can pass it on are the catalogue's (Carrying).
 func stdinEOFError(op string, offer transport.Offer, protocol string) error {
 	if offer.Transport == transport.SPDY {
+		can := transport.Carrying(transport.SPDY, transport.CanCloseStdin) // newest first
 		return fmt.Errorf("%s: SPDY %s cannot pass the end of stdin to the remote process, so a command reading piped input to its end would never finish; "+
-			"offer a newer protocol (SPDY %s to %s pass it: drop --protocol %s), or use -t for an interactive session", op, protocol, transport.ExecProtocolV2, transport.ExecProtocolV5, protocol)
+			"offer a newer protocol (SPDY %s to %s pass it: drop --protocol %s), or use -t for an interactive session", op, protocol, can[len(can)-1].Name, can[0].Name, protocol)
 	}
+	can := transport.Names(transport.Carrying(transport.WebSocket, transport.CanCloseStdin))
 	return fmt.Errorf("%s: WebSocket %s cannot pass the end of stdin to the remote process, so a command reading piped input to its end would never finish; "+
-		"use --transport spdy (or auto), a runtime that speaks WebSocket %s, or -t for an interactive session", op, protocol, transport.ExecProtocolV5)
+		"use --transport spdy (or auto), a runtime that speaks WebSocket %s, or -t for an interactive session", op, protocol, strings.Join(can, " or "))
 }
 
 // needsStdinEOF reports whether the negotiated protocol (spec) would leave

@@ -83,3 +83,22 @@ func TestPipedStdinOnSPDYV1FailsFast(t *testing.T) {
 		t.Errorf("the refusal carries exit status %d: it would pass for the remote command's", coded.ExitStatus())
 	}
 }
+
+// The stdin-EOF refusals name the versions that can pass stdin's end as
+// the catalogue lists them, so a new version shows up in them.
+func TestStdinEOFErrorNamesTheCatalogue(t *testing.T) {
+	v6 := "v6.channel.k8s.io"
+	caps := transport.Capabilities{ExitCode: true, StdinEOF: true, Resize: true}
+	remove := transport.AddForTest(
+		transport.Spec{Protocol: transport.Protocol{Transport: transport.SPDY, Name: v6}, Calls: []transport.Call{transport.CallExec, transport.CallAttach}, Version: 6, Framing: transport.FramingSPDY, Caps: caps},
+		transport.Spec{Protocol: transport.Protocol{Transport: transport.WebSocket, Name: v6}, Calls: []transport.Call{transport.CallExec, transport.CallAttach}, Version: 6, Framing: transport.FramingBinary, Caps: caps})
+	defer remove()
+	spdy := stdinEOFError("exec", transport.Offer{Transport: transport.SPDY}, transport.ExecProtocolV1).Error()
+	if !strings.Contains(spdy, "SPDY "+transport.ExecProtocolV2+" to "+v6+" pass it") {
+		t.Errorf("SPDY refusal: %s", spdy)
+	}
+	ws := stdinEOFError("exec", transport.Offer{Transport: transport.WebSocket}, transport.ExecProtocolV4).Error()
+	if !strings.Contains(ws, "speaks WebSocket "+v6+" or "+transport.ExecProtocolV5+",") {
+		t.Errorf("WebSocket refusal: %s", ws)
+	}
+}
