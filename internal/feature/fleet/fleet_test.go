@@ -299,7 +299,8 @@ func TestNodesWithoutReportFail(t *testing.T) {
 			}
 		}
 	}
-	for node, want := range map[string]string{"quiet": "printed no report", "lies": "exited 2 (Error) though its report passed", "down": "not Ready (KubeletNotReady"} {
+	for node, want := range map[string]string{"quiet": "printed no report", "lies": "exited 2 (Error) though its report passed", "down": "not Ready (KubeletNotReady",
+		"crashed": "crisp exited 137 (Error) and its report could not be read: "} {
 		if !strings.Contains(failed[node], want) {
 			t.Errorf("%s: %q lacks %q", node, failed[node], want)
 		}

@@ -63,6 +63,16 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) and printed no report; its log ends: %s", end.ExitCode, end.Reason, tail(log, 3)))
 		return
 	}
+	if len(docs) == 0 {
+		// Only an unreadable report (cut short by a killed pod, a schema
+		// this crisp does not know): the node is failed as well, so that
+		// every node asked for has its run in every output.
+		why := make([]string, len(probs))
+		for i, p := range probs {
+			why[i] = p.Err
+		}
+		docs = append(docs, r.failedRun(n.name, source, fmt.Sprintf("crisp exited %d (%s) and its report could not be read: %s", end.ExitCode, end.Reason, strings.Join(why, "; "))))
+	}
 	n.docs, n.probs = docs, probs
 	r.noteTarget(n)
 	fl := report.Merge(docs, probs)
