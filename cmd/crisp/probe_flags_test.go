@@ -8,7 +8,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 )
 
-// Flag and argument errors of probe, smoke and bench are usage errors
+// Flag and argument errors of probe, smoke, bench and doctor are usage errors
 // (exit 2), caught before any connection is made: the endpoint below does
 // not exist.
 func TestDiagnosticsUsageErrors(t *testing.T) {
@@ -28,6 +28,14 @@ func TestDiagnosticsUsageErrors(t *testing.T) {
 		{[]string{"bench", "c", "--size", "0"}, "--size must be positive"},
 		{[]string{"bench", "c", "--runs", "-1"}, "--runs must be positive"},
 		{[]string{"bench"}, "needs a CONTAINER"},
+		{[]string{"doctor", "a", "b"}, "one CONTAINER or POD"},
+		{[]string{"doctor", "c", "--port", "70000"}, "--port must be between"},
+		{[]string{"doctor", "--port", "80"}, "--port needs a CONTAINER or POD"},
+		{[]string{"doctor", "c", "--repeat", "0"}, "--repeat must be 1 or more"},
+		{[]string{"doctor", "c", "--interval", "-1s"}, "--interval must not be negative"},
+		{[]string{"doctor", "c", "--hop-timeout", "0"}, "--hop-timeout must be positive"},
+		{[]string{"doctor", "c", "--command", " "}, "--command is blank"},
+		{[]string{"doctor", "c", "--tls-cert", "x"}, "--tls-cert and --tls-key go together"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -45,7 +53,7 @@ func TestDiagnosticsUsageErrors(t *testing.T) {
 }
 
 func TestDiagnosticsHelpHasExamplesAndExitStatus(t *testing.T) {
-	for _, name := range []string{"probe", "smoke", "bench"} {
+	for _, name := range []string{"probe", "smoke", "bench", "doctor"} {
 		var out bytes.Buffer
 		code := Main([]string{name, "--help"}, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out, IsTerminalIn: func() bool { return false }})
 		if code != 0 || !strings.Contains(out.String(), "EXIT STATUS") || !strings.Contains(out.String(), "Examples:") {

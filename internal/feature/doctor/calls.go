@@ -24,14 +24,9 @@ func (w *walker) execHop(ctx context.Context, ctr string) Hop {
 	return timed(HopExec, func(h *Hop) {
 		ctx, cancel := w.bound(ctx)
 		defer cancel()
-		offers, err := transport.ExecOffers(transport.Auto, "")
-		if err != nil {
-			h.fail("", err, nil)
-			return
-		}
 		out, errOut := &capWriter{}, &capWriter{}
 		src := func(ctx context.Context) (string, error) { return w.execURL(ctx, ctr) }
-		res, err := remotecommand.Stream(ctx, "doctor", src, offers, w.cfg, remotecommand.Streams{Stdout: out, Stderr: errOut})
+		res, err := streamAuto(ctx, "doctor", src, w.cfg, remotecommand.Streams{Stdout: out, Stderr: errOut})
 		cmd := strings.Join(w.cmd, " ")
 		att, ok := res.Negotiated()
 		tried := fmt.Sprintf("exec %q in container %s over --transport auto", cmd, ctr)
@@ -54,6 +49,16 @@ func (w *walker) execHop(ctx context.Context, ctr string) Hop {
 			h.fail(tried+" "+over, err, func(sig string) (string, string) { return explainStream(w.rt.Flavour, sig) })
 		}
 	})
+}
+
+// streamAuto runs one exec or attach session over --transport auto's
+// order, a fresh URL from src for each step, as crisp exec does.
+func streamAuto(ctx context.Context, op string, src transport.URLSource, cfg transport.Config, s remotecommand.Streams) (remotecommand.Result, error) {
+	offers, err := transport.ExecOffers(transport.Auto, "")
+	if err != nil {
+		return remotecommand.Result{}, err // the catalogue's own orders: cannot happen
+	}
+	return remotecommand.Stream(ctx, op, src, offers, cfg, s)
 }
 
 // exitOf reads a session's remote exit status: the transport's, or CRI-O's
@@ -85,11 +90,6 @@ func (w *walker) attachHop(ctx context.Context, ctr string) Hop {
 	return timed(HopAttach, func(h *Hop) {
 		ctx, cancel := w.bound(ctx)
 		defer cancel()
-		offers, err := transport.ExecOffers(transport.Auto, "")
-		if err != nil {
-			h.fail("", err, nil)
-			return
-		}
 		// Once upgraded, the session reads until the first output or a short
 		// window: ending it at the upgrade would leave the server waiting for
 		// streams that never come (30 s on cri-streaming servers).
@@ -110,7 +110,7 @@ func (w *walker) attachHop(ctx context.Context, ctr string) Hop {
 		}()
 		out := &firstOutput{seen: cancel}
 		src := w.c.AttachSource("doctor", &runtimeapi.AttachRequest{ContainerId: ctr, Stdout: true, Stderr: true})
-		res, err := remotecommand.Stream(ctx, "doctor attach", src, offers, cfg, remotecommand.Streams{Stdout: out, Stderr: out})
+		res, err := streamAuto(ctx, "doctor attach", src, cfg, remotecommand.Streams{Stdout: out, Stderr: out})
 		att, ok := res.Negotiated()
 		if !ok {
 			h.fail("attach to container "+ctr+" over --transport auto", err, func(sig string) (string, string) {
