@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/feature/session"
@@ -83,7 +84,7 @@ func Run(ctx context.Context, d session.Deps, c Copy) error {
 		if c.Way == WayTar || !errors.As(err, &ee) || !ee.missing() {
 			return j.explain(err)
 		}
-		d.Logf("cp: the container has no tar (%v); copying through the node's view of its root", err)
+		d.Logf("cp: the container has no tar (%s); copying through the node's view of its root", termsafe.Printable(err.Error()))
 	}
 	return j.explain(j.viaRoot(ctx))
 }
@@ -95,8 +96,11 @@ type job struct {
 	run  session.Running
 }
 
+// warn writes a warning line. Warnings name the container's files: the
+// whole message is escaped, line breaks too, so a name can neither drive
+// the terminal nor forge a line.
 func (j *job) warn(msg string) {
-	_, _ = fmt.Fprintf(j.deps.Streams.ErrOut, "crisp: cp: warning: %s\n", msg) // the error stream is the last resort: a failed write there has nowhere to go
+	_, _ = fmt.Fprintf(j.deps.Streams.ErrOut, "crisp: cp: warning: %s\n", termsafe.Printable(msg)) // the error stream is the last resort: a failed write there has nowhere to go
 }
 
 // progress is a bar for a copy of total() bytes (nil total, or 0:

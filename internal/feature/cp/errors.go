@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/crisp-cri/crisp/internal/base/termsafe"
 )
 
 // explain adds to a failed copy what it means and what to do, by its
@@ -15,6 +17,18 @@ func (j *job) explain(err error) error {
 	if err == nil {
 		return nil
 	}
+	return escaped{j.cause(err)}
+}
+
+// escaped is an error whose text quotes the container's file names and
+// its tar's stderr: it is shown escaped (termsafe.Printable: no control,
+// no line break of theirs), while errors.Is and As still see the cause.
+type escaped struct{ err error }
+
+func (e escaped) Error() string { return termsafe.Printable(e.err.Error()) }
+func (e escaped) Unwrap() error { return e.err }
+
+func (j *job) cause(err error) error {
 	msg := err.Error()
 	if !strings.HasPrefix(msg, "cp: ") {
 		err = fmt.Errorf("cp: %w", err)
