@@ -27,6 +27,7 @@ func newDoctorCommand(f *cmdutil.Factory) *cobra.Command {
 		Example:           helpExample("doctor"),
 		ValidArgsFunction: completeContainers(f),
 		RunE:              runOptions(f, o),
+		Annotations:       map[string]string{cmdutil.OutputFormatsAnnotation: cmdutil.PrintDataFormats},
 	}
 	fs := cmd.Flags()
 	fs.Int32Var(&o.Port, "port", 0, "add a port-forward round trip to this port of the target's pod")
