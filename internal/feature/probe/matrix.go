@@ -10,6 +10,7 @@ package probe
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/crisp-cri/crisp/internal/transport"
 )
@@ -34,22 +35,38 @@ type Capabilities = transport.Capabilities
 // capabilities returns what p can carry for call.
 func capabilities(call Call, p Protocol) Capabilities { return transport.CapabilitiesOf(call, p) }
 
-// missing words why p lacks a capability, in the words reports use.
+// missing words why p lacks a capability, in the words reports use; the
+// protocols that have it are the catalogue's.
 func missing(what string, p Protocol) string {
 	switch what {
 	case "exit-code":
 		return p.String() + " carries no exit code, only an error text"
 	case "stdin-eof":
 		if p.Transport == transport.WebSocket {
-			return fmt.Sprintf("%s cannot close stdin (only WebSocket %s can)", p, transport.ExecProtocolV5)
+			return fmt.Sprintf("%s cannot close stdin (only WebSocket %s can)", p, orList(transport.Carrying(transport.WebSocket, transport.CanCloseStdin)))
 		}
-		return p.String() + " cannot close stdin (SPDY v2 and later can)"
+		return fmt.Sprintf("%s cannot close stdin (%s can)", p, spdyFrom(transport.CanCloseStdin))
 	case "resize":
-		return p.String() + " cannot carry terminal sizes (SPDY v3 and later and the other WebSocket framings can)"
+		return fmt.Sprintf("%s cannot carry terminal sizes (%s and the other WebSocket framings can)", p, spdyFrom(transport.CanResize))
 	case "half-close":
 		return p.String() + " (direct WebSocket port-forward) cannot carry a half-close"
 	}
 	return p.String() + " cannot carry " + what
+}
+
+// orList names protocols "a or b", newest first.
+func orList(specs []transport.Spec) string {
+	return strings.Join(transport.Names(specs), " or ")
+}
+
+// spdyFrom is "SPDY v2 and later": the oldest SPDY version that has a
+// capability (every newer one has it too).
+func spdyFrom(has func(Capabilities) bool) string {
+	can := transport.Carrying(transport.SPDY, has)
+	if len(can) == 0 {
+		return "no SPDY version"
+	}
+	return fmt.Sprintf("SPDY v%d and later", can[len(can)-1].Version)
 }
 
 // Matrix lists every call with the protocols probe tries for it, alone and

@@ -59,6 +59,12 @@ func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func
 	ws := func(name string) bool { return accepted(wsProto(name)) }
 	// unknown: the protocol timed out, so its absence proves nothing.
 	unknown := func(name string) bool { return timedOut(wsProto(name)) }
+	closers := transport.Carrying(transport.WebSocket, transport.CanCloseStdin)
+	var closing, closingUnknown bool
+	for _, s := range closers {
+		closing = closing || ws(s.Name)
+		closingUnknown = closingUnknown || unknown(s.Name)
+	}
 	anyWS, anyWSUnknown := false, false
 	for _, p := range transport.Protocols(call) {
 		anyWS = anyWS || p.Transport == transport.WebSocket && accepted(p)
@@ -67,8 +73,9 @@ func gaps(rep *ProbeReport, call Call, ok bool, choice AutoChoice, accepted func
 	direct := choice.Transport == transport.WebSocket && !capabilities(call, choice.Protocol).StdinEOF && !capabilities(call, choice.Protocol).HalfClose
 	switch call {
 	case CallExec, CallAttach:
-		if !ws(transport.ExecProtocolV5) && !unknown(transport.ExecProtocolV5) {
-			g = append(g, fmt.Sprintf("%s: no WebSocket %s, so stdin EOF cannot be sent over WebSocket (clients that speak only v5, such as crictl --transport websocket, fail)", call, transport.ExecProtocolV5))
+		if len(closers) > 0 && !closing && !closingUnknown {
+			g = append(g, fmt.Sprintf("%s: no WebSocket %s, so stdin EOF cannot be sent over WebSocket (clients that speak only %s, such as crictl --transport websocket, fail)",
+				call, orList(closers), transport.VersionSpan(closers[len(closers)-1:])))
 		}
 		if !anyWS && !anyWSUnknown {
 			g = append(g, fmt.Sprintf("%s: no WebSocket protocol at all; only SPDY clients work", call))
