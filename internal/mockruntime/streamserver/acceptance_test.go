@@ -140,7 +140,7 @@ func checkSPDY(t *testing.T, u *url.URL, kind, proto string, port int32) upgrade
 	out, errs := spdyRemoteCommand(t, conn)
 	mustEqual(t, "stdout", out, wantOutput(kind))
 	switch proto {
-	case "v4.channel.k8s.io", "v5.channel.k8s.io":
+	case "v4.channel.k8s.io", "v5.channel.k8s.io", "v6.channel.k8s.io":
 		mustEqual(t, "error stream", errs, `{"status":"Success"}`)
 	default:
 		// v1 resets its error stream at setup; v2 and v3 send nothing on success.
@@ -173,7 +173,7 @@ func checkWebSocket(t *testing.T, u *url.URL, kind, proto string, port int32) up
 		got := wsFrames(t, ws, b64)
 		_ = ws.Close()
 		mustEqual(t, "stdout", got[1], wantOutput(kind))
-		if strings.HasPrefix(proto, "v4.") || strings.HasPrefix(proto, "v5.") {
+		if strings.HasPrefix(proto, "v4.") || strings.HasPrefix(proto, "v5.") || strings.HasPrefix(proto, "v6.") {
 			mustEqual(t, "error channel", got[3], `{"status":"Success"}`)
 		} else {
 			mustEqual(t, "error channel", got[3], "")

@@ -17,24 +17,22 @@ import (
 )
 
 // ownHandler serves the profiles cri-streaming cannot (full, conmon-rs,
-// legacy). It negotiates against the profile's table, refuses what the
-// profile does not speak, and hands every protocol cri-streaming implements
-// to cri-streaming's exported handlers (ServeExec, ServeAttach,
-// ServePortForward); only remote command v5 and the port-forward tunnel,
-// which cri-streaming lacks, are served here, on k8s.io/streaming's SPDY and
-// wsstream.
+// legacy). It negotiates against the profile's column of the protocol
+// table, refuses what the profile does not speak, and hands every protocol
+// the table says cri-streaming serves to cri-streaming's exported handlers
+// (ServeExec, ServeAttach, ServePortForward); only the rows served as v5
+// and as the port-forward tunnel, which cri-streaming lacks, are served
+// here, on k8s.io/streaming's SPDY and wsstream.
 type ownHandler struct {
 	srv     *server
 	profile Profile
 	protos  Protocols
+	table   []ProtocolRow // the protocol table when the server was made
 }
-
-// libraryWebSocket is what cri-streaming's createWebSocketStreams accepts.
-var libraryWebSocket = []string{noSubprot, protoV1, wsBase64, wsV4, wsV4B64}
 
 func newOwnHandler(s *server, p Profile) *ownHandler {
 	protos, _ := p.Protocols()
-	return &ownHandler{srv: s, profile: p, protos: protos}
+	return &ownHandler{srv: s, profile: p, protos: protos, table: ProtocolTable()}
 }
 
 func (h *ownHandler) serve(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -119,15 +117,14 @@ func (h *ownHandler) serveRemoteCommand(w http.ResponseWriter, r *http.Request, 
 				offeredText(offered), sess.kind, h.profile, quoteList(h.protos.RemoteCommandWebSocket), spdyHint(h.protos.RemoteCommandSPDY))
 			return
 		}
-		if chosen == protoV5 {
-			h.serveV5WebSocket(w, r, sess, opts)
-			return
+		switch served, ok := serverOf(h.table, RemoteCommandWebSocket, chosen); {
+		case chosen == noSubprot || ok && served == ServedByLibrary:
+			h.serveLibraryRemoteCommand(w, r, sess, opts, nil)
+		case ok && served == ServedAsV5:
+			h.serveV5WebSocket(w, r, sess, opts, chosen)
+		default:
+			refuse(w, "WebSocket protocol %q has no server", chosen) // not reached: every row is served
 		}
-		if !slices.Contains(libraryWebSocket, chosen) {
-			refuse(w, "WebSocket protocol %q has no server", chosen) // not reached: every profile's list is served
-			return
-		}
-		h.serveLibraryRemoteCommand(w, r, sess, opts, nil)
 		return
 	}
 
@@ -137,17 +134,18 @@ func (h *ownHandler) serveRemoteCommand(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	chosen, ok := choose(offeredSPDY(r), h.protos.RemoteCommandSPDY)
-	if !ok || chosen == protoV5 {
-		// Handshake writes the 403 (or 400) naming the whole list, or picks v5.
+	if served, _ := serverOf(h.table, RemoteCommandSPDY, chosen); !ok || served == ServedAsV5 {
+		// Handshake writes the 403 (or 400) naming the whole list, or picks
+		// a row served as v5.
 		if _, err := httpstream.Handshake(r, w, h.protos.RemoteCommandSPDY); err != nil {
 			return
 		}
 		h.serveV5SPDY(w, r, sess, opts)
 		return
 	}
-	// v1-v4 are cri-streaming's; without v5 in the list it negotiates the
-	// same protocol chosen here.
-	h.serveLibraryRemoteCommand(w, r, sess, opts, slices.DeleteFunc(slices.Clone(h.protos.RemoteCommandSPDY), func(p string) bool { return p == protoV5 }))
+	// cri-streaming's rows: given only those, it negotiates the same
+	// protocol chosen here.
+	h.serveLibraryRemoteCommand(w, r, sess, opts, library(h.table, RemoteCommandSPDY, h.protos.RemoteCommandSPDY))
 }
 
 func spdyHint(spdy []string) string {
@@ -210,7 +208,7 @@ func (h *ownHandler) servePortForward(w http.ResponseWriter, r *http.Request, se
 				offeredText(offered), h.profile, quoteList(h.protos.PortForwardWebSocket), spdyHint(h.protos.PortForwardSPDY))
 			return
 		}
-		if chosen == pfTunnel {
+		if served, _ := serverOf(h.table, PortForwardWebSocket, chosen); served == ServedAsTunnel {
 			h.serveTunnel(w, r, sess, req)
 			return
 		}

@@ -207,10 +207,11 @@ func (h *ownHandler) serveV5SPDY(w http.ResponseWriter, r *http.Request, sess *s
 	h.runV5(ctx, sess, opts, st)
 }
 
-// serveV5WebSocket serves v5.channel.k8s.io: cri-streaming's channel layout
+// serveV5WebSocket serves v5.channel.k8s.io (or a row served as it, under
+// its own name): cri-streaming's channel layout
 // (stdin 0, stdout 1, stderr 2, error 3, resize 4) on a wsstream.Conn,
 // which closes a channel's reader when the client sends CLOSE for it.
-func (h *ownHandler) serveV5WebSocket(w http.ResponseWriter, r *http.Request, sess *session, opts *remotecommandserver.Options) {
+func (h *ownHandler) serveV5WebSocket(w http.ResponseWriter, r *http.Request, sess *session, opts *remotecommandserver.Options, name string) {
 	rw := func(on bool, t wsstream.ChannelType) wsstream.ChannelType {
 		if on {
 			return t
@@ -225,7 +226,7 @@ func (h *ownHandler) serveV5WebSocket(w http.ResponseWriter, r *http.Request, se
 		wsstream.ReadChannel,
 	}
 	conn := wsstream.NewConn(map[string]wsstream.ChannelProtocolConfig{
-		protoV5: {Binary: true, Channels: channels},
+		name: {Binary: true, Channels: channels},
 	})
 	conn.SetIdleTimeout(h.srv.idle)
 	_, streams, err := conn.Open(w, r)
