@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // protocolName matches a streaming subprotocol name: channel.k8s.io and its
@@ -104,6 +107,58 @@ func TestProtocolNamePattern(t *testing.T) {
 	for _, other := range []string{"k8s.io/client-go", "k8s.io/streaming/pkg/httpstream"} {
 		if got := protocolName.FindString(other); got != "" {
 			t.Errorf("pattern finds %q in the import path %q", got, other)
+		}
+	}
+}
+
+// endpointOf is where the mock negotiates a catalogue row.
+func endpointOf(s transport.Spec) streamserver.Endpoint {
+	switch {
+	case s.Serves(transport.CallPortForward) && s.Transport == transport.SPDY:
+		return streamserver.PortForwardSPDY
+	case s.Serves(transport.CallPortForward):
+		return streamserver.PortForwardWebSocket
+	case s.Transport == transport.SPDY:
+		return streamserver.RemoteCommandSPDY
+	}
+	return streamserver.RemoteCommandWebSocket
+}
+
+type tableKey struct {
+	endpoint streamserver.Endpoint
+	name     string
+}
+
+// TestMockTableMatchesTheCatalogue holds the mock's server-side protocol
+// table (which shares no code with the client) to the client's catalogue:
+// the same protocols at the same endpoints, the tunnel served as the
+// tunnel, and exactly the WebSocket versions the catalogue says can close
+// stdin served by the mock's v5 code (cri-streaming cannot close stdin).
+func TestMockTableMatchesTheCatalogue(t *testing.T) {
+	client := map[tableKey]transport.Spec{}
+	for _, s := range transport.Catalogue() {
+		client[tableKey{endpointOf(s), s.Name}] = s
+	}
+	mock := map[tableKey]streamserver.ProtocolRow{}
+	for _, r := range streamserver.ProtocolTable() {
+		mock[tableKey{r.Endpoint, r.Name}] = r
+	}
+	for k, s := range client {
+		r, ok := mock[k]
+		if !ok {
+			t.Errorf("the catalogue's %s %s (endpoint %d) is not in the mock's table", s.Transport, s.Name, k.endpoint)
+			continue
+		}
+		if k.endpoint == streamserver.RemoteCommandWebSocket && s.Caps.StdinEOF != (r.Server == streamserver.ServedAsV5) {
+			t.Errorf("WebSocket %s: the catalogue says it closes stdin: %t; the mock serves it as v5: %t", s.Name, s.Caps.StdinEOF, r.Server == streamserver.ServedAsV5)
+		}
+		if (s.Framing == transport.FramingSPDYTunnel) != (r.Server == streamserver.ServedAsTunnel) {
+			t.Errorf("%s %s: a tunnel on one side only", s.Transport, s.Name)
+		}
+	}
+	for k := range mock {
+		if _, ok := client[k]; !ok {
+			t.Errorf("the mock's %s (endpoint %d) is not in the catalogue", k.name, k.endpoint)
 		}
 	}
 }
