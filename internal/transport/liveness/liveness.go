@@ -2,7 +2,8 @@
 // sign of life from its peer, for every transport crisp speaks. It wraps
 // the TCP connection beneath TLS and the protocol, sets TCP_USER_TIMEOUT on
 // it (data crisp sent that the peer's kernel does not acknowledge, or
-// cannot take, for the bound ends the connection), and watches its reads:
+// cannot take, for the bound ends the connection; off while the peer sends,
+// which proves it alive), and watches its reads:
 // while crisp waits on the network and nothing arrives, it has the
 // protocol send a ping (SPDY PING, WebSocket ping), and when nothing at all
 // arrives for the bound, pings included, it closes the connection, and
@@ -177,11 +178,27 @@ func (c *Conn) watch(ping func() error) {
 	every := int64(c.bound / 4)
 	var lastPing int64 = -1 // since epoch: the last ping sent
 	var busy atomic.Bool    // a ping is being written
+	kernelOn := true        // TCP_USER_TIMEOUT is set (Wrap)
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-t.C:
+		}
+		// A peer that sent something within half the bound is alive,
+		// even when it takes none of crisp's data (its window stays
+		// closed while it writes to crisp): the kernel's timeout is off
+		// then, and back on once the peer has been silent that long
+		// (the kernel counts the stall from its start, so a peer that
+		// neither takes nor sends for the bound ends at once).
+		last := c.lastByte.Load()
+		if sending := last >= 0 && c.now()-last < int64(c.bound/2); sending == kernelOn {
+			timeout := c.bound
+			if sending {
+				timeout = 0
+			}
+			_ = setUserTimeout(c.Conn, timeout) // best effort: the pings bound it anyway
+			kernelOn = !sending
 		}
 		if c.reading.Load() == 0 {
 			continue // nothing waited for: the peer is not asked to prove anything
@@ -260,7 +277,7 @@ func (e *DeadPeerError) Error() string {
 		last = fmt.Sprintf("last byte received %s ago", e.LastByte.Round(100*time.Millisecond))
 	}
 	if e.Kernel {
-		return fmt.Sprintf("the peer at %s stopped taking or acknowledging what crisp sent for %s, so the kernel ended the connection (TCP_USER_TIMEOUT); %s; is the runtime or its streaming server frozen, or the network cut? (--peer-timeout sets the bound, 0 waits for good)",
+		return fmt.Sprintf("the peer at %s neither took nor acknowledged what crisp sent for %s, sending nothing itself, so the kernel ended the connection (TCP_USER_TIMEOUT); %s; is the runtime or its streaming server frozen, or the network cut? (--peer-timeout sets the bound, 0 waits for good)",
 			e.Addr, e.Bound, last)
 	}
 	return fmt.Sprintf("no sign of life from the peer at %s for %s: %s, %d %s unanswered; is the runtime or its streaming server frozen, or the network cut? (--peer-timeout sets the bound, 0 waits for good)",

@@ -152,3 +152,49 @@ func readQuiet(c *Conn, d time.Duration) error {
 		}
 	}
 }
+
+// A peer that sends all along but takes none of crisp's data (its window
+// closed for many bounds) is alive: the kernel's timeout is off while it
+// sends. With TCP_USER_TIMEOUT left on, the kernel ended it after the bound.
+func TestSendingPeerThatTakesNothingStays(t *testing.T) {
+	client, server := pair(t)
+	stopSending := make(chan struct{})
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopSending:
+				return
+			case <-tick.C:
+			}
+			if _, err := server.Write([]byte{'d'}); err != nil {
+				return
+			}
+		}
+	}()
+	c := Wrap(client, 300*time.Millisecond)
+	c.Start(func() error { return nil }) // the pings would go nowhere anyway
+	written := make(chan error, 1)
+	go func() {
+		blob := make([]byte, 1<<20)
+		for {
+			if _, err := c.Write(blob); err != nil {
+				written <- err
+				return
+			}
+		}
+	}()
+	err := readQuiet(c, 2*time.Second)
+	close(stopSending)
+	<-sent
+	if err != nil {
+		t.Fatalf("a peer sending all along was ended: %v", err)
+	}
+	_ = c.Close()
+	if werr := <-written; errors.As(werr, new(*DeadPeerError)) {
+		t.Errorf("the blocked write ended with %v, want the close's error", werr)
+	}
+}

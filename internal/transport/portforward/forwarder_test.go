@@ -37,7 +37,13 @@ var pfCases = []pfCase{
 
 func newTestForwarder(t testing.TB, src URLSource, offer transport.Offer, report *lockedBuffer) *Forwarder {
 	t.Helper()
-	opts := ForwarderOptions{Source: src, Offers: []transport.Offer{offer}}
+	return newTestForwarderConfig(t, src, offer, report, transport.Config{})
+}
+
+// newTestForwarderConfig is newTestForwarder with cfg.
+func newTestForwarderConfig(t testing.TB, src URLSource, offer transport.Offer, report *lockedBuffer, cfg transport.Config) *Forwarder {
+	t.Helper()
+	opts := ForwarderOptions{Source: src, Offers: []transport.Offer{offer}, Config: cfg}
 	if report != nil {
 		opts.Report = report.Printf
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // forwardConcurrently serves one local listener with a forwarder pinned to
@@ -18,13 +19,17 @@ import (
 func forwardConcurrently(t *testing.T, src URLSource, app *pfApp, offer pfCase, conns int, size int64, deadline time.Duration) {
 	t.Helper()
 	var report lockedBuffer
-	f := newTestForwarder(t, src, offer.offer, &report)
-	srv := serveLocal(t, f, app.port)
-	var wg sync.WaitGroup
-	errs := make(chan error, conns)
 	if raceEnabled {
 		deadline *= 3 // the race detector slows base64 framing most
 	}
+	// Each connection may take the whole deadline, and on two loaded cores
+	// under -race the mock's streaming server has stalled one past a
+	// minute (no byte, no pong): the liveness bound (60s) must not be
+	// tighter than what the test allows.
+	f := newTestForwarderConfig(t, src, offer.offer, &report, transport.Config{PeerTimeout: deadline})
+	srv := serveLocal(t, f, app.port)
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
 	end := time.Now().Add(deadline)
 	for i := range conns {
 		wg.Add(1)
