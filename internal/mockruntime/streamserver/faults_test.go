@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/rest"                //nolint:depguard // test-only: the clients crictl and critest use, as independent checks of the server
 	"k8s.io/client-go/tools/remotecommand" //nolint:depguard // test-only: the clients crictl and critest use, as independent checks of the server
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/toyshell"
 )
 
 func mustFault(t *testing.T, s string) Fault {
@@ -242,11 +244,11 @@ func TestFaultKillStreamServer(t *testing.T) {
 			var srv *server
 			var r execResult
 			for try := 1; ; try++ {
-				var b *fakeBackend
+				var b *toyshell.Shell
 				srv, b = startServer(t, Config{Profile: p, Faults: []Fault{mustFault(t, "kill-stream-server-after="+after.String())}})
 				r = runExec(t, srv, k, &runtimeapi.ExecRequest{Cmd: []string{"sleep"}, Stdout: true}, remotecommand.StreamOptions{})
 				select {
-				case <-b.sleepers:
+				case <-b.Sleepers:
 				case <-time.After(5 * time.Second):
 					if try == 3 {
 						t.Fatalf("3 times the server was killed %v after Start before the exec's command started", after)
@@ -361,7 +363,7 @@ func TestStopStart(t *testing.T) {
 				err := k.executor(t, nil, u).StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &strings.Builder{}})
 				done <- execResult{err: err}
 			}()
-			<-b.sleepers
+			<-b.Sleepers
 			f := clientForward(t, srv, p == ProfileConmonRS, remote)
 			if got, err := roundTrip(t, f.local, []byte("before")); err != nil || string(got) != "before" {
 				t.Fatalf("forward before Stop: %q %v", got, err)
@@ -399,7 +401,7 @@ func TestStopStart(t *testing.T) {
 
 // TestClose: Close ends everything for good.
 func TestClose(t *testing.T) {
-	srv, err := New(Config{}, &fakeBackend{sleepers: make(chan struct{}, 1)})
+	srv, err := New(Config{}, &toyshell.Shell{Sleepers: make(chan struct{}, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +430,7 @@ func TestClose(t *testing.T) {
 
 // TestNewRejects: bad configurations fail at New.
 func TestNewRejects(t *testing.T) {
-	b := &fakeBackend{}
+	b := &toyshell.Shell{}
 	for _, cfg := range []Config{
 		{Addr: "0.0.0.0:0"},
 		{Addr: ":0"},

@@ -393,10 +393,8 @@ func TestPortForwardDirectWebSocketMultiPort(t *testing.T) {
 			t.Fatalf("%s: echoes %q", proto, got)
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.forwards) != 4 {
-		t.Fatalf("backend forwards %v, want two per WebSocket", b.forwards)
+	if len(b.Forwards()) != 4 {
+		t.Fatalf("backend forwards %v, want two per WebSocket", b.Forwards())
 	}
 }
 
