@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -21,6 +23,15 @@ func PodConfig(name, namespace, uid string, labels map[string]string) *runtimeap
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Namespace: namespace, Uid: uid},
 		Labels:   labels,
 	}
+}
+
+// NameSuffix is eight random hex digits for the name of a pod or container
+// crisp creates (smoke's scratch pod, a debug container), so that two runs
+// at once never ask for the same name.
+func NameSuffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
+	return hex.EncodeToString(b[:])
 }
 
 // ContainerConfig is a minimal container configuration running image with

@@ -114,13 +114,15 @@ func callName(op, call string) string {
 	return op + ": " + call
 }
 
-// ShortID is the 13-character form of a container or pod ID that messages
-// use (crictl's truncation); shorter IDs are returned whole.
+// ShortIDLength is how many characters of a container, pod or image ID
+// crisp shows where it shortens one: in tables, messages and exec --label's
+// prefixes alike (crictl's truncation), so an ID read in one can be found in
+// another.
+const ShortIDLength = 13
+
+// ShortID is the ShortIDLength form of an ID; shorter IDs are returned whole.
 func ShortID(id string) string {
-	if len(id) > 13 {
-		return id[:13]
-	}
-	return id
+	return id[:min(len(id), ShortIDLength)]
 }
 
 // ExitPollInterval is how often WaitForExit asks for a container's status.

@@ -215,3 +215,21 @@ func TestIsFullID(t *testing.T) {
 		}
 	}
 }
+
+// TestShortIDAndNameSuffix: one length for every shortened ID, and the
+// names crisp gives what it creates do not repeat.
+func TestShortIDAndNameSuffix(t *testing.T) {
+	for id, want := range map[string]string{"": "", "abc": "abc", "0123456789abcdef": "0123456789abc"} {
+		if got := ShortID(id); got != want {
+			t.Errorf("ShortID(%q) = %q, want %q", id, got, want)
+		}
+	}
+	seen := map[string]bool{}
+	for range 100 {
+		s := NameSuffix()
+		if len(s) != 8 || strings.Trim(s, "0123456789abcdef") != "" || seen[s] {
+			t.Fatalf("NameSuffix() = %q: want 8 hex digits, new each time (seen %d)", s, len(seen))
+		}
+		seen[s] = true
+	}
+}

@@ -6,21 +6,17 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/client"
 )
 
-// TruncatedIDLength is how many characters of an ID tables show, as crictl.
-const TruncatedIDLength = 13
-
-// TruncID shortens an ID for a table, dropping a "sha256:" prefix first.
+// TruncID shortens an ID for a table as messages do (client.ShortID),
+// dropping a "sha256:" prefix first.
 func TruncID(id string, noTrunc bool) string {
 	if noTrunc {
 		return id
 	}
-	id = strings.TrimPrefix(id, "sha256:")
-	if len(id) > TruncatedIDLength {
-		return id[:TruncatedIDLength]
-	}
-	return id
+	return client.ShortID(strings.TrimPrefix(id, "sha256:"))
 }
 
 // CreatedAgo says how long ago a CRI timestamp (Unix nanoseconds) was, as

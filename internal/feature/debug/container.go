@@ -2,8 +2,6 @@ package debug
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -118,7 +116,7 @@ func (rn Runner) planContainer(ctx context.Context, cli *client.Client, target *
 		labels[LabelKeep] = "1"
 	}
 	cfg := &runtimeapi.ContainerConfig{
-		Metadata: &runtimeapi.ContainerMetadata{Name: "crisp-debug-" + randomSuffix()},
+		Metadata: &runtimeapi.ContainerMetadata{Name: "crisp-debug-" + client.NameSuffix()},
 		Image:    &runtimeapi.ImageSpec{Image: image},
 		// The container only holds the namespaces; the command runs in it
 		// through Exec, which passes its exit status through and loses no
@@ -339,12 +337,6 @@ func pickImage(ctx context.Context, cli *client.Client, image string) (string, s
 // The ID comes from the runtime, so both are escaped.
 func imageNotice(w io.Writer, ref, id string) {
 	_, _ = fmt.Fprintf(w, "crisp: debug container from image %s (%s)\n", termsafe.Printable(ref), termsafe.Printable(id)) // the error stream is the last resort: a failed write there has nowhere to go
-}
-
-func randomSuffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // notStarted is the error of a debug container the runtime would not

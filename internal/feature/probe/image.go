@@ -2,8 +2,6 @@ package probe
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -56,7 +54,7 @@ func WithScratch(ctx context.Context, lc Lifecycle, image string, port int32, po
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	suffix := randomSuffix()
+	suffix := client.NameSuffix()
 	if podCfg == nil {
 		podCfg = client.PodConfig("crisp-smoke-"+suffix, "default", "crisp-smoke-"+suffix, map[string]string{SmokeLabel: "true"})
 	}
@@ -107,10 +105,4 @@ func WithScratch(ctx context.Context, lc Lifecycle, image string, port int32, po
 	}
 	logf("started container %s from %s", s.ContainerID, image)
 	return run(ctx, s)
-}
-
-func randomSuffix() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

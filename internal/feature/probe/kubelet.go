@@ -66,9 +66,9 @@ type TargetGoneError struct {
 }
 
 func (e *TargetGoneError) Error() string {
-	what := fmt.Sprintf("the container under test (container %s, pod %s)", shortID(e.ContainerID), shortID(e.PodID))
+	what := fmt.Sprintf("the container under test (container %s, pod %s)", client.ShortID(e.ContainerID), client.ShortID(e.PodID))
 	if e.Scratch {
-		what = fmt.Sprintf("the scratch pod smoke --image created (pod %s, container %s)", shortID(e.PodID), shortID(e.ContainerID))
+		what = fmt.Sprintf("the scratch pod smoke --image created (pod %s, container %s)", client.ShortID(e.PodID), client.ShortID(e.ContainerID))
 	}
 	msg := fmt.Sprintf("%s %s %s into the run, not by smoke: the checks failing after that say nothing about the runtime's streaming protocols",
 		what, e.What, e.After.Round(100*time.Millisecond))
@@ -77,8 +77,6 @@ func (e *TargetGoneError) Error() string {
 	}
 	return msg
 }
-
-func shortID(id string) string { return id[:min(len(id), 13)] }
 
 // StatusReader is the part of the CRI runtime service TargetGone asks;
 // the raw client, so that a NotFound keeps its gRPC code.
@@ -95,7 +93,7 @@ func TargetGone(sr StatusReader, t Target, scratch bool, started time.Time) func
 		gone := func(what string) error {
 			return &TargetGoneError{ContainerID: t.ContainerID, PodID: t.PodID, What: what, After: time.Since(started), Scratch: scratch}
 		}
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, client.DefaultRequestTimeout)
 		defer cancel()
 		cs, err := sr.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: t.ContainerID})
 		switch {
@@ -122,7 +120,7 @@ func TargetGone(sr StatusReader, t Target, scratch bool, started time.Time) func
 // it is still there and the setup's own error stands.
 func ScratchSetupGone(sr StatusReader, started time.Time) func(ctx context.Context, s Scratch) error {
 	return func(ctx context.Context, s Scratch) error {
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, client.DefaultRequestTimeout)
 		defer cancel()
 		if what := podGone(ctx, sr, s.PodID); what != "" {
 			return &TargetGoneError{ContainerID: s.ContainerID, PodID: s.PodID, What: what + " before its container ran", After: time.Since(started), Scratch: true}

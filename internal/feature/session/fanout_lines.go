@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/crisp-cri/crisp/internal/base/termsafe"
+	"github.com/crisp-cri/crisp/internal/client"
 )
 
 // colours cycle over the containers on a terminal (ANSI, bright and
@@ -28,7 +29,7 @@ func prefixes(targets []Target, colour bool) []string {
 	for i, t := range targets {
 		names[i] = t.Name
 		if names[i] == "" || seen[t.Name] > 1 {
-			names[i] = strings.TrimSpace(t.Name + " " + shortID(t.ID))
+			names[i] = strings.TrimSpace(t.Name + " " + client.ShortID(t.ID))
 		}
 		names[i] = termsafe.Printable(names[i])
 		width = max(width, len(names[i]))
@@ -42,13 +43,6 @@ func prefixes(targets []Target, colour bool) []string {
 		out[i] = p + " | "
 	}
 	return out
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // maxPartial bounds a line held back waiting for its newline: output

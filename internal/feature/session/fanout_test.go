@@ -118,7 +118,8 @@ func TestRunBoundsParallelism(t *testing.T) {
 
 func TestPrefixesDisambiguateAndColour(t *testing.T) {
 	p := prefixes([]Target{{ID: "aaaaaaaaaaaaaaaa", Name: "web"}, {ID: "bbbbbbbbbbbbbbbb", Name: "web"}, {ID: "c", Name: "db"}}, false)
-	want := []string{"web aaaaaaaaaaaa | ", "web bbbbbbbbbbbb | ", "db               | "}
+	// A name used twice gets the short ID that crisp's messages and ps show.
+	want := []string{"web aaaaaaaaaaaaa | ", "web bbbbbbbbbbbbb | ", "db                | "}
 	for i := range want {
 		if p[i] != want[i] {
 			t.Errorf("prefix %d = %q, want %q", i, p[i], want[i])
