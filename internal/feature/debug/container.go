@@ -152,7 +152,7 @@ func (rn Runner) runContainer(ctx context.Context, cli *client.Client, plan *con
 		// Also what a cancelled CreateContainer may have created: every
 		// container of this crisp goes.
 		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), client.CleanupTimeout)
 			defer cancel()
 			if cerr := rn.removeOwn(cctx, cli, lease.Owner); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("debug: removing the debug container: %w (crisp debug --cleanup retries)", cerr))
