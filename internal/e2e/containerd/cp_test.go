@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -148,6 +149,95 @@ func TestCpTarOverExec(t *testing.T) {
 		}
 		if r := h.crisp(t, "exec", h.Ctr, "--", "sh", "-c", "ls -a /tmp | grep -c crisp-cp"); strings.TrimSpace(r.Stdout) != "0" {
 			t.Errorf("staged copies left in /tmp: %v", r)
+		}
+	})
+}
+
+// hostileTree is a container's tree that a copy out must not bring to the
+// node as it is: a setuid-root file, a setgid directory, a symlink to the
+// node's /etc/shadow and one climbing to its /etc; d/in stays inside.
+const hostileTree = `set -e
+mkdir -p /d/sub
+echo tool > /d/tool
+chmod 4755 /d/tool
+chmod 2775 /d/sub
+ln -s /etc/shadow /d/abs
+ln -s ../../../../../etc /d/up
+ln -s tool /d/in
+touch /ready
+exec sleep 2147483647`
+
+// `crisp cp C:/d out/` from a hostile container, by the container's tar and
+// through its root: the setuid and setgid bits are dropped, the links that
+// lead out are skipped with a warning naming each, the link inside is kept.
+// Then the container's tar is replaced by one that sends a 10 KiB GNU
+// sparse archive of a 2 GiB file: the copy fails, saying so, and leaves
+// nothing.
+func TestCpOutOfAHostileContainer(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		ctr := h.newContainer(t, ContainerSpec{Name: "hostile-tree", Command: []string{"sh", "-c", hostileTree}})
+		root := "/proc/" + strconv.Itoa(containerPID(t, h, ctr)) + "/root"
+		waitFor(t, filepath.Join(root, "ready"))
+		for _, via := range []string{"tar", "root"} {
+			out := filepath.Join(t.TempDir(), via)
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := h.crisp(t, "cp", "--way", via, ctr+":/d", out+"/")
+			if r.ExitCode != 0 {
+				t.Fatalf("via %s: %v", via, r)
+			}
+			for _, name := range []string{"tool", "sub"} {
+				st, err := os.Stat(filepath.Join(out, "d", name))
+				if err != nil || st.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 || st.Mode().Perm()&^0o775 != 0 {
+					t.Errorf("via %s: d/%s mode %v, %v; want no setuid/setgid, the umask applied", via, name, st.Mode(), err)
+				}
+			}
+			for _, name := range []string{"abs", "up"} {
+				if l, err := os.Readlink(filepath.Join(out, "d", name)); err == nil {
+					t.Errorf("via %s: d/%s -> %s landed on the node", via, name, l)
+				}
+				if !strings.Contains(r.Stderr, "skipping d/"+name+": a symlink to ") {
+					t.Errorf("via %s: no warning names d/%s: %q", via, name, r.Stderr)
+				}
+			}
+			if l, err := os.Readlink(filepath.Join(out, "d", "in")); err != nil || l != "tool" {
+				t.Errorf("via %s: d/in -> %q, %v; want the link inside kept", via, l, err)
+			}
+		}
+
+		// The sparse tar bomb, made by GNU tar on the node (PAX GNU sparse
+		// 1.0, as the issue's), sent by a tar the container put first on
+		// its PATH.
+		bombDir := t.TempDir()
+		f, err := os.Create(filepath.Join(bombDir, "f"))
+		if err == nil {
+			err = f.Truncate(2 << 30)
+			_ = f.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("tar", "--sparse", "--format=posix", "-C", bombDir, "-cf", filepath.Join(root, "bomb.tar"), "f").CombinedOutput(); err != nil {
+			t.Fatalf("GNU tar --sparse on the node: %v: %s", err, out)
+		}
+		bin := filepath.Join(root, "usr", "local", "bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, "tar"), []byte("#!/bin/sh\ncat /bomb.tar\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "bomb")
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r := h.crisp(t, "cp", "--way", "tar", ctr+":/d/tool", out+"/")
+		if r.ExitCode != 1 || !strings.Contains(r.Stderr, "sparse") {
+			t.Fatalf("the sparse bomb: %v; want exit 1 naming the sparse entry", r)
+		}
+		if names, _ := os.ReadDir(out); len(names) != 0 {
+			t.Fatalf("left behind: %v", names)
 		}
 	})
 }
