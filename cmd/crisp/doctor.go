@@ -9,19 +9,28 @@ import (
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/feature/doctor"
+	"github.com/crisp-cri/crisp/internal/feature/fleet"
 )
 
 // doctorOptions are `crisp doctor`'s flags: they bind to doctor.Node's
-// fields, which Run hands to doctor as they are.
+// fields, which Run hands to doctor as they are; --kubeconfig or
+// --context switch to the workstation walk (doctor.Kube) through the API
+// server, which takes the same flags and a few of its own.
 type doctorOptions struct {
 	doctor.Node
-	f *cmdutil.Factory
+	Kube fleet.KubeconfigOptions
+	// Container is the pod's container in the workstation walk (-c before
+	// the verb is crictl's --config, so it has no shorthand here).
+	Container string
+	// kube is the workstation walk: --kubeconfig or --context was given.
+	kube bool
+	f    *cmdutil.Factory
 }
 
 func newDoctorCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &doctorOptions{}
 	cmd := &cobra.Command{
-		Use:               "doctor [CONTAINER|POD] [--port N] [--repeat N [--interval D]] [--junit FILE]",
+		Use:               "doctor [CONTAINER|POD] [--port N] [--repeat N [--interval D]] [--junit FILE] | doctor --kubeconfig FILE [NS/]POD [--container C]",
 		Short:             "Walk the exec, attach and port-forward path hop by hop and say which hop broke and how to fix it",
 		Long:              helpLong("doctor"),
 		Example:           helpExample("doctor"),
@@ -38,12 +47,17 @@ func newDoctorCommand(f *cmdutil.Factory) *cobra.Command {
 	fs.StringVar(&o.JUnit, "junit", "", "write the hops as JUnit XML to FILE")
 	addNodeNameFlag(fs, &o.NodeName)
 	o.TLS.AddFlags(fs)
+	fs.StringVar(&o.Kube.Kubeconfig, "kubeconfig", "", "walk the path from this workstation through the API server this kubeconfig names, to [NS/]POD (kubectl's: $KUBECONFIG, ~/.kube/config when only --context is given)")
+	fs.StringVar(&o.Kube.Context, "context", "", "with the workstation walk: the kubeconfig context (default: the current one)")
+	fs.StringVarP(&o.Kube.Namespace, "namespace", "n", "", "with the workstation walk: the pod's namespace (default: the context's; NS/POD also names it)")
+	fs.StringVar(&o.Container, "container", "", "with the workstation walk: the pod's container (default: kubectl's: the default-container annotation, else the first)")
 	return cmd
 }
 
 // Complete takes the factory and the optional CONTAINER or POD.
-func (o *doctorOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
+func (o *doctorOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.f = f
+	o.kube = cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")
 	switch {
 	case len(args) == 1:
 		o.Target = args[0]
@@ -53,8 +67,12 @@ func (o *doctorOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []st
 	return nil
 }
 
-// Validate rejects bad numbers and flags that need a target.
+// Validate rejects bad numbers and flags that need a target, and mixes
+// of the node walk's flags with the workstation walk's.
 func (o *doctorOptions) Validate() error {
+	if err := o.validateMode(); err != nil {
+		return err
+	}
 	switch {
 	case o.Port < 0 || o.Port > 65535:
 		return cmdutil.UsageErrorf("--port must be between 1 and 65535, got %d", o.Port)
@@ -72,7 +90,34 @@ func (o *doctorOptions) Validate() error {
 	return o.TLS.Validate()
 }
 
+// validateMode checks what belongs to one walk only.
+func (o *doctorOptions) validateMode() error {
+	if !o.kube {
+		if o.Container != "" || o.Kube.Namespace != "" {
+			return cmdutil.UsageErrorf("--container and --namespace belong to the workstation walk: give --kubeconfig (or --context) and [NS/]POD")
+		}
+		return nil
+	}
+	ns, pod, hasNS := strings.Cut(o.Target, "/")
+	switch {
+	case o.Target == "":
+		return cmdutil.UsageErrorf("doctor --kubeconfig needs the pod: [NAMESPACE/]POD")
+	case hasNS && (ns == "" || pod == "" || strings.Contains(pod, "/")):
+		return cmdutil.UsageErrorf("%q is not [NAMESPACE/]POD", o.Target)
+	case hasNS && o.Kube.Namespace != "" && o.Kube.Namespace != ns:
+		return cmdutil.UsageErrorf("the pod %q names namespace %s, --namespace %s", o.Target, ns, o.Kube.Namespace)
+	case o.TLS != (cmdutil.TLSFlags{}):
+		return cmdutil.UsageErrorf("--tls-* configure the runtime's streaming server on a node; through the API server the kubeconfig carries the TLS settings")
+	}
+	return nil
+}
+
 // Run walks the path and prints the report.
 func (o *doctorOptions) Run(ctx context.Context) error {
+	if o.kube {
+		k := doctor.Kube{Connect: o.Kube.Load, Pod: o.Target, Container: o.Container, Port: o.Port, Command: o.Command,
+			Repeat: o.Repeat, HopTimeout: o.HopTimeout, JUnit: o.JUnit, NodeName: o.NodeName}
+		return k.Run(ctx, o.f)
+	}
 	return o.Node.Run(ctx, o.f)
 }

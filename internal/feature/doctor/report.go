@@ -100,6 +100,15 @@ type Target struct {
 	Command   []string `json:"command,omitempty"`
 }
 
+// Cluster is what the workstation walk learned of the API server and of
+// the user it took the kubeconfig's credentials for.
+type Cluster struct {
+	Server  string   `json:"server,omitempty"`
+	Version string   `json:"version,omitempty"`
+	User    string   `json:"user,omitempty"`
+	Groups  []string `json:"groups,omitempty"`
+}
+
 // Report is one doctor run: the hops of the path in order, up to and
 // including the first that failed, and with --repeat the summary of every
 // run.
@@ -108,6 +117,8 @@ type Report struct {
 	Mode    string  `json:"mode"`
 	Runtime Runtime `json:"runtime,omitzero"`
 	Target  Target  `json:"target,omitzero"`
+	// Cluster is the API server and the user (kubeconfig mode).
+	Cluster *Cluster `json:"cluster,omitempty"`
 	// OK: no hop failed in any run.
 	OK bool `json:"ok"`
 	// Hops are the first failed run's hops (the last run's when none
