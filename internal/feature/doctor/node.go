@@ -142,24 +142,38 @@ func (w *walker) readyHop(ctx context.Context) Hop {
 			h.fail("CRI Status call at "+w.c.Endpoint, err, func(sig string) (string, string) { return explainSocket(sig, w.c.Endpoint) })
 			return
 		}
-		var seen []string
-		for _, c := range st.GetStatus().GetConditions() {
-			seen = append(seen, fmt.Sprintf("%s=%t", c.GetType(), c.GetStatus()))
-			if c.GetStatus() {
-				continue
-			}
-			cause, fix := explainNotReady(w.rt.Flavour, c.GetType(), c.GetReason(), c.GetMessage())
-			if c.GetType() == runtimeapi.RuntimeReady {
-				h.Outcome, h.Tried, h.Signature, h.Cause, h.Fix = Fail, "CRI Status at "+w.c.Endpoint, sigNotReady, cause, fix
-				h.Error = fmt.Sprintf("%s is false: %s %s", c.GetType(), c.GetReason(), c.GetMessage())
-				return
-			}
+		judgeConditions(h, w.rt.Flavour, w.c.Endpoint, st.GetStatus().GetConditions())
+	})
+}
+
+// judgeConditions reads CRI Status's conditions into h: RuntimeReady
+// false fails, NetworkReady false warns; the runtime's own conditions
+// (containerd 2.x's ContainerdHasNoDeprecationWarnings) say nothing of
+// streaming and are a note.
+func judgeConditions(h *Hop, f Flavour, endpoint string, conds []*runtimeapi.RuntimeCondition) {
+	var seen []string
+	for _, c := range conds {
+		seen = append(seen, fmt.Sprintf("%s=%t", c.GetType(), c.GetStatus()))
+		if c.GetStatus() {
+			continue
+		}
+		cause, fix := explainNotReady(f, c.GetType(), c.GetReason(), c.GetMessage())
+		switch c.GetType() {
+		case runtimeapi.RuntimeReady:
+			h.Outcome, h.Tried, h.Signature, h.Cause, h.Fix = Fail, "CRI Status at "+endpoint, sigNotReady, cause, fix
+			h.Error = fmt.Sprintf("%s is false: %s %s", c.GetType(), c.GetReason(), c.GetMessage())
+			h.Detail = strings.Join(seen, ", ")
+			return
+		case runtimeapi.NetworkReady:
+			h.Outcome, h.Cause, h.Fix = Warn, cause, fix
+		default:
 			if h.Outcome == Pass {
-				h.Outcome, h.Cause, h.Fix = Warn, cause, fix
+				h.Outcome, h.Cause = Note, cause
+				h.Fix = "nothing to fix for streaming: a condition of the runtime's own, not one of the CRI's (RuntimeReady, NetworkReady)"
 			}
 		}
-		h.Detail = strings.Join(seen, ", ")
-	})
+	}
+	h.Detail = strings.Join(seen, ", ")
 }
 
 // targetHop resolves the CONTAINER or POD and checks that it runs; it

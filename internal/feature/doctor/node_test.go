@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
@@ -291,5 +292,25 @@ func TestNoTargetChecksTheRuntimeOnly(t *testing.T) {
 	fx.w.ref = ""
 	if got := names(fx.w.walk(context.Background())); got != "runtime=pass runtime-ready=pass target=skip" {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// containerd 2.x reports a condition of its own, false on a cgroup v1
+// host: a note, not a warning; NetworkReady false still warns.
+func TestOwnRuntimeConditionIsANote(t *testing.T) {
+	h := Hop{Name: HopReady, Outcome: Pass}
+	judgeConditions(&h, Containerd2, "unix:///run/containerd/containerd.sock", []*runtimeapi.RuntimeCondition{
+		{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: true},
+		{Type: "ContainerdHasNoDeprecationWarnings", Status: false, Reason: "ContainerdHasDeprecationWarnings", Message: "cgroup v1 is deprecated"},
+	})
+	if h.Outcome != Note || !strings.Contains(h.Fix, "nothing to fix") {
+		t.Errorf("own condition: %+v", h)
+	}
+	h = Hop{Name: HopReady, Outcome: Pass}
+	judgeConditions(&h, Containerd2, "", []*runtimeapi.RuntimeCondition{
+		{Type: "ContainerdHasNoDeprecationWarnings", Status: false}, {Type: runtimeapi.NetworkReady, Status: false},
+	})
+	if h.Outcome != Warn {
+		t.Errorf("NetworkReady false: %+v", h)
 	}
 }
