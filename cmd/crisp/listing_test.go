@@ -145,10 +145,10 @@ func TestPsOptions(t *testing.T) {
 	}{
 		{args: nil, want: psOptions{}},
 		{args: []string{"-a", "-p", "web", "--name", "x", "-s", "exited", "--label", "k=v", "--no-trunc"},
-			want: psOptions{Select: cmdutil.ContainerSelectors{All: true, Pod: "web", Name: "x", State: "exited", Labels: []string{"k=v"}}, NoTrunc: true,
+			want: psOptions{Select: cmdutil.ContainerSelectors{All: true, Pod: "web", Name: "x", State: "exited", Labels: []string{"k=v"}}, listFlags: listFlags{NoTrunc: true},
 				filter: client.ContainerFilter{All: true, Pod: "web", Name: regexp.MustCompile("x"), State: "exited", Labels: map[string]string{"k": "v"}}}},
 		{args: []string{"-l"}, want: psOptions{Select: cmdutil.ContainerSelectors{Latest: true}, filter: client.ContainerFilter{All: true, Last: 1}}},
-		{args: []string{"-n", "3", "-q"}, want: psOptions{Select: cmdutil.ContainerSelectors{Last: 3}, Quiet: true, filter: client.ContainerFilter{All: true, Last: 3}}},
+		{args: []string{"-n", "3", "-q"}, want: psOptions{Select: cmdutil.ContainerSelectors{Last: 3}, listFlags: listFlags{Quiet: true}, filter: client.ContainerFilter{All: true, Last: 3}}},
 		{args: []string{"--state", "paused"}, wantErr: "want one of created, running, exited, unknown"},
 	}
 	for _, tt := range tests {
@@ -216,7 +216,7 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 	}
 
 	out.Reset()
-	o = &podsOptions{f: f, now: time.Now, Quiet: true, Select: cmdutil.PodSelectors{State: "ready"}}
+	o = &podsOptions{f: f, now: time.Now, listFlags: listFlags{Quiet: true}, Select: cmdutil.PodSelectors{State: "ready"}}
 	runListing(t, o, completeValidate(o, o.f))
 	if got := out.String(); got != podWeb+"\n" {
 		t.Errorf("-q --state ready = %q", got)
@@ -261,7 +261,7 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 
 	// Running only by default; --pod by name; --no-trunc.
 	out.Reset()
-	o = &psOptions{f: f, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{Pod: "web"}, NoTrunc: true}
+	o = &psOptions{f: f, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{Pod: "web"}, listFlags: listFlags{NoTrunc: true}}
 	runListing(t, o, completeValidate(o, o.f))
 	if !strings.Contains(out.String(), ctrWeb+"   docker.io/library/nginx:1.25") || strings.Contains(out.String(), ctrOld) {
 		t.Errorf("ps --pod web --no-trunc:\n%s", out)

@@ -17,9 +17,8 @@ type podsOptions struct {
 	// now is the clock CREATED is measured against (tests pin it).
 	now func() time.Time
 
-	ID                      string
-	Select                  cmdutil.PodSelectors
-	Quiet, NoTrunc, Verbose bool
+	listFlags
+	Select cmdutil.PodSelectors
 
 	filter client.PodFilter
 }
@@ -39,11 +38,8 @@ func podsCommand(o *podsOptions) *cobra.Command {
 		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.ID, "id", "", "only the pod with this ID or ID prefix")
+	o.listFlags.bind(fl, "pod")
 	o.Select.Bind(fl, "only")
-	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print pod IDs only")
-	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "a block of key: value lines a pod instead of the table (crictl's -v)")
-	fl.BoolVar(&o.NoTrunc, "no-trunc", false, "do not truncate IDs")
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(client.PodStates, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -54,7 +50,7 @@ func (o *podsOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) error
 // Validate builds the filter from the flags (usage errors for bad ones)
 // before the runtime is dialled.
 func (o *podsOptions) Validate() (err error) {
-	if err := cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output); err != nil {
+	if err := o.listFlags.validate(o.f); err != nil {
 		return err
 	}
 	o.filter, err = o.Select.Filter()
@@ -65,6 +61,6 @@ func (o *podsOptions) Validate() (err error) {
 // Run lists the pods and prints them.
 func (o *podsOptions) Run(ctx context.Context) error {
 	return o.f.WithClient(func(c *client.Client) error {
-		return query.Pods(ctx, c, o.filter, query.ListOptions{Quiet: o.Quiet, NoTrunc: o.NoTrunc, Now: o.now(), Verbose: o.Verbose}, o.f.Printer())
+		return query.Pods(ctx, c, o.filter, o.listFlags.options(o.now()), o.f.Printer())
 	})
 }

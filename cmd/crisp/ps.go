@@ -16,9 +16,9 @@ type psOptions struct {
 	f   *cmdutil.Factory
 	now func() time.Time
 
-	ID                                        string
-	Select                                    cmdutil.ContainerSelectors
-	Quiet, NoTrunc, Verbose, ResolveImagePath bool
+	listFlags
+	Select           cmdutil.ContainerSelectors
+	ResolveImagePath bool
 
 	filter client.ContainerFilter
 }
@@ -38,12 +38,9 @@ func psCommand(o *psOptions) *cobra.Command {
 		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.ID, "id", "", "only the container with this ID or ID prefix")
+	o.listFlags.bind(fl, "container")
 	o.Select.Bind(fl, "only", true)
-	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print container IDs only")
-	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "a block of key: value lines a container instead of the table (crictl's -v)")
 	fl.BoolVarP(&o.ResolveImagePath, "resolve-image-path", "r", false, "crictl's: show the image's name, not its ID (crisp's table always does)")
-	fl.BoolVar(&o.NoTrunc, "no-trunc", false, "do not truncate IDs")
 	_ = cmd.RegisterFlagCompletionFunc("pod", completePods(o.f))
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(client.ContainerStates, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -55,7 +52,7 @@ func (o *psOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) error {
 // Validate builds the filter from the flags (usage errors for bad ones)
 // before the runtime is dialled.
 func (o *psOptions) Validate() (err error) {
-	if err := cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output); err != nil {
+	if err := o.listFlags.validate(o.f); err != nil {
 		return err
 	}
 	o.filter, err = o.Select.Filter()
@@ -66,6 +63,6 @@ func (o *psOptions) Validate() (err error) {
 // Run lists the containers and prints them.
 func (o *psOptions) Run(ctx context.Context) error {
 	return o.f.WithClient(func(c *client.Client) error {
-		return query.PS(ctx, c, o.filter, query.ListOptions{Quiet: o.Quiet, NoTrunc: o.NoTrunc, Now: o.now(), Verbose: o.Verbose}, o.f.Printer())
+		return query.PS(ctx, c, o.filter, o.listFlags.options(o.now()), o.f.Printer())
 	})
 }
