@@ -35,21 +35,9 @@ const (
 // Formats lists the formats in the order help shows them.
 var Formats = []Format{Table, JSON, YAML, GoTemplate}
 
-// ErrUnknownFormat is wrapped by ParseFormat's error.
+// ErrUnknownFormat is wrapped by Print's error for a format it does not
+// know (root's -o check lets none through: this is a program error).
 var ErrUnknownFormat = errors.New("unknown output format")
-
-// ParseFormat checks an -o value; empty means table.
-func ParseFormat(s string) (Format, error) {
-	if s == "" {
-		return Table, nil
-	}
-	for _, f := range Formats {
-		if string(f) == s {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("%w %q (want table, json, yaml or go-template)", ErrUnknownFormat, s)
-}
 
 // Printer writes data in one format. Template is the go-template's text
 // (-o go-template --template T).

@@ -1,9 +1,7 @@
 package report
 
 import (
-	"fmt"
 	"io"
-	"slices"
 
 	"github.com/crisp-cri/crisp/internal/base/outfile"
 	"github.com/crisp-cri/crisp/internal/cli/output"
@@ -11,14 +9,6 @@ import (
 
 // Formats are the formats Write takes.
 var Formats = []string{"table", "markdown", "json", "yaml"}
-
-// CheckFormat rejects a format Write does not take.
-func CheckFormat(format string) error {
-	if !slices.Contains(Formats, format) {
-		return fmt.Errorf("-o/--output must be table, markdown, json or yaml, not %q", format)
-	}
-	return nil
-}
 
 // Write writes the merged fleet to out as a table, Markdown, JSON or YAML.
 func (f *Fleet) Write(out io.Writer, format string) error {

@@ -3,7 +3,6 @@ package testkit
 import (
 	"fmt"
 	"os"
-	"testing"
 	"time"
 
 	"go.uber.org/goleak"
@@ -35,16 +34,6 @@ func FindLeaks(grace time.Duration, opts ...goleak.Option) error {
 		err = goleak.Find(opts...)
 	}
 	return err
-}
-
-// VerifyNone fails t when goroutines other than those opts ignore are still
-// running after grace. Pass goleak.IgnoreCurrent() taken at the test's start
-// to check only the goroutines the test started.
-func VerifyNone(t testing.TB, grace time.Duration, opts ...goleak.Option) {
-	t.Helper()
-	if err := FindLeaks(grace, opts...); err != nil {
-		t.Errorf("goroutines outlived the test: %v", err)
-	}
 }
 
 // Runner is what TestMain runs: *testing.M, or testscript's wrapper of it.

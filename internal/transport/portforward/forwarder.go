@@ -144,13 +144,6 @@ func (f *Forwarder) Negotiate(ctx context.Context) (transport.Offer, error) {
 	return f.negotiateLocked(ctx)
 }
 
-// Attempts returns the handshakes negotiation made, in order.
-func (f *Forwarder) Attempts() []transport.Attempt {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]transport.Attempt(nil), f.attempts...)
-}
-
 func (f *Forwarder) negotiateLocked(ctx context.Context) (transport.Offer, error) {
 	if f.closed {
 		return transport.Offer{}, errors.New("port-forward: forwarder closed")
