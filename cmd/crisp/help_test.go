@@ -52,7 +52,7 @@ func TestEveryCommandHasExamplesAndExitStatus(t *testing.T) {
 	walk(root)
 }
 
-// TestEveryHelpTextIsUsed: every text internal/helptext embeds belongs to a
+// TestEveryHelpTextIsUsed: every text of cmd/crisp/help belongs to a
 // command of the tree, which shows it (no orphan file, no command that
 // builds its help elsewhere while a text file goes stale).
 func TestEveryHelpTextIsUsed(t *testing.T) {
@@ -67,9 +67,9 @@ func TestEveryHelpTextIsUsed(t *testing.T) {
 		c := byName[n]
 		switch {
 		case c == nil:
-			t.Errorf("internal/helptext/%s.txt belongs to no command", n)
+			t.Errorf("help/%s.txt belongs to no command", n)
 		case c.Long != helpLong(n) || c.Example != helpExample(n):
-			t.Errorf("%s does not show internal/helptext's %s texts", c.CommandPath(), n)
+			t.Errorf("%s does not show help/%s.txt and %s.example.txt", c.CommandPath(), n, n)
 		}
 	}
 }

@@ -1,8 +1,9 @@
 package main
 
-// Layers 1 and 2 of STYLE.md's tests for pods, ps, images, inspect and
-// inspectp: flags parsed into options, and Run against a fake runtime
-// (internal/client/clienttest) with buffers for streams and a pinned clock.
+// Layers 1 and 2 of the tests (docs/design.md, "Tests") for pods, ps,
+// images, inspect and inspectp: flags parsed into options, and Run against a
+// fake runtime (internal/client/clienttest) with buffers for streams and a
+// pinned clock.
 
 import (
 	"bytes"
