@@ -9,7 +9,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/cli/output"
 )
 
-// JUnit XML (internal/cli/junit) of a smoke run.
+// JUnit XML (internal/cli/output's junit.go) of a smoke run.
 
 func seconds(m Millis) string { return output.JUnitSeconds(time.Duration(m).Seconds()) }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/tty"
 )
 
-// ReconnectFlags is attach's --reconnect; internal/feature/reattach runs the loop.
+// ReconnectFlags is attach's --reconnect; reattach.go runs the loop.
 type ReconnectFlags struct {
 	Enabled bool
 }
