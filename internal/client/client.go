@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/crisp-cri/crisp/internal/base/input"
 )
 
 // maxUnixPath is the longest socket path the kernel accepts (sun_path is
@@ -179,7 +181,7 @@ func notSocket(path string) string {
 	if err != nil || fi.Mode()&fs.ModeSocket != 0 {
 		return ""
 	}
-	return describeMode(fi.Mode())
+	return input.FileKind(fi.Mode())
 }
 
 // dialEndpoint accepts unix:// (or a bare path) and tcp:// endpoints.

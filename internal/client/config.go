@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/crisp-cri/crisp/internal/base/input"
 )
 
 // DefaultConfigFile is crictl's configuration file, read when neither
@@ -268,7 +270,7 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s, not a regular file", path, describeMode(fi.Mode()))
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, input.FileKind(fi.Mode()))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
@@ -278,26 +280,4 @@ func readRegularFile(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes; a crictl config file is a few lines", path, max)
 	}
 	return data, nil
-}
-
-// describeMode names a file's type for messages: "a directory", "a FIFO
-// (named pipe)", ...
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO (named pipe)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a file of mode " + m.String()
 }

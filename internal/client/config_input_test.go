@@ -56,7 +56,7 @@ func TestConfigFileNotRegular(t *testing.T) {
 		name, path, what string
 	}{
 		{"character device", "/dev/zero", "is a character device, not a regular file"},
-		{"FIFO", fifo, "is a FIFO (named pipe), not a regular file"},
+		{"FIFO", fifo, "is a named pipe (FIFO), not a regular file"},
 		{"directory", dir, "is a directory, not a regular file"},
 	} {
 		for _, how := range []string{"-c", "CRI_CONFIG_FILE", "default"} {

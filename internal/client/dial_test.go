@@ -78,7 +78,7 @@ func TestDialNotASocket(t *testing.T) {
 	}{
 		{"regular file", "unix://" + file, ": " + file + " is a regular file, not a socket" + socketHint},
 		{"directory", "unix://" + subdir, ": " + subdir + " is a directory, not a socket" + socketHint},
-		{"FIFO", "unix://" + fifo, ": " + fifo + " is a FIFO (named pipe), not a socket" + socketHint},
+		{"FIFO", "unix://" + fifo, ": " + fifo + " is a named pipe (FIFO), not a socket" + socketHint},
 		{"bare path to a file", file, ": " + file + " is a regular file, not a socket" + socketHint},
 		{"link to a directory", "unix://" + link, ": " + link + " is a directory, not a socket" + socketHint},
 		{"missing", "unix://" + filepath.Join(dir, "missing.sock"), "connect: no such file or directory" + runHint},

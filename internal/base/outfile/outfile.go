@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/crisp-cri/crisp/internal/base/input"
 )
 
 // ErrRefused is wrapped by Create's errors about what sits at the path (a
@@ -95,7 +97,7 @@ func check(path string) error {
 	if fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%s is %s, %w: crisp writes only a new or a regular file there (remove it or name another path)", path, kind(fi.Mode()), ErrRefused)
+	return fmt.Errorf("%s is %s, %w: crisp writes only a new or a regular file there (remove it or name another path)", path, input.FileKind(fi.Mode()), ErrRefused)
 }
 
 // samePlace says whether path now names f, the file crisp created: in a
@@ -111,22 +113,4 @@ func samePlace(f *os.File, path string) error {
 		return fmt.Errorf("%s was replaced by another file while crisp created it (someone else writes in %s): name a path in a directory only you can write to", path, filepath.Dir(path))
 	}
 	return nil
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "a special file"
 }
