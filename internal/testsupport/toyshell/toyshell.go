@@ -86,9 +86,11 @@ type run struct {
 
 // Exec runs cmd.
 func (s *Shell) Exec(ctx context.Context, _ string, cmd []string, in io.Reader, out, errOut io.WriteCloser, _ bool, resize <-chan remotecommandserver.TerminalSize) error {
-	r := run{ctx: ctx, in: in, out: io.Discard, errOut: io.Discard, resize: resize, shell: s}
-	if in == nil {
-		r.in = strings.NewReader("")
+	r := run{ctx: ctx, in: strings.NewReader(""), out: io.Discard, errOut: io.Discard, resize: resize, shell: s}
+	if in != nil {
+		var done func()
+		r.in, done = pump(in)
+		defer done()
 	}
 	if out != nil {
 		r.out = out
@@ -186,6 +188,22 @@ func (r run) command(cmd []string) error {
 	}
 	_ = r.print(r.errOut, cmd[0]+": not found\n")
 	return ExitCode(127)
+}
+
+// pump copies in to the command through a pipe, as a runtime copies the
+// client's stdin into a process's, and goes on reading in (discarding)
+// after the command is done until in ends: a command that stops reading
+// early (head -c) must not leave the client's last bytes unread on the
+// connection, or closing it sends a reset that can destroy output still on
+// its way to the client. done ends the command's side of the pipe.
+func pump(in io.Reader) (io.Reader, func()) {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, in)
+		pw.CloseWithError(err)
+		_, _ = io.Copy(io.Discard, in) // ends when the stream does
+	}()
+	return pr, func() { _ = pr.Close() }
 }
 
 // script runs an `sh -c` script of the shapes the package doc lists.
