@@ -3,8 +3,8 @@
 // socket, holding the pods, containers and images a test puts in it and
 // recording the requests it gets. It hands out streaming URLs (and says
 // which request each was for) but runs no processes and serves no streams:
-// tests pair it with a fake of the streaming layer, and end-to-end tests
-// use the mock runtime (internal/mockruntime).
+// tests pair it with the mock's streaming server (Fake.Streaming), and
+// end-to-end tests use the mock runtime (internal/mockruntime).
 package clienttest
 
 import (
@@ -40,6 +40,12 @@ type Fake struct {
 	// hand out ("http://stream" when empty): StreamBase/exec/1, and so on,
 	// fresh for every call (streaming.go).
 	StreamBase string
+	// Streaming, when set, is the streaming server Exec, Attach and
+	// PortForward get their URLs from instead, as a runtime asks the one it
+	// embeds: the mock's (internal/mockruntime/streamserver) driven
+	// in-process over internal/testsupport/toyshell, the one fake streaming
+	// backend of crisp's tests.
+	Streaming StreamingServer
 	// ExecSyncResponse is ExecSync's answer (an empty one when nil).
 	ExecSyncResponse *runtimeapi.ExecSyncResponse
 	// Before, when set, runs as each call arrives, with the method's name

@@ -13,7 +13,16 @@ import (
 
 // The calls that hand out streaming URLs, and ExecSync. Like a runtime's,
 // each URL is fresh and good for one session: Redeem tells a fake streaming
-// server which request a URL was for, once.
+// server which request a URL was for, once. With Fake.Streaming set, the
+// URLs are that server's.
+
+// StreamingServer is what hands out a runtime's streaming URLs (the mock's
+// streamserver.Server is one).
+type StreamingServer interface {
+	GetExec(*runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error)
+	GetAttach(*runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error)
+	GetPortForward(*runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error)
+}
 
 // Exec hands out a URL for a stored container, or NotFound.
 func (f *Fake) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
@@ -24,6 +33,9 @@ func (f *Fake) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimea
 	defer f.mu.Unlock()
 	if f.container(req.ContainerId) == nil {
 		return nil, status.Errorf(codes.NotFound, "container %q: not found", req.ContainerId)
+	}
+	if f.Streaming != nil {
+		return f.Streaming.GetExec(req)
 	}
 	return &runtimeapi.ExecResponse{Url: f.streamURL("exec", req)}, nil
 }
@@ -38,6 +50,9 @@ func (f *Fake) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runt
 	if f.container(req.ContainerId) == nil {
 		return nil, status.Errorf(codes.NotFound, "container %q: not found", req.ContainerId)
 	}
+	if f.Streaming != nil {
+		return f.Streaming.GetAttach(req)
+	}
 	return &runtimeapi.AttachResponse{Url: f.streamURL("attach", req)}, nil
 }
 
@@ -50,6 +65,9 @@ func (f *Fake) PortForward(ctx context.Context, req *runtimeapi.PortForwardReque
 	defer f.mu.Unlock()
 	if f.pod(req.PodSandboxId) == nil {
 		return nil, status.Errorf(codes.NotFound, "pod sandbox %q: not found", req.PodSandboxId)
+	}
+	if f.Streaming != nil {
+		return f.Streaming.GetPortForward(req)
 	}
 	return &runtimeapi.PortForwardResponse{Url: f.streamURL("portforward", req)}, nil
 }

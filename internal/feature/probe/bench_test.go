@@ -29,7 +29,7 @@ func TestSummarise(t *testing.T) {
 func TestBenchFigures(t *testing.T) {
 	f := fakeProfile(t, "full")
 	b := &Bencher{URLs: f, Streamer: f, Size: 64 << 10, Runs: 3, LatencyRuns: 4}
-	rep, err := b.Run(context.Background(), Target{ContainerID: "c1", PodID: "p1", Port: 7777})
+	rep, err := b.Run(context.Background(), Target{ContainerID: "c1", PodID: "p1", Port: f.echoPort})
 	if err != nil {
 		t.Fatal(err)
 	}

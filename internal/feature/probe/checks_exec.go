@@ -211,10 +211,23 @@ func smokeStdinEOF(ctx context.Context, a *Attempt) Check {
 	return Check{Outcome: Pass, Detail: "`wc -l` saw stdin end and printed 2"}
 }
 
+// integritySize is what smokeIntegrity moves: IntegritySize, less in this
+// package's tests (TestMain), which run it on every protocol of every
+// profile under the race detector.
+var integritySize int64 = IntegritySize
+
+// mib words a size in MiB ("16 MiB"), or KiB below one MiB.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
+}
+
 func smokeIntegrity(ctx context.Context, a *Attempt) Check {
 	ctx, cancel := context.WithTimeout(ctx, a.Timeout)
 	defer cancel()
-	data := make([]byte, IntegritySize)
+	data := make([]byte, integritySize)
 	if _, err := rand.Read(data); err != nil {
 		return Check{Outcome: Fail, Detail: err.Error()}
 	}
@@ -224,22 +237,22 @@ func smokeIntegrity(ctx context.Context, a *Attempt) Check {
 	var errOut bytes.Buffer
 	// head -c ends by itself after the last byte, so protocols that cannot
 	// close stdin carry the check too.
-	bad, err := a.execRun(ctx, &runtimeapi.ExecRequest{Cmd: []string{"head", "-c", fmt.Sprint(IntegritySize)}, Stdin: true, Stdout: true, Stderr: true},
+	bad, err := a.execRun(ctx, &runtimeapi.ExecRequest{Cmd: []string{"head", "-c", fmt.Sprint(integritySize)}, Stdin: true, Stdout: true, Stderr: true},
 		Session{Stdin: bytes.NewReader(data), Stdout: counter, Stderr: &errOut, CloseStdin: a.Caps.StdinEOF})
 	if bad != nil {
 		return *bad
 	}
 	var got [sha256.Size]byte
 	copy(got[:], h.Sum(nil))
-	if counter.n != IntegritySize || got != want {
-		return Check{Outcome: Fail, Detail: fmt.Sprintf("sent 16 MiB through `head -c %d`, got back %d bytes, sha256 match %t (error %v, stderr %q)", IntegritySize, counter.n, got == want, err, clip(errOut.String()))}
+	if counter.n != integritySize || got != want {
+		return Check{Outcome: Fail, Detail: fmt.Sprintf("sent %s through `head -c %d`, got back %d bytes, sha256 match %t (error %v, stderr %q)", mib(integritySize), integritySize, counter.n, got == want, err, clip(errOut.String()))}
 	}
 	if code, ok := exitStatus(err); !ok || code != 0 {
 		if a.Caps.ExitCode {
-			return Check{Outcome: Fail, Detail: fmt.Sprintf("the 16 MiB arrived intact but the command ended with %v", err)}
+			return Check{Outcome: Fail, Detail: fmt.Sprintf("the %s arrived intact but the command ended with %v", mib(integritySize), err)}
 		}
 	}
-	return Check{Outcome: Pass, Detail: "16 MiB in and out, sha256 matches"}
+	return Check{Outcome: Pass, Detail: mib(integritySize) + " in and out, sha256 matches"}
 }
 
 func smokeTTY(ctx context.Context, a *Attempt) Check {

@@ -68,7 +68,7 @@ func TestRegistryIsWellFormed(t *testing.T) {
 // its order, and one lacking a capability is skipped with the reason.
 func TestRegistryIsTheSingleSource(t *testing.T) {
 	f := fakeProfile(t, "full")
-	target := Target{ContainerID: "c1", PodID: "p1", Port: 7777}
+	target := Target{ContainerID: "c1", PodID: "p1", Port: f.echoPort}
 	p := &Prober{URLs: f, Streamer: f, Timeout: 2 * time.Second}
 	prep, err := p.Run(context.Background(), target)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -30,16 +31,26 @@ func findCheck(rep *SmokeReport, name string) (SmokeCheck, bool) {
 	return SmokeCheck{}, false
 }
 
+// v1ResetByCRIStreaming is the one defect smoke finds on the mock's
+// profiles: they serve SPDY channel.k8s.io with cri-streaming's handler,
+// which resets v1's error stream before the command runs (as containerd
+// and CRI-O do), so v1's exit status never arrives. smoke says so.
+func v1ResetByCRIStreaming(c SmokeCheck) bool {
+	return c.Name() == "exec/spdy "+transport.ExecProtocolV1+"/"+SmokeExitCode && strings.Contains(c.Detail, "reset v1's error stream")
+}
+
 func TestSmokePassesOnEveryProfile(t *testing.T) {
 	for profile := range designProfiles {
 		t.Run(profile, func(t *testing.T) {
-			rep := runSmoke(t, fakeProfile(t, profile), true, 7777)
-			if !rep.OK() || rep.Warnings != 0 {
-				for _, c := range rep.Checks {
-					if c.Outcome != Pass && c.Outcome != Skip {
-						t.Errorf("%s: %s: %s", c.Name(), c.Outcome, c.Detail)
-					}
+			f := fakeProfile(t, profile)
+			rep := runSmoke(t, f, true, f.echoPort)
+			for _, c := range rep.Checks {
+				if c.Outcome != Pass && c.Outcome != Skip && !v1ResetByCRIStreaming(c) {
+					t.Errorf("%s: %s: %s", c.Name(), c.Outcome, c.Detail)
 				}
+			}
+			if lenient := runSmoke(t, f, false, f.echoPort); !lenient.OK() {
+				t.Errorf("without --strict the run failed: %d failed", lenient.Failed)
 			}
 			if rep.Passed+rep.Failed+rep.Skipped+rep.Warnings != len(rep.Checks) {
 				t.Errorf("tally %d+%d+%d+%d does not add up to %d checks", rep.Passed, rep.Failed, rep.Skipped, rep.Warnings, len(rep.Checks))
@@ -69,8 +80,14 @@ func TestSmokeDefectOffAutoIsAWarningUnlessStrict(t *testing.T) {
 	}
 
 	strict := runSmoke(t, f, true, 0)
-	if strict.OK() || strict.Failed != 1 {
-		t.Errorf("--strict: %d failed, want the one defect", strict.Failed)
+	var failed []string
+	for _, c := range strict.Checks {
+		if c.Outcome == Fail && !v1ResetByCRIStreaming(c) {
+			failed = append(failed, c.Name()+": "+c.Detail)
+		}
+	}
+	if strict.OK() || len(failed) != 1 || !strings.HasPrefix(failed[0], "exec/websocket v4.channel.k8s.io/exit-code: ") {
+		t.Errorf("--strict: failed %q (and %d in all), want the one defect", failed, strict.Failed)
 	}
 }
 
@@ -88,7 +105,7 @@ func TestSmokeDefectOnAutoFails(t *testing.T) {
 }
 
 func TestSmokeNothingAccepted(t *testing.T) {
-	f := newFake(t, func(Call, Protocol) bool { return false })
+	f := newFake(t, streamserver.Config{Faults: []streamserver.Fault{{Kind: "refuse-upgrade"}}})
 	rep := runSmoke(t, f, false, 0)
 	if rep.Failed != 3 || len(rep.Checks) != 3 {
 		t.Fatalf("got %d checks, %d failed; want one failed handshake per call", len(rep.Checks), rep.Failed)
@@ -130,7 +147,8 @@ func TestJUnitShape(t *testing.T) {
 			skips++
 		}
 	}
-	if doc.Suite.Tests != len(rep.Checks) || fails != rep.Failed || fails != doc.Suite.Failures || skips != rep.Skipped || skips != doc.Suite.Skipped || fails == 0 {
-		t.Errorf("JUnit tests=%d failures=%d/%d skipped=%d/%d; report %d checks, %d failed, %d skipped", doc.Suite.Tests, doc.Suite.Failures, fails, doc.Suite.Skipped, skips, len(rep.Checks), rep.Failed, rep.Skipped)
+	// Warnings are skipped cases (junit.go).
+	if doc.Suite.Tests != len(rep.Checks) || fails != rep.Failed || fails != doc.Suite.Failures || skips != rep.Skipped+rep.Warnings || skips != doc.Suite.Skipped || fails == 0 {
+		t.Errorf("JUnit tests=%d failures=%d/%d skipped=%d/%d; report %d checks, %d failed, %d skipped, %d warnings", doc.Suite.Tests, doc.Suite.Failures, fails, doc.Suite.Skipped, skips, len(rep.Checks), rep.Failed, rep.Skipped, rep.Warnings)
 	}
 }
