@@ -19,7 +19,7 @@ func BenchmarkStreamStdout(b *testing.B) {
 			offers := []transport.Offer{{Transport: tr, Protocols: []string{transport.ExecProtocolV4}}}
 			b.SetBytes(size)
 			for b.Loop() {
-				if _, err := f.stream(offers, transport.Config{}, Streams{Stdout: io.Discard}, "zero", strconv.Itoa(size)); err != nil {
+				if _, err := f.stream(offers, transport.Config{}, Streams{Stdout: io.Discard}, "zeros", strconv.Itoa(size)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -48,7 +48,7 @@ func TestLocalWriteErrorIsAnError(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			streams := Streams{Stdout: fullWriter{}, Stderr: io.Discard}
-			_, err := Stream(ctx, "exec", f.source(streams, "zero", "1000000"), offers, transport.Config{}, streams)
+			_, err := Stream(ctx, "exec", f.source(streams, "zeros", "1000000"), offers, transport.Config{}, streams)
 			if ctx.Err() != nil {
 				t.Fatal("the session hung until the test's deadline")
 			}

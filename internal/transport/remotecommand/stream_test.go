@@ -21,20 +21,25 @@ import (
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
-	utilexec "k8s.io/utils/exec"
 
+	"github.com/crisp-cri/crisp/internal/testsupport/toyshell"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
 // fakeServer is a streaming server in the style of containerd's: single-use
 // tokens (any request consumes one, even a refused upgrade), a chosen set of
-// SPDY and WebSocket protocols, and cri-streaming's own handlers behind them.
+// SPDY and WebSocket protocols, and cri-streaming's own handlers behind them,
+// running commands in toyshell (the one fake streaming backend of crisp's
+// tests; its package doc lists the commands). It is a thin shim, not the
+// mock's server, because these tests need what no profile of the mock
+// offers: any set of protocols, the offers each request made, upgrades
+// left unanswered, and httptest's TLS server.
 type fakeServer struct {
 	t    testing.TB
 	srv  *httptest.Server
 	spdy []string // SPDY protocols spoken
 	ws   []string // WebSocket protocols spoken (v4.channel.k8s.io at most: cri-streaming has no v5)
-	run  func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error
+	sh   *toyshell.Shell
 	hang chan struct{} // non-nil: requests get no answer until it closes
 	// arrived, when set, hears of each request left hanging.
 	arrived chan struct{}
@@ -46,44 +51,7 @@ type fakeServer struct {
 }
 
 func newFakeServer(t testing.TB, spdy, ws []string) *fakeServer {
-	f := &fakeServer{t: t, spdy: spdy, ws: ws, tokens: map[string]bool{}}
-	f.run = func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error {
-		switch cmd[0] {
-		case "echo":
-			_, _ = fmt.Fprintln(out, strings.Join(cmd[1:], " "))
-		case "exit":
-			var code int
-			_, _ = fmt.Sscan(cmd[1], &code)
-			if code != 0 {
-				return utilexec.CodeExitError{Err: fmt.Errorf("exit status %d", code), Code: code}
-			}
-		case "cat":
-			_, err := io.Copy(out, in)
-			return err
-		case "zero": // zero N: N zero bytes on stdout, in 32 KiB writes
-			var n int
-			_, _ = fmt.Sscan(cmd[1], &n)
-			buf := make([]byte, 32*1024)
-			for n > 0 {
-				w := min(n, len(buf))
-				if _, err := out.Write(buf[:w]); err != nil {
-					return err
-				}
-				n -= w
-			}
-		case "stderr":
-			_, _ = fmt.Fprintln(errOut, "on stderr")
-		case "readline": // reads one line and exits, never waiting for EOF
-			buf := make([]byte, 1)
-			for {
-				if _, err := in.Read(buf); err != nil || buf[0] == '\n' {
-					break
-				}
-			}
-			_, _ = fmt.Fprintln(out, "got a line")
-		}
-		return nil
-	}
+	f := &fakeServer{t: t, spdy: spdy, ws: ws, sh: &toyshell.Shell{}, tokens: map[string]bool{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -163,7 +131,7 @@ func (f *fakeServer) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	remotecommandserver.ServeExec(w, req, execFunc(f.run), "", "", "ctr", cmd, opts, time.Minute, 10*time.Second, f.spdy)
+	remotecommandserver.ServeExec(w, req, shellExecutor{f.sh}, "", "", "ctr", cmd, opts, time.Minute, 10*time.Second, f.spdy)
 }
 
 // stream runs Stream for cmd with a source that asks for streams.
@@ -171,21 +139,11 @@ func (f *fakeServer) stream(offers []transport.Offer, cfg transport.Config, stre
 	return Stream(context.Background(), "exec", f.source(streams, cmd...), offers, cfg, streams)
 }
 
-type execFunc func(cmd []string, in io.Reader, out, errOut io.Writer, tty bool) error
+// shellExecutor is cri-streaming's Executor over toyshell.
+type shellExecutor struct{ *toyshell.Shell }
 
-func (e execFunc) ExecInContainer(_ context.Context, _, _, _ string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, _ <-chan remotecommandserver.TerminalSize, _ time.Duration) error {
-	var errW = io.Discard
-	if errOut != nil {
-		errW = errOut
-	}
-	var outW = io.Discard
-	if out != nil {
-		outW = out
-	}
-	if in == nil {
-		in = strings.NewReader("")
-	}
-	return e(cmd, in, outW, errW, tty)
+func (e shellExecutor) ExecInContainer(ctx context.Context, _, _, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommandserver.TerminalSize, _ time.Duration) error {
+	return e.Exec(ctx, container, cmd, in, out, errOut, tty, resize)
 }
 
 var (
@@ -337,7 +295,7 @@ func TestStdinAndStderr(t *testing.T) {
 			f := newFakeServer(t, criSPDY, criWS)
 			offers, _ := transport.ExecOffers(tr, "")
 			var out, errOut bytes.Buffer
-			_, err := f.stream(offers, transport.Config{}, Streams{Stdout: &out, Stderr: &errOut}, "stderr")
+			_, err := f.stream(offers, transport.Config{}, Streams{Stdout: &out, Stderr: &errOut}, "stderr", "on", "stderr")
 			if err != nil || errOut.String() != "on stderr\n" {
 				t.Fatalf("err %v, stderr %q", err, errOut.String())
 			}

@@ -186,7 +186,7 @@ func TestWebSocketSlowReaderGetsEverything(t *testing.T) {
 	offers, _ := transport.ExecOffers(transport.WebSocket, "")
 	const size = 2 << 20
 	out := &slowOut{rate: size / 7}
-	if _, err := f.stream(offers, transport.Config{}, Streams{Stdout: out}, "zero", "2097152"); err != nil {
+	if _, err := f.stream(offers, transport.Config{}, Streams{Stdout: out}, "zeros", "2097152"); err != nil {
 		t.Fatalf("%v (after %d of %d bytes)", err, out.buf.Len(), size)
 	}
 	if out.buf.Len() != size {
