@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -46,5 +48,82 @@ func TestNewRowReachesMatrixWordsAndGaps(t *testing.T) {
 	}
 	if !containsSub(rep.Summary.Gaps, "exec: no WebSocket "+protocolV6+" or "+transport.ExecProtocolV5+", so stdin EOF cannot") {
 		t.Errorf("gaps %q do not name v6 and v5", rep.Summary.Gaps)
+	}
+}
+
+// v5Wire speaks the test's v6 as v5 on the wire: client-go has no v6
+// executor (a real new version is a row plus its executor), and the test's
+// v6 carries what v5 carries. Everything above the wire (matrix, checks,
+// auto's pick, reports) sees v6.
+type v5Wire struct{ *fakeRuntime }
+
+func (w v5Wire) Stream(ctx context.Context, u string, p Protocol, s Session) (Handshake, error) {
+	asked := p
+	if p.Name == protocolV6 {
+		p.Name = transport.ExecProtocolV5
+	}
+	hs, err := w.fakeRuntime.Stream(ctx, u, p, s)
+	if hs.Negotiated == p.Name {
+		hs.Negotiated = asked.Name
+	}
+	return hs, err
+}
+
+// TestNewRowReachesSmokeOffersAndMock is the catalogue's promise end to
+// end: a v6 row with v5's capabilities, added to the client's catalogue and
+// to the mock's table, and probe's matrix, smoke's checks, auto's offer
+// order and pick, and the mock's profile all follow it.
+func TestNewRowReachesSmokeOffersAndMock(t *testing.T) {
+	addV6(t)
+	t.Cleanup(streamserver.AddProtocolForTest(
+		streamserver.ProtocolRow{Name: protocolV6, Endpoint: streamserver.RemoteCommandSPDY, Server: streamserver.ServedAsV5, Profiles: []streamserver.Profile{streamserver.ProfileFull}},
+		streamserver.ProtocolRow{Name: protocolV6, Endpoint: streamserver.RemoteCommandWebSocket, Server: streamserver.ServedAsV5, Profiles: []streamserver.Profile{streamserver.ProfileFull}},
+	))
+	ws6 := Protocol{Transport: transport.WebSocket, Name: protocolV6}
+	spdy6 := Protocol{Transport: transport.SPDY, Name: protocolV6}
+
+	offers, _ := transport.ExecOffers(transport.Auto, "")
+	if !slices.Equal(offers[0].Protocols, []string{protocolV6, transport.ExecProtocolV5}) || offers[1].Protocols[0] != protocolV6 {
+		t.Errorf("auto's offers: %v", offers)
+	}
+	full, _ := streamserver.ProfileFull.Protocols()
+	if !slices.Contains(full.RemoteCommandSPDY, protocolV6) || !slices.Contains(full.RemoteCommandWebSocket, protocolV6) {
+		t.Errorf("the mock's full profile: %+v", full)
+	}
+
+	f := fakeProfile(t, "full")
+	w := v5Wire{f}
+	rep, err := (&Prober{URLs: f, Streamer: w, Timeout: 5 * time.Second}).Run(context.Background(), Target{ContainerID: "c1", PodID: "p1", Port: f.echoPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Accepted(CallExec, ws6) || !rep.Accepted(CallAttach, spdy6) {
+		t.Errorf("probe did not find v6 accepted")
+	}
+	if pick, _ := rep.Auto(CallExec); pick != ws6 {
+		t.Errorf("auto picks %v, want WebSocket v6", pick)
+	}
+
+	srep, err := (&Smoker{URLs: f, Streamer: w, Timeout: 10 * time.Second}).Run(context.Background(), Target{ContainerID: "c1", PodID: "p1", Port: f.echoPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := map[Protocol][]string{}
+	for _, c := range srep.Checks {
+		if c.Protocol != nil && c.Protocol.Name == protocolV6 {
+			ran[*c.Protocol] = append(ran[*c.Protocol], c.Check.Name)
+			if c.Outcome != Pass {
+				t.Errorf("%s: %s %s", c.Name(), c.Outcome, c.Detail)
+			}
+			if c.Auto != (*c.Protocol == ws6) { // exec and attach share auto's order
+				t.Errorf("%s: auto is %t", c.Name(), c.Auto)
+			}
+		}
+	}
+	for _, p := range []Protocol{ws6, spdy6} {
+		want := append(registryNames(SuiteSmoke, CallExec), registryNames(SuiteSmoke, CallAttach)...)
+		if !slices.Equal(ran[p], want) {
+			t.Errorf("smoke ran %v on %s, want every exec and attach check %v", ran[p], p, want)
+		}
 	}
 }
