@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
@@ -39,5 +40,14 @@ func TestCompletionCommandRejectsUnknownShell(t *testing.T) {
 	}
 	if !bytes.Contains(errOut.Bytes(), []byte(`unknown shell "tcsh"`)) {
 		t.Errorf("stderr does not name the shell: %s", errOut.String())
+	}
+}
+
+// TestCompleteWay: --way completes to each command's own ways, auto first.
+func TestCompleteWay(t *testing.T) {
+	for verb, want := range map[string][]string{"cp": {"auto", "tar", "root"}, "debug": {"auto", "container", "host"}} {
+		if words, _ := complete(t, verb, "--way", ""); !slices.Equal(words, want) {
+			t.Errorf("%s --way offers %q, want %q", verb, words, want)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // cpOptions are `crisp cp`'s flags and arguments.
 type cpOptions struct {
-	Way          string
+	Way          cmdutil.WayFlag
 	PreserveMode bool
 	SizeLimit    string
 	TLS          cmdutil.TLSFlags
@@ -22,7 +22,7 @@ type cpOptions struct {
 	Src, Dst string
 
 	req cp.Request
-	way cp.Way
+	way cmdutil.Way
 	// errIsTerminal says whether stderr is a terminal (the progress bar);
 	// tests set it.
 	errIsTerminal func() bool
@@ -46,7 +46,7 @@ func cpCommand(f *cmdutil.Factory, o *cpOptions) *cobra.Command {
 		Args:    cmdutil.ExactArgs(2, "SRC and DEST, one of them CONTAINER:PATH"),
 		RunE:    runOptions(f, o),
 	}
-	cmd.Flags().StringVar(&o.Way, "way", string(cp.WayAuto), "how to reach the container's files: tar (tar over exec), root (the node's view of its root), auto (tar, then root when the container has no tar)")
+	o.Way.Bind(cmd, "how to reach the container's files: tar (tar over exec), root (the node's view of its root), auto (tar, then root when the container has no tar)", cp.Ways...)
 	cmd.Flags().BoolVar(&o.PreserveMode, "preserve-mode", false, "copying out, keep setuid, setgid and sticky bits and ignore the umask (by default they are dropped and the umask applied, as kubectl cp does)")
 	cmd.Flags().StringVar(&o.SizeLimit, "size-limit", "", "copying out, fail (leaving nothing) rather than write more file content than this (500Mi, 2Gi, 1048576); without it, only the destination's free space bounds a copy")
 	o.TLS.AddFlags(cmd.Flags())
@@ -74,8 +74,8 @@ func (o *cpOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string
 // Validate checks the arguments' shapes and --way before anything connects.
 func (o *cpOptions) Validate() error {
 	var err error
-	if o.way, err = cp.ParseWay(o.Way); err != nil {
-		return cmdutil.UsageError{Err: err}
+	if o.way, err = o.Way.Parse(); err != nil {
+		return err
 	}
 	if o.req, err = cp.ParseArgs(o.Src, o.Dst); err != nil {
 		return err

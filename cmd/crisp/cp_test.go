@@ -45,18 +45,18 @@ func TestCpFlags(t *testing.T) {
 	for _, tt := range []struct {
 		args  []string
 		want  cp.Request
-		way   cp.Way
+		way   cmdutil.Way
 		limit int64
 		bad   string
 	}{
-		{args: []string{"web:/etc/hosts", "."}, want: cp.Request{Container: "web", Remote: "/etc/hosts", Local: "."}, way: cp.WayAuto},
+		{args: []string{"web:/etc/hosts", "."}, want: cp.Request{Container: "web", Remote: "/etc/hosts", Local: "."}, way: cmdutil.WayAuto},
 		{args: []string{"--way", "root", "./x", "web:/tmp/"}, want: cp.Request{Container: "web", Remote: "/tmp/", Local: "./x", In: true}, way: cp.WayRoot},
 		{args: []string{"--way", "ftp", "web:/a", "."}, bad: "unknown --way"},
 		{args: []string{"web:/a"}, bad: "needs SRC and DEST"},
 		{args: []string{"a", "b"}, bad: "neither"},
 		{args: []string{"--tls-cert", "c.pem", "web:/a", "."}, bad: "go together"},
-		{args: []string{"--size-limit", "2Gi", "web:/a", "."}, want: cp.Request{Container: "web", Remote: "/a", Local: "."}, way: cp.WayAuto, limit: 2 << 30},
-		{args: []string{"--size-limit", "500M", "web:/a", "."}, want: cp.Request{Container: "web", Remote: "/a", Local: "."}, way: cp.WayAuto, limit: 500e6},
+		{args: []string{"--size-limit", "2Gi", "web:/a", "."}, want: cp.Request{Container: "web", Remote: "/a", Local: "."}, way: cmdutil.WayAuto, limit: 2 << 30},
+		{args: []string{"--size-limit", "500M", "web:/a", "."}, want: cp.Request{Container: "web", Remote: "/a", Local: "."}, way: cmdutil.WayAuto, limit: 500e6},
 		{args: []string{"--size-limit", "lots", "web:/a", "."}, bad: "want a byte count"},
 		{args: []string{"--size-limit", "-1Gi", "web:/a", "."}, bad: "want a byte count"},
 	} {

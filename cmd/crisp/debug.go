@@ -17,7 +17,7 @@ type debugOptions struct {
 	TTY     bool
 	Image   string
 	Profile string
-	Way     string
+	Way     cmdutil.WayFlag
 	Keep    bool
 	Cleanup bool
 	TLS     cmdutil.TLSFlags
@@ -55,14 +55,13 @@ func debugCommand(f *cmdutil.Factory, o *debugOptions) *cobra.Command {
 	fl.BoolVarP(&o.TTY, "tty", "t", false, "allocate a pseudo-terminal (default: on when stdin is a terminal)")
 	fl.StringVar(&o.Image, "image", "", "the debug container's image, exactly as named (default: "+debug.DefaultImage+", which must be on the node)")
 	fl.StringVar(&o.Profile, "profile", string(debug.ProfileGeneral), "the debug container's privileges, as kubectl debug names them: general (adds SYS_PTRACE), netadmin (adds NET_ADMIN, NET_RAW) or sysadmin (privileged)")
-	fl.StringVar(&o.Way, "way", string(debug.WayAuto), "how to get in: auto (a debug container, else the node's tools), container or host")
+	o.Way.Bind(cmd, "how to get in: auto (a debug container, else the node's tools), container or host", debug.Ways...)
 	fl.BoolVar(&o.Keep, "keep", false, "leave the debug container behind when the session ends")
 	fl.BoolVar(&o.Cleanup, "cleanup", false, "remove the debug containers left by crisp processes that no longer run (kept ones too), then exit")
 	o.TLS.AddFlags(fl)
 	fl.IntVar(&o.WatchSession, debug.WatchFlag, 0, "internal: watch a host-way session's process group")
 	_ = fl.MarkHidden(debug.WatchFlag)
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]string{string(debug.ProfileGeneral), string(debug.ProfileNetadmin), string(debug.ProfileSysadmin)}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("way", cobra.FixedCompletions([]string{string(debug.WayAuto), string(debug.WayContainer), string(debug.WayHost)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -113,9 +112,9 @@ func (o *debugOptions) Validate() error {
 	if err != nil {
 		return cmdutil.UsageError{Err: err}
 	}
-	way, err := debug.ParseWay(o.Way)
+	way, err := o.Way.Parse()
 	if err != nil {
-		return cmdutil.UsageError{Err: err}
+		return err
 	}
 	if way == debug.WayHost && (o.Keep || o.Image != "") {
 		return cmdutil.UsageErrorf("--keep and --image are about the debug container; --way host makes none")

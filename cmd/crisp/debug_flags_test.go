@@ -24,11 +24,11 @@ func TestDebugFlags(t *testing.T) {
 		usage    bool
 	}{
 		{name: "terminal, no command: a shell with -it", terminal: true, args: []string{"web"},
-			want: debug.Request{Target: "web", Stdin: true, TTY: true, Profile: debug.ProfileGeneral, Way: debug.WayAuto}},
+			want: debug.Request{Target: "web", Stdin: true, TTY: true, Profile: debug.ProfileGeneral, Way: cmdutil.WayAuto}},
 		{name: "no terminal, a command: neither -i nor -t", args: []string{"web", "--", "ps"},
-			want: debug.Request{Target: "web", Command: []string{"ps"}, Profile: debug.ProfileGeneral, Way: debug.WayAuto}},
+			want: debug.Request{Target: "web", Command: []string{"ps"}, Profile: debug.ProfileGeneral, Way: cmdutil.WayAuto}},
 		{name: "no terminal, no command: stdin for the shell", args: []string{"web"},
-			want: debug.Request{Target: "web", Stdin: true, Profile: debug.ProfileGeneral, Way: debug.WayAuto}},
+			want: debug.Request{Target: "web", Stdin: true, Profile: debug.ProfileGeneral, Way: cmdutil.WayAuto}},
 		{name: "-t=false on a terminal", terminal: true, args: []string{"-t=false", "--profile", "netadmin", "--way", "container", "--keep", "--image", "b", "web", "ip", "a"},
 			want: debug.Request{Target: "web", Command: []string{"ip", "a"}, Stdin: true, Image: "b", Keep: true, Profile: debug.ProfileNetadmin, Way: debug.WayContainer}},
 		{name: "unknown profile", args: []string{"--profile", "restricted", "web"}, usage: true},

@@ -21,26 +21,20 @@ import (
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
-// Way is how the container's side is reached.
-type Way string
-
-// The ways: auto tries tar over exec and, when the container has no tar,
-// goes through the node's view of its root.
+// The ways to the container's side (--way): auto tries tar over exec and,
+// when the container has no tar, goes through the node's view of its root.
 const (
-	WayAuto Way = "auto"
-	WayTar  Way = "tar"
-	WayRoot Way = "root"
+	WayTar  cmdutil.Way = "tar"
+	WayRoot cmdutil.Way = "root"
 )
 
-// ParseWay reads --way.
-func ParseWay(s string) (Way, error) {
-	return cmdutil.ParseChoice("--way", s, "", WayAuto, WayTar, WayRoot)
-}
+// Ways are cp's ways in auto's order.
+var Ways = []cmdutil.Way{WayTar, WayRoot}
 
 // Copy is one `crisp cp`.
 type Copy struct {
 	Request
-	Way Way
+	Way cmdutil.Way
 	TLS cmdutil.TLSFlags
 	// ProcRoot is where the node's processes are seen ("/proc"); tests may
 	// point it elsewhere.

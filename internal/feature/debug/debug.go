@@ -34,21 +34,15 @@ import (
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
-// Way is how crisp gets into the target: WayAuto tries the container way,
-// then the host way.
-type Way string
-
-// The ways in (--way).
+// The ways into the target (--way): auto tries the container way, then
+// the host way.
 const (
-	WayAuto      Way = "auto"
-	WayContainer Way = "container"
-	WayHost      Way = "host"
+	WayContainer cmdutil.Way = "container"
+	WayHost      cmdutil.Way = "host"
 )
 
-// ParseWay checks a --way value.
-func ParseWay(s string) (Way, error) {
-	return cmdutil.ParseChoice("--way", s, "", WayAuto, WayContainer, WayHost)
-}
+// Ways are debug's ways in auto's order.
+var Ways = []cmdutil.Way{WayContainer, WayHost}
 
 // DefaultCommand is what runs when no command is given: a shell.
 var DefaultCommand = []string{"sh"}
@@ -61,7 +55,7 @@ type Request struct {
 	// Image is --image; empty picks a busybox the node has.
 	Image   string
 	Profile Profile
-	Way     Way
+	Way     cmdutil.Way
 	// Keep leaves the debug container behind (--keep).
 	Keep   bool
 	Offers []transport.Offer
@@ -117,7 +111,7 @@ func (rn Runner) Run(ctx context.Context, r Request) error {
 	tryContainer := r.Way != WayHost
 	if kubeletOwned(target) {
 		switch r.Way {
-		case WayAuto:
+		case cmdutil.WayAuto:
 			rn.Deps.Logf("debug: a kubelet owns the target's pod (%s): it kills a container it did not create within seconds, so the host way", KubeletKillNote)
 			tried = append(tried, "container: skipped, a kubelet owns the target's pod")
 			tryContainer = false
