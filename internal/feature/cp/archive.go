@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"slices"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/base/input"
 )
 
 // A copy always travels as a tar stream whose entries sit under one top
@@ -91,7 +93,7 @@ func (p *packer) walk(n *node, entry string) error {
 		}
 		return err
 	default:
-		p.warn(fmt.Sprintf("skipping %s: a %s is not copied", n.name, kindName(st.Mode)))
+		p.warn(fmt.Sprintf("skipping %s: %s is not copied", n.name, input.FileKind(st.Mode)))
 		return nil
 	}
 }
@@ -121,15 +123,3 @@ func (p *packer) file(n *node, hdr *tar.Header) error {
 type countWriter struct{ c Counter }
 
 func (w countWriter) Write(b []byte) (int, error) { w.c.Add(int64(len(b))); return len(b), nil }
-
-func kindName(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
-}

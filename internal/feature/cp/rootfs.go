@@ -67,9 +67,6 @@ func openDir(dir, label string, resolve uint64) (*Dir, error) {
 // Close releases the directory.
 func (d *Dir) Close() error { return unix.Close(d.fd) }
 
-// Label is the directory as the user knows it.
-func (d *Dir) Label() string { return d.label }
-
 // display is name as the user would write it (for errors).
 func (d *Dir) display(name string) string {
 	if d.resolve&unix.RESOLVE_IN_ROOT != 0 {

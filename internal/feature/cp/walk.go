@@ -8,6 +8,8 @@ import (
 	"path"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/crisp-cri/crisp/internal/base/input"
 )
 
 // A container controls its files and can swap any name for another file at
@@ -99,7 +101,7 @@ var pseudoFS = map[int64]bool{
 // error when n is anything else.
 func (n *node) open() (*os.File, error) {
 	if !n.st.Mode.IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: n.name, Err: fmt.Errorf("a %s is not a regular file", kindName(n.st.Mode))}
+		return nil, &fs.PathError{Op: "open", Path: n.name, Err: fmt.Errorf("%s is not a regular file", input.FileKind(n.st.Mode))}
 	}
 	var sfs unix.Statfs_t
 	if err := unix.Fstatfs(n.fd, &sfs); err != nil {
