@@ -1,8 +1,9 @@
 // Package testkit holds the helpers crisp's tests share: polling for a
 // condition instead of sleeping (Eventually, Poll), goroutine leak checks
 // with a grace period for goroutines that end a moment after the test
-// (VerifyNone, LeakChecked), a TCP echo server (Echo, ServeEcho) and a
-// buffer several goroutines may write (LockedBuffer).
+// (FindLeaks, LeakChecked), a TCP echo server (Echo, ServeEcho), a TCP proxy
+// that can drop or freeze a connection (Proxy) and a buffer several
+// goroutines may write (LockedBuffer).
 //
 // It imports nothing of crisp's (no internal/ package), so the tests of
 // every package, the mock runtime's included, may use it without sharing

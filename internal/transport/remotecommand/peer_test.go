@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 	"github.com/crisp-cri/crisp/internal/transport"
 	"github.com/crisp-cri/crisp/internal/transport/liveness"
 )
@@ -56,8 +57,8 @@ func (w *signalWriter) String() string {
 func TestDeadPeerEndsTheSession(t *testing.T) {
 	for _, mode := range []struct {
 		name string
-		mode int32
-	}{{"vanished", proxySwallow}, {"frozen", proxyFreeze}} {
+		mode testkit.ProxyMode
+	}{{"vanished", testkit.ProxySwallow}, {"frozen", testkit.ProxyFreeze}} {
 		for _, tr := range peerTransports {
 			t.Run(mode.name+"/"+string(tr), func(t *testing.T) {
 				proxy, source := peerServer(t)
@@ -70,7 +71,7 @@ func TestDeadPeerEndsTheSession(t *testing.T) {
 				defer cancel()
 				go func() {
 					<-out.seen
-					proxy.mode.Store(mode.mode)
+					proxy.Set(mode.mode)
 				}()
 				cfg := transport.Config{PeerTimeout: time.Second, UpgradeTimeout: 10 * time.Second}
 				_, err = Stream(ctx, "exec", source("wait"), offers, cfg, Streams{Stdout: out})
