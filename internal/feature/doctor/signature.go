@@ -64,6 +64,8 @@ func signature(err error) string {
 		return sigRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return sigReset
+	case isEOF(err):
+		return sigEOF
 	case errors.Is(err, syscall.ENOENT):
 		return sigNoSocket
 	case errors.Is(err, syscall.EACCES):
