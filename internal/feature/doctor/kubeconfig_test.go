@@ -113,7 +113,7 @@ func TestKubeKubeletUnreachable(t *testing.T) {
 	if h.Signature != sigKubeletUnreach {
 		t.Errorf("signature %q", h.Signature)
 	}
-	contains(t, "cause", h.Cause, "cannot reach the kubelet of node-a at 10.0.0.5:10250", "InternalIP")
+	contains(t, "cause", h.Cause, "cannot reach the kubelet of node-a at 10.0.0.5:10250 (the node's InternalIP)")
 	contains(t, "fix", h.Fix, "nc -vz 10.0.0.5 10250", "--kubelet-preferred-address-types")
 }
 
@@ -188,6 +188,17 @@ func TestKubeUpgradeHeadersDropped(t *testing.T) {
 		t.Errorf("signature %q (error %q)", h.Signature, h.Error)
 	}
 	contains(t, "fix", h.Fix, "proxy_set_header Upgrade")
+
+	// The API server's own words for it (Kubernetes 1.37, from the
+	// kubelet suite's run).
+	f.set(func(ff *fakeFaults) {
+		ff.dropUpgrade = false
+		ff.stream = status(400, metav1.StatusReasonBadRequest, "Upgrade request required")
+	})
+	h = failedAt(t, w.walk(context.Background()), "upgrade-spdy")
+	if h.Signature != sigUpgradeDropped {
+		t.Errorf("signature %q (error %q)", h.Signature, h.Error)
+	}
 }
 
 func TestKubeMissingBinaryIs127(t *testing.T) {
@@ -228,4 +239,29 @@ func TestKubePortNotListening(t *testing.T) {
 	w.port = int32(freePort(t))
 	h := failedAt(t, w.walk(context.Background()), HopPortForward)
 	contains(t, "cause", h.Cause, "nothing listens on port")
+}
+
+// Kubernetes 1.37's kubelet words a streaming server it cannot reach as
+// "error sending request: Post URL: ..." (these are its words, from the
+// kubelet suite's run): the URL's address is the runtime's, not the
+// kubelet's, connection refused or TLS alike.
+func TestKubeKubeletSendingToTheStreamingServer(t *testing.T) {
+	for _, c := range []struct{ msg, sig, cause, fix string }{
+		{`error sending request: Post "http://127.0.0.1:35095/exec/FQBZccPh": dial tcp 127.0.0.1:35095: connect: connection refused`,
+			sigStreamUnreachable, "streaming server at 127.0.0.1:35095", "stream_server_address"},
+		{`error sending request: Post "https://127.0.0.1:37965/exec/6xLZUqWx": tls: failed to verify certificate: x509: certificate signed by unknown authority`,
+			sigStreamTLS, "does not trust the TLS certificate", "enable_tls_streaming"},
+	} {
+		f, w := newFakeAPI(t)
+		f.set(func(ff *fakeFaults) { ff.stream = status(500, metav1.StatusReasonInternalError, "Internal error occurred: "+c.msg) })
+		hops := w.walk(context.Background())
+		h := hops[len(hops)-1]
+		if !h.Failed() || h.Signature != c.sig {
+			t.Errorf("%s: hops %s, last %+v", c.msg, names(hops), h)
+			continue
+		}
+		contains(t, "cause", h.Cause, c.cause)
+		contains(t, "fix", h.Fix, c.fix)
+		contains(t, "error", h.Error, "/exec/REDACTED")
+	}
 }

@@ -84,7 +84,7 @@ func (w *kubeWalker) kubeSignature(err error) string {
 	switch {
 	case strings.Contains(m, "debug endpoints are disabled"):
 		return sigDebugDisabled
-	case strings.Contains(m, "error dialing backend"), strings.Contains(m, "error trying to reach service"):
+	case strings.Contains(m, "error dialing backend"), strings.Contains(m, "error trying to reach service"), strings.Contains(m, "error sending request"):
 		tlsErr := strings.Contains(m, "x509") || strings.Contains(m, "tls:")
 		if w.isKubelet(w.dialedIn(err.Error())) {
 			if tlsErr {
@@ -98,7 +98,7 @@ func (w *kubeWalker) kubeSignature(err error) string {
 		return sigStreamUnreachable
 	case strings.Contains(m, "rpc error") && (strings.Contains(m, "unavailable") || strings.Contains(m, "no such file or directory") || strings.Contains(m, "error while dialing")):
 		return sigRuntimeSocket
-	case strings.Contains(m, "missing upgrade headers"), strings.TrimSpace(strings.TrimPrefix(m, "unable to upgrade connection:")) == "":
+	case strings.Contains(m, "missing upgrade headers"), strings.Contains(m, "upgrade request required"), strings.TrimSpace(strings.TrimPrefix(m, "unable to upgrade connection:")) == "":
 		return sigUpgradeDropped
 	case code == 401:
 		return sigUnauthorized
@@ -115,10 +115,17 @@ func (w *kubeWalker) kubeSignature(err error) string {
 	return signature(err)
 }
 
+// sentTo is the URL an "error sending request: Post URL" names: the
+// kubelet's words for a runtime's streaming URL it could not reach.
+var sentTo = regexp.MustCompile(`error sending request: [A-Z]+ "?https?://([^/"\s]+)/`)
+
 // dialedIn is the host:port a dial error names ("" when none).
 func (w *kubeWalker) dialedIn(msg string) string {
 	if m := dialedAddr.FindStringSubmatch(msg); m != nil {
 		return strings.TrimSuffix(m[1], ":")
+	}
+	if m := sentTo.FindStringSubmatch(msg); m != nil {
+		return m[1]
 	}
 	return ""
 }
@@ -138,6 +145,21 @@ func (w *kubeWalker) isKubelet(addr string) bool {
 		return false
 	}
 	return len(w.addresses) == 0 || slices.ContainsFunc(w.addresses, func(a corev1.NodeAddress) bool { return a.Address == host })
+}
+
+// addressType names the node address type of a dialed host:port (" (the
+// node's InternalIP)"), or "" when it is none of the node's.
+func (w *kubeWalker) addressType(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	for _, a := range w.addresses {
+		if a.Address == host {
+			return fmt.Sprintf(" (the node's %s)", a.Type)
+		}
+	}
+	return ""
 }
 
 // kubeFail fills h as failed with err: its class, and what it means on
@@ -171,7 +193,7 @@ func (w *kubeWalker) explainKube(hop, sig, msg string) (string, string) {
 		return fmt.Sprintf("the kubelet of %s refuses exec, attach and port-forward: enableDebuggingHandlers is false in its KubeletConfiguration (it answers \"Debug endpoints are disabled.\", 405; older kubelets 404)", node),
 			"set enableDebuggingHandlers: true in the kubelet's configuration file (--config; the --enable-debugging-handlers flag on old kubelets) and restart the kubelet (systemctl restart kubelet)"
 	case sigKubeletUnreach:
-		return fmt.Sprintf("the API server cannot reach the kubelet of %s at %s: %s", node, or(dialed, "its endpoint"), w.dialedDescription()),
+		return fmt.Sprintf("the API server cannot reach the kubelet of %s at %s%s: %s", node, or(dialed, "its endpoint"), w.addressType(dialed), w.dialedDescription()),
 			fmt.Sprintf("from the API server's host, check %s is reachable (nc -vz %s): the kubelet runs and listens there (on the node: systemctl status kubelet, ss -ltnp | grep kubelet), no firewall drops the API server's connections to the kubelet port, and --kubelet-preferred-address-types on the API server names an address type it can route to (kubeadm: %s)",
 				or(dialed, "the kubelet's address and port"), strings.Replace(or(dialed, "ADDRESS PORT"), ":", " ", 1), kubeadmAddressTypes)
 	case sigKubeletTLS:
