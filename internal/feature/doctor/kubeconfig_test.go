@@ -253,7 +253,9 @@ func TestKubeKubeletSendingToTheStreamingServer(t *testing.T) {
 			sigStreamTLS, "does not trust the TLS certificate", "enable_tls_streaming"},
 	} {
 		f, w := newFakeAPI(t)
-		f.set(func(ff *fakeFaults) { ff.stream = status(500, metav1.StatusReasonInternalError, "Internal error occurred: "+c.msg) })
+		f.set(func(ff *fakeFaults) {
+			ff.stream = status(500, metav1.StatusReasonInternalError, "Internal error occurred: "+c.msg)
+		})
 		hops := w.walk(context.Background())
 		h := hops[len(hops)-1]
 		if !h.Failed() || h.Signature != c.sig {
