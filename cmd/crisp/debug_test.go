@@ -18,6 +18,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/feature/debug"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // debugWait bounds every wait in the debug tests; a guard against hangs,
@@ -145,19 +146,6 @@ func TestDebugLeavesNoContainer(t *testing.T) {
 	}
 }
 
-// requireRoot skips a test that needs root, and fails it under CI=true,
-// where the suite is meant to run whole.
-func requireRoot(t *testing.T, why string) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("needs root (%s), and CI=true", why)
-	}
-	t.Skipf("needs root (%s)", why)
-}
-
 // A crisp in another PID namespace (the DaemonSet's hostNetwork without
 // hostPID) is alive to the next crisp: the second session's sweep leaves
 // the first's debug container, and the first's command finishes. Its
@@ -166,7 +154,7 @@ func TestDebugSweepSparesOtherPIDNamespace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crisp processes; skipped under -short")
 	}
-	requireRoot(t, "unshare --pid")
+	testkit.RequireRoot(t, "unshare --pid")
 	crisp, err := exec.LookPath("crisp")
 	if err != nil {
 		t.Fatalf("the crisp command testscript.Main puts in $PATH is missing: %v", err)

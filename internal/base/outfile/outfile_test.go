@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // TestCreateNew: a new path gets a file of mode perm owned by the caller,
@@ -182,9 +184,7 @@ func TestCreateRefusesOthers(t *testing.T) {
 // the path now holds root's 0600 file, which the owner cannot open. The
 // old code truncated the owner's file, wrote into it and left it theirs.
 func TestCreateOtherUsersFile(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give a file to another user")
-	}
+	testkit.RequireRoot(t, "giving a file to another user")
 	pub, err := os.MkdirTemp("", "crisp-outfile-pub-")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // rawHeader is one ustar header block, written by hand: archive/tar's
@@ -98,12 +100,7 @@ func TestSparseTarBombIsRefused(t *testing.T) {
 // byte is written (an archive claiming 4 MiB, a 1 MiB tmpfs): the disk is
 // never filled, and nothing is left.
 func TestCopyOutChecksFreeSpaceFirst(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("mounting a small tmpfs needs root, and CI runs as root")
-		}
-		t.Skip("mounting a small tmpfs needs root")
-	}
+	testkit.RequireRoot(t, "mounting a small tmpfs")
 	dest := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "crisp-cp-test", dest).CombinedOutput(); err != nil {
 		t.Fatalf("mount tmpfs: %v: %s", err, out)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/feature/session"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // hostHelperEnv makes the test binary a crisp running the host way into
@@ -69,18 +70,6 @@ func hostWayHelper(target string) int {
 		return 1
 	}
 	return 0
-}
-
-// requireRoot skips a test that needs root, and fails it under CI=true.
-func requireRoot(t *testing.T, why string) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("needs root (%s), and CI=true", why)
-	}
-	t.Skipf("needs root (%s)", why)
 }
 
 // fakeTarget starts a container-like process: busybox sleep as PID 1 of
@@ -196,7 +185,7 @@ const hostWait = 20 * time.Second
 // the target's root (not the node's: no /etc/shadow there), it holds no
 // file of the node; and when crisp is SIGKILLed it ends.
 func TestHostWayHoldsNoMoreThanTarget(t *testing.T) {
-	requireRoot(t, "entering namespaces")
+	testkit.RequireRoot(t, "entering namespaces")
 	const chown, kill = 0, 5
 	for _, tc := range []struct {
 		name string
