@@ -47,12 +47,7 @@ func TestMockRuntimeUsageErrors(t *testing.T) {
 // mock-runtime serves until its context ends, says where on one line, and
 // removes its socket on the way out.
 func TestMockRuntimeRunsUntilCancelled(t *testing.T) {
-	dir, err := os.MkdirTemp("", "crisp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	sock := filepath.Join(dir, "m.sock")
+	sock := filepath.Join(testkit.SocketDir(t), "m.sock")
 	errOut := &testkit.LockedBuffer{}
 	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}
 	o := &mockRuntimeOptions{Options: mockruntime.Options{Listen: "unix://" + sock, Profile: "legacy", StreamAddr: "127.0.0.1:0"}}

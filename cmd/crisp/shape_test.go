@@ -17,6 +17,7 @@ import (
 
 	"github.com/crisp-cri/crisp/internal/cli/cmdutil"
 	"github.com/crisp-cri/crisp/internal/client"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // shapeCase is one command's lines for TestEveryCommandRejectsBadInputFirst:
@@ -235,12 +236,7 @@ type recordingRuntime struct {
 
 func newRecordingRuntime(t *testing.T) *recordingRuntime {
 	t.Helper()
-	// A short folder: a unix socket's path has a hundred bytes at most.
-	dir, err := os.MkdirTemp("", "crisp-shape")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "cri.sock")
+	sock := filepath.Join(testkit.SocketDir(t), "cri.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +256,6 @@ func newRecordingRuntime(t *testing.T) *recordingRuntime {
 	t.Cleanup(func() {
 		_ = l.Close() // ends the accept loop
 		wg.Wait()
-		_ = os.RemoveAll(dir)
 	})
 	return rt
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/certs"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // mockTLS generates the TLS material of `mock start --tls-dir DIR` (relative
@@ -135,11 +135,7 @@ func TestMockRuntimeTLSDir(t *testing.T) {
 		t.Errorf("--tls-client-auth without --tls-dir: exit %d, %q", code, usage.String())
 	}
 
-	dir, err := os.MkdirTemp("", "crisp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }() // a leftover temp dir fails nothing
+	dir := testkit.SocketDir(t)
 	tlsDir := filepath.Join(dir, "tls")
 	errOut := &syncBuffer{}
 	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, IsTerminalIn: func() bool { return false }}}

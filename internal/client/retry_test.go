@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/crisp-cri/crisp/internal/client/clienttest"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // lateRuntime is a runtime whose socket appears when the client says, on
@@ -30,17 +31,12 @@ type lateRuntime struct {
 }
 
 func newLateRuntime(t *testing.T) *lateRuntime {
-	dir, err := os.MkdirTemp("", "crisp-late")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &lateRuntime{t: t, sock: filepath.Join(dir, "cri.sock")}
+	l := &lateRuntime{t: t, sock: filepath.Join(testkit.SocketDir(t), "cri.sock")}
 	t.Cleanup(func() {
 		if l.srv != nil {
 			l.srv.Stop()
 			<-l.done
 		}
-		_ = os.RemoveAll(dir)
 	})
 	return l
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // The interop matrix of docs/interop.md: clients (crisp, crictl v1.37.0) ×
@@ -93,11 +95,7 @@ func TestInteropMatrix(t *testing.T) {
 // (the mock's pods share the host loopback).
 func startMockServer(t *testing.T, profile string) *interopServer {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "crispio")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // best effort: a temporary folder
+	dir := testkit.SocketDir(t)
 	endpoint := "unix://" + filepath.Join(dir, "cri.sock")
 	mock := exec.Command(crispBinary(t), "mock-runtime", "--listen", endpoint, "--profile", profile)
 	mock.Env = cleanEnv()

@@ -88,12 +88,7 @@ func setup(t *testing.T) *mockEnv {
 	if err := os.WriteFile(e.crictlConfig, []byte("timeout: 60\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A unix socket's path is at most 107 bytes: not under t.TempDir().
-	dir, err := os.MkdirTemp("", "crisp-cv-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // best effort: a temporary folder
+	dir := testkit.SocketDir(t)
 	e.dir = dir
 	e.endpoint = "unix://" + filepath.Join(dir, "cri.sock")
 	e.startMock(t)

@@ -132,3 +132,23 @@ func TestTryLockFile(t *testing.T) {
 		t.Fatal("TryLockFile in a missing folder: no error")
 	}
 }
+
+// TestSocketDir: a folder short enough for a socket, gone after the test.
+func TestSocketDir(t *testing.T) {
+	var dir string
+	t.Run("use", func(t *testing.T) {
+		dir = SocketDir(t)
+		sock := filepath.Join(dir, "a-socket-name-of-some-length.sock")
+		if len(sock) > 100 {
+			t.Fatalf("%s: %d bytes, too long for a unix socket", sock, len(sock))
+		}
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+	})
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after the test: %v, want it removed", dir, err)
+	}
+}
