@@ -309,14 +309,14 @@ func (w *kubeWalker) dialForward(ctx context.Context) (httpstream.Connection, st
 	if err != nil {
 		return nil, "", err
 	}
-	over := "over SPDY/3.1+portforward.k8s.io (SPDY tunnelled in a WebSocket)"
+	over := "over " + transport.PortForwardTunnel + " (SPDY tunnelled in a WebSocket)"
 	var mu sync.Mutex
 	dialer := portforward.NewFallbackDialerForStreaming(tunnel, spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: rt}, http.MethodPost, u),
 		func(err error) bool {
 			fb := httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 			if fb {
 				mu.Lock()
-				over = "over SPDY portforward.k8s.io (after the tunnel's upgrade failed: fallback)"
+				over = "over SPDY " + transport.PortForwardSPDY + " (after the tunnel's upgrade failed: fallback)"
 				mu.Unlock()
 			}
 			return fb
@@ -327,7 +327,7 @@ func (w *kubeWalker) dialForward(ctx context.Context) (httpstream.Connection, st
 	}
 	ch := make(chan dialed, 1)
 	go func() {
-		conn, _, err := dialer.Dial("portforward.k8s.io")
+		conn, _, err := dialer.Dial(transport.PortForwardSPDY)
 		ch <- dialed{conn, err}
 	}()
 	select {
