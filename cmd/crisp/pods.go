@@ -38,7 +38,7 @@ func podsCommand(o *podsOptions) *cobra.Command {
 		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
-	o.listFlags.bind(fl, "pod")
+	o.bind(fl, "pod")
 	o.Select.Bind(fl, "only")
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(client.PodStates, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -50,7 +50,7 @@ func (o *podsOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) error
 // Validate builds the filter from the flags (usage errors for bad ones)
 // before the runtime is dialled.
 func (o *podsOptions) Validate() (err error) {
-	if err := o.listFlags.validate(o.f); err != nil {
+	if err := o.validate(o.f); err != nil {
 		return err
 	}
 	o.filter, err = o.Select.Filter()
@@ -61,6 +61,6 @@ func (o *podsOptions) Validate() (err error) {
 // Run lists the pods and prints them.
 func (o *podsOptions) Run(ctx context.Context) error {
 	return o.f.WithClient(func(c *client.Client) error {
-		return query.Pods(ctx, c, o.filter, o.listFlags.options(o.now()), o.f.Printer())
+		return query.Pods(ctx, c, o.filter, o.options(o.now()), o.f.Printer())
 	})
 }

@@ -38,7 +38,7 @@ func psCommand(o *psOptions) *cobra.Command {
 		RunE:    runOptions(o.f, o),
 	}
 	fl := cmd.Flags()
-	o.listFlags.bind(fl, "container")
+	o.bind(fl, "container")
 	o.Select.Bind(fl, "only", true)
 	fl.BoolVarP(&o.ResolveImagePath, "resolve-image-path", "r", false, "crictl's: show the image's name, not its ID (crisp's table always does)")
 	_ = cmd.RegisterFlagCompletionFunc("pod", completePods(o.f))
@@ -52,7 +52,7 @@ func (o *psOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) error {
 // Validate builds the filter from the flags (usage errors for bad ones)
 // before the runtime is dialled.
 func (o *psOptions) Validate() (err error) {
-	if err := o.listFlags.validate(o.f); err != nil {
+	if err := o.validate(o.f); err != nil {
 		return err
 	}
 	o.filter, err = o.Select.Filter()
@@ -63,6 +63,6 @@ func (o *psOptions) Validate() (err error) {
 // Run lists the containers and prints them.
 func (o *psOptions) Run(ctx context.Context) error {
 	return o.f.WithClient(func(c *client.Client) error {
-		return query.PS(ctx, c, o.filter, o.listFlags.options(o.now()), o.f.Printer())
+		return query.PS(ctx, c, o.filter, o.options(o.now()), o.f.Printer())
 	})
 }

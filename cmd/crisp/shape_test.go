@@ -123,7 +123,7 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 	if err := os.WriteFile(config, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(t *testing.T, args []string) (code int, cmd *cobra.Command, err error, reached any) {
+	run := func(t *testing.T, args []string) (code int, cmd *cobra.Command, reached any, err error) {
 		t.Helper()
 		var out, errOut bytes.Buffer
 		f := &cmdutil.Factory{
@@ -148,7 +148,7 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 		if n := rt.conns.Load() - before; n > 0 {
 			t.Errorf("crisp %s connected to the runtime endpoint %d time(s)", strings.Join(args, " "), n)
 		}
-		return code, cmd, err, reached
+		return code, cmd, reached, err
 	}
 
 	root := newRootCommand(&cmdutil.Factory{})
@@ -171,7 +171,7 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			okArgs := append(slices.Clone(verb), tc.ok...)
-			if code, _, err, reached := run(t, okArgs); code != 0 || reached == nil {
+			if code, _, reached, err := run(t, okArgs); code != 0 || reached == nil {
 				t.Errorf("crisp %s: exit %d (%v), Run reached: %v; want its options handed to RunF", strings.Join(okArgs, " "), code, err, reached != nil)
 			}
 			bad := slices.Clone(tc.bad)
@@ -185,7 +185,7 @@ func TestEveryCommandRejectsBadInputFirst(t *testing.T) {
 			for _, b := range bad {
 				b, msg := splitWant(b)
 				args := append(slices.Clone(verb), b...)
-				code, ran, err, reached := run(t, args)
+				code, ran, reached, err := run(t, args)
 				switch {
 				case reached != nil:
 					t.Errorf("crisp %q reached Run; want a usage error from Validate", args)

@@ -37,7 +37,7 @@ var (
 		return s.Framing == FramingBinary && s.Caps.ExitCode && !s.Caps.StdinEOF
 	}, Offer.String}
 
-	rulePFSPDY  = stepRule{SPDY, func(Spec) bool { return true }, Offer.String}
+	rulePFSPDY   = stepRule{SPDY, func(Spec) bool { return true }, Offer.String}
 	rulePFTunnel = stepRule{WebSocket, func(s Spec) bool { return s.Framing == FramingSPDYTunnel }, func(o Offer) string {
 		return strings.Join(o.Protocols, ",") + " tunnel"
 	}}

@@ -70,7 +70,7 @@ func writeEscape(b *strings.Builder, prefix string, r rune, digits int) {
 
 func isPrintable(s string, keepLines bool) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && !(keepLines && (c == '\n' || c == '\t'))) || c == 0x7f || c >= 0x80 {
+		if c := s[i]; (c < 0x20 && (!keepLines || (c != '\n' && c != '\t'))) || c == 0x7f || c >= 0x80 {
 			return isPrintableSlow(s, keepLines)
 		}
 	}

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -31,7 +32,8 @@ func TestPeerFlags(t *testing.T) {
 		}
 		err := o.Validate()
 		if tc.usage {
-			if _, ok := err.(UsageError); !ok {
+			var usage UsageError
+			if !errors.As(err, &usage) {
 				t.Errorf("%q: Validate = %v, want a usage error", tc.args, err)
 			}
 			continue

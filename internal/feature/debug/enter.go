@@ -135,7 +135,8 @@ func sealedCopy(path string) (*os.File, error) {
 		return nil, fmt.Errorf("host way: an in-memory copy of %s: %w", path, err)
 	}
 	mem := os.NewFile(uintptr(fd), "memfd:crisp-debug-tool")
-	if _, err := src.Seek(0, io.SeekStart); err == nil {
+	_, err = src.Seek(0, io.SeekStart)
+	if err == nil {
 		_, err = io.Copy(mem, src)
 	}
 	if err == nil {

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -32,7 +33,8 @@ func TestProxy(t *testing.T) {
 			}
 			_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 			n, err := c.Read(buf)
-			if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
 				t.Errorf("read after the cut = %d bytes, %v; want a timeout (nothing through, nothing closed)", n, err)
 			}
 		})

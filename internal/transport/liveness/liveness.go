@@ -228,7 +228,7 @@ func (c *Conn) watch(ping func() error) {
 
 // end declares the peer dead and closes the connection under the reads.
 func (c *Conn) end() {
-	c.dead(false)
+	_ = c.dead(false)  // the reason is kept in c.err for the reads and writes
 	_ = c.Conn.Close() // the end: the reads and writes now fail with the reason
 }
 

@@ -139,7 +139,7 @@ func TestZeroBoundWatchesNothing(t *testing.T) {
 
 // readQuiet reads c for d, which must end only by the deadline.
 func readQuiet(c *Conn, d time.Duration) error {
-	_ = c.Conn.SetReadDeadline(time.Now().Add(d))
+	_ = c.SetReadDeadline(time.Now().Add(d))
 	buf := make([]byte, 64)
 	for {
 		_, err := c.Read(buf)
