@@ -132,7 +132,7 @@ func (w *kubeWalker) kubeUpgradeHops(ctx context.Context, r *run) bool {
 	}
 	first := len(r.hops)
 	var accepted []string
-	for _, s := range []step{{"upgrade-websocket-v5", "WebSocket v5.channel.k8s.io", w.wsExecutor}, {"upgrade-spdy", "SPDY", w.spdyExecutor}} {
+	for _, s := range []step{{"upgrade-websocket-v5", "WebSocket " + transport.ExecProtocolV5, w.wsExecutor}, {"upgrade-spdy", "SPDY", w.spdyExecutor}} {
 		h := timed(s.hop, func(h *Hop) {
 			ctx, cancel := w.bound(ctx)
 			defer cancel()
@@ -192,7 +192,7 @@ func (w *kubeWalker) kubeExecHop(ctx context.Context) Hop {
 		defer cancel()
 		cmd := strings.Join(w.cmd, " ")
 		tried := fmt.Sprintf("kubectl exec -n %s %s -c %s -- %s, as kubectl makes it (WebSocket v5, then SPDY)", w.ns, w.pod, w.container, cmd)
-		over := "over WebSocket v5.channel.k8s.io"
+		over := "over WebSocket " + transport.ExecProtocolV5
 		watch := &upgradeWatch{}
 		ex, err := w.fallbackExecutor(w.watched(watch), w.execURL(), func() { over = "over SPDY (after the WebSocket upgrade failed: fallback)" })
 		errOut := &capWriter{}
@@ -255,7 +255,7 @@ func (w *kubeWalker) kubeAttachHop(ctx context.Context) Hop {
 			}
 		}()
 		u := w.api.streamURL(w.ns, w.pod, "attach", url.Values{"container": {w.container}, "stdout": {"true"}, "stderr": {"true"}})
-		over := "over WebSocket v5.channel.k8s.io"
+		over := "over WebSocket " + transport.ExecProtocolV5
 		ex, err := w.fallbackExecutor(w.watched(watch), u, func() { over = "over SPDY (after the WebSocket upgrade failed: fallback)" })
 		out := &firstOutput{seen: cancel}
 		if err == nil {

@@ -63,7 +63,8 @@ func startScript(t *testing.T, path string, command []string) *script {
 	go func() { s.done <- s.cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // the group this test started, whatever is left of it
-		<-s.done                                              //nolint:errcheck // killed on purpose: its exit status says nothing
+		// Killed on purpose: its exit status says nothing.
+		<-s.done //nolint:errcheck
 	})
 	return s
 }
