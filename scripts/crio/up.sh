@@ -15,7 +15,11 @@
 # Writes CRISP_CRIO_* variables to $CRISP_CRIO_DIR/env for tests to source.
 # Variables: CRISP_CRIO_DIR, CRISP_CRIO_BRIDGE (default crispcrio0),
 # CRISP_CRIO_NET_PREFIX (default 10.213.84), CRISP_CRIO_BIN_DIR (crio and
-# pinns; default .tools/crio/bin), CRICTL.
+# pinns; default .tools/crio/bin), CRICTL. For the CRI-O under the second
+# kubelet of scripts/k8s/up.sh: CRISP_CRIO_NO_PODS=1 leaves the pods out (the
+# kubelet removes every pod it did not create), and
+# CRISP_CRIO_SEARCH_REGISTRIES='"docker.io"' resolves short image names
+# (busybox:1.36 in deploy/) through that registry, as containerd does.
 # Idempotent: when the harness is up and answering, it only prints the env
 # file's path. Needs root, conmon, runc, docker-registry, the CNI plugins,
 # busybox-static and gcc (scripts/deps.sh installs them). Stop with down.sh.
@@ -112,7 +116,7 @@ t_registry=$(elapsed "$t")
 # is reachable (short names are refused, not searched for).
 {
   echo 'short-name-mode = "disabled"'
-  echo 'unqualified-search-registries = []'
+  echo "unqualified-search-registries = [${CRISP_CRIO_SEARCH_REGISTRIES:-}]"
   for prefix in crisp.local registry.k8s.io gcr.io docker.io; do
     printf '\n[[registry]]\nprefix = "%s"\nlocation = "%s/%s"\ninsecure = true\n' "$prefix" "$REG" "$prefix"
   done
@@ -135,7 +139,11 @@ cp "$D/policy.json" "$D/home/.config/containers/policy.json"
 # CRI-O asks for -998 on every pod's infra container. This wrapper, CRI-O's
 # runtime_path, clamps a negative process.oomScoreAdj in the bundle's
 # config.json (create) or the process file (exec) to 0, then runs runc
-# (containerd has restrict_oom_score_adj for the same).
+# (containerd has restrict_oom_score_adj for the same). It also drops the
+# hugepage limits a kubelet asks for (scripts/k8s/up.sh's second node): the
+# hugetlb controller is enabled in /proc/cgroups but mounted nowhere here, so
+# CRI-O passes them on and runc fails ("cannot set hugetlb limit");
+# containerd has disable_hugetlb_controller.
 cat >"$D/runc-clamp" <<'EOF'
 #!/bin/sh
 prev=
@@ -151,6 +159,9 @@ for a in "$@"; do
   esac
   if [ -n "$f" ] && [ -f "$f" ]; then
     sed -i -E 's/"oomScoreAdj"([[:space:]]*):([[:space:]]*)-[0-9]+/"oomScoreAdj"\1:\20/' "$f"
+    case "$f" in
+    */config.json) sed -i -E ':a;N;$!ba;s/,[[:space:]]*"hugepageLimits"[[:space:]]*:[[:space:]]*\[[^]]*\]//' "$f" ;;
+    esac
   fi
   prev=$a
 done
@@ -287,6 +298,21 @@ done
 t_images=$(elapsed "$t")
 
 # --- pods and containers --------------------------------------------------------
+if [[ ${CRISP_CRIO_NO_PODS:-} == 1 ]]; then
+  cat >"$ENVFILE.tmp" <<EOF
+CRISP_CRIO_DIR=$D
+CRISP_CRIO_ENDPOINT=$ENDPOINT
+CRISP_CRIO_VERSION=$version
+CRISP_CRIO_PID=$pid
+CRISP_CRIO_LOG=$LOGFILE
+CRISP_CRIO_REGISTRY=$REG
+EOF
+  mv "$ENVFILE.tmp" "$ENVFILE"
+  ok=true
+  log "CRI-O $version up in $(elapsed "$t0") without pods (registry and images $t_registry, crio answering $t_start, pulls $t_images); pid $pid"
+  echo "$ENVFILE"
+  exit 0
+fi
 start_fixture_pods
 
 cat >"$ENVFILE.tmp" <<EOF

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Stops what scripts/k8s/up.sh started and removes its state, best effort and
-# idempotent: the kubelet first (so that it restarts nothing), the control
-# plane by the PIDs in its pid files, then the kubelet's containerd with
-# scripts/containerd-down.sh (pods, shims, cgroups, mounts, bridge); unmounts
+# idempotent: the kubelets first (so that they restart nothing), the control
+# plane by the PIDs in its pid files, then the first kubelet's containerd with
+# scripts/containerd-down.sh (pods, shims, cgroups, mounts, bridge) and the
+# second's CRI-O with scripts/crio/down.sh (pods, conmons, registry); unmounts
 # what the kubelet mounted under CRISP_K8S_DIR, puts back the host sysctls the
 # kubelet changed and the iptables chains it added, and removes the folder.
 set -uo pipefail
@@ -29,6 +30,10 @@ done
 
 # shellcheck disable=SC2046
 env $(ctrd_env) bash "$REPO/scripts/containerd-down.sh"
+if [[ -e $CRIO_DIR ]]; then
+  # shellcheck disable=SC2046
+  env $(crio_env) bash "$REPO/scripts/crio/down.sh"
+fi
 
 # The kubelet's volumes (projected, empty dirs), deepest first.
 if [[ -n $D && $D == /* ]]; then

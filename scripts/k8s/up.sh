@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Starts a throwaway single-node Kubernetes on this machine for crisp's
-# kubelet end-to-end tests (internal/e2e/kubelet), everything under
-# CRISP_K8S_DIR (default /tmp/crisp-k8s):
-#   - the kubelet's own containerd (scripts/containerd-up.sh without its test
-#     pods, under /tmp/crisp-k8s-ctrd): the kubelet removes every runtime pod
-#     it did not create, so it must never share a runtime other tests use;
+# Starts a throwaway two-node Kubernetes on this machine for crisp's kubelet
+# end-to-end tests (internal/e2e/kubelet), everything under CRISP_K8S_DIR
+# (default /tmp/crisp-k8s):
+#   - the first kubelet's own containerd (scripts/containerd-up.sh without its
+#     test pods, under /tmp/crisp-k8s-ctrd): the kubelet removes every runtime
+#     pod it did not create, so it must never share a runtime other tests use;
+#   - the second kubelet (node crisp-node-crio, its own root dir, ports,
+#     config and log folder) on its own CRI-O (scripts/crio/up.sh without its
+#     test pods, under /tmp/crisp-k8s-crio, with the images below pushed into
+#     its local registry), tainted crisp.dev/runtime=crio:NoSchedule so that
+#     only pods that tolerate it go there; CRISP_K8S_CRIO=0 leaves it out.
+#     Both nodes carry kubeadm's cri-socket annotation and the label
+#     crisp.dev/runtime, and share this machine's network;
 #   - etcd (--unsafe-no-fsync), kube-apiserver (static tokens, Node+RBAC,
 #     certificates from a CA made here with openssl), kube-controller-manager,
 #     kube-scheduler and the kubelet, started in the background and stopped by
@@ -35,7 +42,7 @@ for cmd in openssl ss ip; do
   command -v "$cmd" >/dev/null || { log "missing $cmd: run scripts/deps.sh"; exit 2; }
 done
 
-if [[ -e $K8S_DIR || -e $CTRD_DIR ]]; then
+if [[ -e $K8S_DIR || -e $CTRD_DIR || -e $CRIO_DIR ]]; then
   log "cleaning up a stale $K8S_DIR"
   bash "$(dirname "$0")/down.sh"
 fi
@@ -87,6 +94,8 @@ free_port ETCD_PEER_PORT
 free_port API_PORT
 free_port KUBELET_PORT
 free_port KUBELET_HEALTHZ_PORT
+free_port KUBELET2_PORT
+free_port KUBELET2_HEALTHZ_PORT
 
 # --- certificates and tokens ----------------------------------------------------
 t=$(date +%s.%N)
@@ -115,11 +124,13 @@ ADMIN_TOKEN=$(token)
 KCM_TOKEN=$(token)
 SCHED_TOKEN=$(token)
 NODE_TOKEN=$(token)
+NODE2_TOKEN=$(token)
 cat >"$P/tokens.csv" <<CSV
 $ADMIN_TOKEN,crisp-admin,crisp-admin,"system:masters"
 $KCM_TOKEN,system:kube-controller-manager,system:kube-controller-manager
 $SCHED_TOKEN,system:kube-scheduler,system:kube-scheduler
 $NODE_TOKEN,system:node:$NODE_NAME,system:node:$NODE_NAME,"system:nodes"
+$NODE2_TOKEN,system:node:$CRIO_NODE_NAME,system:node:$CRIO_NODE_NAME,"system:nodes"
 CSV
 chmod 600 "$P"/*.key "$P/tokens.csv"
 # kubeconfig NAME TOKEN: $D/NAME.kubeconfig for the API server on loopback.
@@ -147,6 +158,7 @@ kubeconfig admin "$ADMIN_TOKEN"
 kubeconfig controller-manager "$KCM_TOKEN"
 kubeconfig scheduler "$SCHED_TOKEN"
 kubeconfig kubelet "$NODE_TOKEN"
+kubeconfig kubelet-crio "$NODE2_TOKEN"
 t_pki=$(elapsed "$t")
 
 # --- the kubelet's containerd ---------------------------------------------------
@@ -171,6 +183,29 @@ CRISP_IMAGE=$(ctr_ images ls -q | awk '/^docker\.io\/library\/crisp:/ && !n++')
 [[ -n $CRISP_IMAGE ]] || { log "$tar holds no docker.io/library/crisp image"; exit 1; }
 t_ctrd=$(elapsed "$t")
 
+# --- the second node's CRI-O, in the background while the control plane starts --
+# CRI-O has no image import: the same three images go into its local registry
+# (under the names registries.conf maps docker.io and registry.k8s.io to)
+# from the containerd above, and CRI-O pulls them.
+crio_up() {
+  # shellcheck disable=SC2046
+  env $(crio_env) bash "$REPO/scripts/crio/up.sh" >/dev/null || return
+  local reg img
+  reg=$(awk -F= '$1 == "CRISP_CRIO_REGISTRY" {print $2}' "$CRIO_DIR/env")
+  for img in "$BUSYBOX_IMAGE" "$PAUSE_IMAGE" "$CRISP_IMAGE"; do
+    ctr_ images tag --force "$img" "$reg/$img" >/dev/null &&
+      ctr_ images push --plain-http "$reg/$img" >/dev/null &&
+      ctr_ images rm "$reg/$img" >/dev/null &&
+      "$CRICTL" --runtime-endpoint "unix://$CRIO_DIR/crio.sock" --image-endpoint "unix://$CRIO_DIR/crio.sock" pull "$img" >/dev/null ||
+      { log "pushing $img into CRI-O's registry ($reg) and pulling it failed"; return 1; }
+  done
+}
+if [[ $CRIO_NODE == 1 ]]; then
+  t_crio0=$(date +%s.%N)
+  crio_up >"$D/logs/crio-up.log" 2>&1 &
+  crio_job=$!
+fi
+
 # start NAME ARGS...: NAME from K8S_BIN in the background, in its own session
 # (setsid: it outlives this script; down.sh stops it by PID), logging to
 # $D/logs/NAME.log. No registry is reachable and none may be contacted.
@@ -178,7 +213,7 @@ start() {
   local name=$1
   shift
   env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy \
-    setsid "$K8S_BIN/$name" "$@" </dev/null >>"$D/logs/$name.log" 2>&1 &
+    setsid "$K8S_BIN/${name%-crio}" "$@" </dev/null >>"$D/logs/$name.log" 2>&1 &
   echo $! >"$(pidfile "$name")"
 }
 # wait_for WHAT SECONDS NAME CMD...: polls CMD until it succeeds; fails when
@@ -220,38 +255,46 @@ start kube-scheduler --kubeconfig "$D/scheduler.kubeconfig" \
   --authentication-kubeconfig "$D/scheduler.kubeconfig" --authorization-kubeconfig "$D/scheduler.kubeconfig" \
   --leader-elect=false --secure-port 0 --profiling=false
 
-# --- kubelet ----------------------------------------------------------------------
-cat >"$D/kubelet.yaml" <<YAML
+# --- kubelets ---------------------------------------------------------------------
+# kubelet_config FILE PORT HEALTHZ_PORT ENDPOINT CGROUP_ROOT POD_LOGS [TAINT]
+kubelet_config() {
+  cat >"$1" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: $NODE_IP
-port: $KUBELET_PORT
+port: $2
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
-healthzPort: $KUBELET_HEALTHZ_PORT
+healthzPort: $3
 authentication:
   anonymous: {enabled: false}
   webhook: {enabled: false}
   x509: {clientCAFile: $P/ca.crt}
 authorization: {mode: AlwaysAllow}
-containerRuntimeEndpoint: unix://$CTRD_DIR/containerd.sock
+containerRuntimeEndpoint: $4
 # The host is cgroup v1, which the kubelet refuses by default; pods go under
-# the containerd harness's cgroup parent, which containerd-down.sh sweeps.
+# the runtime harness's cgroup parent, which its down script sweeps.
 failCgroupV1: false
 cgroupDriver: cgroupfs
 cgroupsPerQOS: false
-cgroupRoot: /$(basename "$CTRD_DIR")
+cgroupRoot: $5
 enforceNodeAllocatable: []
 failSwapOn: false
 # Root here lacks CAP_SYS_RESOURCE: no negative OOM score adjustments.
 oomScoreAdj: 0
-podLogsDir: $D/pod-logs
+podLogsDir: $6
 # Keep the imported images (nothing can be pulled back) and never evict on
 # this machine's disk.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 YAML
+  if [[ -n ${7:-} ]]; then
+    printf 'registerWithTaints:\n- {key: crisp.dev/runtime, value: %s, effect: NoSchedule}\n' "$7" >>"$1"
+  fi
+}
+kubelet_config "$D/kubelet.yaml" "$KUBELET_PORT" "$KUBELET_HEALTHZ_PORT" "unix://$CTRD_DIR/containerd.sock" \
+  "/$(basename "$CTRD_DIR")" "$D/pod-logs"
 for s in "${KUBELET_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$SYSCTL_SAVED"
 # The kubelet also adds iptables chains (KUBE-FIREWALL, hooked into INPUT and
 # OUTPUT, and KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT): down.sh removes them
@@ -259,11 +302,32 @@ for s in "${KUBELET_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$SYSCTL
 if ! iptables -S KUBE-FIREWALL >/dev/null 2>&1; then touch "$IPTABLES_OURS"; fi
 t=$(date +%s.%N)
 start kubelet --config "$D/kubelet.yaml" --kubeconfig "$D/kubelet.kubeconfig" \
-  --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --root-dir "$D/kubelet" --cert-dir "$D/pki/kubelet"
+  --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --root-dir "$D/kubelet" --cert-dir "$D/pki/kubelet" \
+  --node-labels crisp.dev/runtime=containerd
+# ready NODE
 ready() {
-  [[ $(kubectl_ get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
+  [[ $(kubectl_ get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
 }
-wait_for "node $NODE_NAME Ready" 90 kubelet ready
+if [[ $CRIO_NODE == 1 ]]; then
+  if ! wait "$crio_job"; then
+    log "the second node's CRI-O did not come up ($D/logs/crio-up.log):"
+    tail -n 20 "$D/logs/crio-up.log" >&2
+    exit 1
+  fi
+  t_crio=$(elapsed "$t_crio0")
+  mkdir -p "$D/pod-logs-crio"
+  kubelet_config "$D/kubelet-crio.yaml" "$KUBELET2_PORT" "$KUBELET2_HEALTHZ_PORT" "unix://$CRIO_DIR/crio.sock" \
+    "/$(basename "$CRIO_DIR")" "$D/pod-logs-crio" crio
+  start kubelet-crio --config "$D/kubelet-crio.yaml" --kubeconfig "$D/kubelet-crio.kubeconfig" \
+    --hostname-override "$CRIO_NODE_NAME" --node-ip "$NODE_IP" --root-dir "$D/kubelet-crio" --cert-dir "$D/pki/kubelet-crio" \
+    --node-labels crisp.dev/runtime=crio
+fi
+wait_for "node $NODE_NAME Ready" 90 kubelet ready "$NODE_NAME"
+kubectl_ annotate node "$NODE_NAME" --overwrite "kubeadm.alpha.kubernetes.io/cri-socket=unix://$CTRD_DIR/containerd.sock" >/dev/null
+if [[ $CRIO_NODE == 1 ]]; then
+  wait_for "node $CRIO_NODE_NAME Ready" 90 kubelet-crio ready "$CRIO_NODE_NAME"
+  kubectl_ annotate node "$CRIO_NODE_NAME" --overwrite "kubeadm.alpha.kubernetes.io/cri-socket=unix://$CRIO_DIR/crio.sock" >/dev/null
+fi
 # Pods are refused until their namespace's default service account exists.
 wait_for "service account kube-system/default" 60 kube-controller-manager kubectl_ -n kube-system get serviceaccount default
 wait_for "service account default/default" 30 kube-controller-manager kubectl_ -n default get serviceaccount default
@@ -285,8 +349,22 @@ CRISP_K8S_IMAGE_BUSYBOX=$BUSYBOX_IMAGE
 CRISP_K8S_IMAGE_PAUSE=$PAUSE_IMAGE
 CRISP_K8S_VERSION=$("$K8S_BIN/kubelet" --version | awk '{print $2}')
 ENV
+if [[ $CRIO_NODE == 1 ]]; then
+  cat >>"$ENVFILE.tmp" <<ENV
+CRISP_K8S_CRIO_NODE_NAME=$CRIO_NODE_NAME
+CRISP_K8S_CRIO_CRI_ENDPOINT=unix://$CRIO_DIR/crio.sock
+CRISP_K8S_CRIO_CRI_SOCKET=$CRIO_DIR/crio.sock
+CRISP_K8S_CRIO_DIR=$CRIO_DIR
+CRISP_K8S_CRIO_KUBELET_LOG=$D/logs/kubelet-crio.log
+CRISP_K8S_CRIO_VERSION=$(awk -F= '$1 == "CRISP_CRIO_VERSION" {print $2}' "$CRIO_DIR/env")
+ENV
+fi
 mv "$ENVFILE.tmp" "$ENVFILE"
 ok=true
-log "node $NODE_NAME Ready in $(elapsed "$t0") (certificates $t_pki, containerd and images $t_ctrd, API server $t_api, kubelet to Ready $t_node)"
+if [[ $CRIO_NODE == 1 ]]; then
+  log "nodes $NODE_NAME (containerd) and $CRIO_NODE_NAME (CRI-O) Ready in $(elapsed "$t0") (certificates $t_pki, containerd and images $t_ctrd, CRI-O and its images $t_crio beside the API server $t_api, kubelets to Ready $t_node)"
+else
+  log "node $NODE_NAME Ready in $(elapsed "$t0") (certificates $t_pki, containerd and images $t_ctrd, API server $t_api, kubelet to Ready $t_node)"
+fi
 log "by hand: KUBECONFIG=$D/admin.kubeconfig $K8S_BIN/kubectl get pods -A"
 echo "$ENVFILE"

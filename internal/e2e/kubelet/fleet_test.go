@@ -65,12 +65,13 @@ func fleetNamespace(t *testing.T, c *Cluster) string {
 	return ns
 }
 
-// fleetArgs is a fleet smoke of the node; its target listens on the port
-// the run picks (host network: no other test's pod stands in its way).
-func (c *Cluster) fleetArgs(t *testing.T, ns, socket, timeout string, extra ...string) []string {
-	t.Helper()
-	return append([]string{"fleet", "smoke", "--kubeconfig", c.Kubeconfig, "-n", ns, "--nodes", c.NodeName,
-		"--image", c.ImageCrisp, "--target-image", c.ImageBusybox, "--runtime-socket", socket, "--timeout", timeout}, extra...)
+// fleetArgs is a crisp fleet MODE (smoke or probe) in namespace ns; each
+// node's target listens on the port the run picks and each node's socket is
+// found from kubeadm's annotation, which scripts/k8s/up.sh sets. extra picks
+// the nodes (default: all) and the rest.
+func (c *Cluster) fleetArgs(mode, ns, timeout string, extra ...string) []string {
+	return append([]string{"fleet", mode, "--kubeconfig", c.Kubeconfig, "-n", ns,
+		"--image", c.ImageCrisp, "--target-image", c.ImageBusybox, "--timeout", timeout}, extra...)
 }
 
 // noFleetPodsLeft: the run deleted what it created.
@@ -83,38 +84,70 @@ func (c *Cluster) noFleetPodsLeft(t *testing.T, ns string) {
 	}
 }
 
-// `crisp fleet smoke` on the node: exit 0, one ok node, JSON that says so,
-// and nothing left behind.
-func TestFleetSmoke(t *testing.T) {
-	c := requireCluster(t)
-	ns := fleetNamespace(t, c)
-	code, out, errOut := fleetRun(t, 5*time.Minute, c.CrispBin, c.fleetArgs(t, ns, c.HostSocketPath, "3m", "-o", "json")...)
-	if code != 0 {
-		t.Fatalf("crisp fleet smoke exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+// fleetJSON is crisp fleet's -o json, as far as the tests read it.
+type fleetJSON struct {
+	Runs []struct {
+		Node   string `json:"node"`
+		Kind   string `json:"kind"`
+		Source string `json:"source"`
+		Checks []struct {
+			Check   string `json:"check"`
+			Outcome string `json:"outcome"`
+			Detail  string `json:"detail"`
+		} `json:"checks"`
+	} `json:"runs"`
+	Problems []any `json:"problems"`
+}
+
+// runtimes are the nodes' runtimes as their reports name them.
+func (c *Cluster) runtimes() map[string]string {
+	rt := map[string]string{c.NodeName: "containerd://"}
+	if c.CRIO != nil {
+		rt[c.CRIO.Name] = "cri-o://" + c.CRIO.Version
 	}
-	var fl struct {
-		Runs []struct {
-			Node   string `json:"node"`
-			Kind   string `json:"kind"`
-			Checks []struct {
-				Outcome string `json:"outcome"`
-			} `json:"checks"`
-		} `json:"runs"`
-		Problems []any `json:"problems"`
-	}
+	return rt
+}
+
+// checkFleetPassed wants a run of kind on every node, each passing, each
+// read from a pod on its own runtime (the report's source names it), with
+// at least min checks.
+func (c *Cluster) checkFleetPassed(t *testing.T, kind, out string, minChecks int) {
+	t.Helper()
+	var fl fleetJSON
 	if err := json.Unmarshal([]byte(out), &fl); err != nil {
 		t.Fatalf("stdout is no fleet JSON: %v\n%s", err, out)
 	}
-	if len(fl.Runs) != 1 || fl.Runs[0].Node != c.NodeName || fl.Runs[0].Kind != "smoke" || len(fl.Problems) != 0 || len(fl.Runs[0].Checks) < 10 {
-		t.Fatalf("want one smoke run of %s with its checks: %s", c.NodeName, out)
+	rts := c.runtimes()
+	if len(fl.Runs) != len(rts) || len(fl.Problems) != 0 {
+		t.Fatalf("want one %s run per node (%d) and no problems: %s", kind, len(rts), out)
 	}
-	for _, ch := range fl.Runs[0].Checks {
-		if ch.Outcome == "fail" {
-			t.Errorf("a failed check in a passing run: %s", out)
+	for _, r := range fl.Runs {
+		if r.Kind != kind || !strings.Contains(r.Source, ", "+rts[r.Node]) || len(r.Checks) < minChecks {
+			t.Errorf("node %s: kind %s, source %q (want its runtime %s), %d checks", r.Node, r.Kind, r.Source, rts[r.Node], len(r.Checks))
+		}
+		for _, ch := range r.Checks {
+			if ch.Outcome == "fail" {
+				t.Errorf("node %s: %s failed in a passing run: %s", r.Node, ch.Check, ch.Detail)
+			}
 		}
 	}
-	if !strings.Contains(errOut, c.NodeName+": ok after") {
-		t.Errorf("no progress line for the node:\n%s", errOut)
+}
+
+// `crisp fleet probe` on both nodes, each socket given by runtime: exit 0,
+// each node's report from its own runtime, nothing left behind.
+func TestFleetProbeBothRuntimes(t *testing.T) {
+	c := requireTwoNodes(t)
+	ns := fleetNamespace(t, c)
+	sockets := "containerd=" + c.HostSocketPath + ",cri-o=" + c.CRIO.HostSocketPath
+	code, out, errOut := fleetRun(t, 5*time.Minute, c.CrispBin, c.fleetArgs("probe", ns, "3m", "--runtime-socket", sockets, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("crisp fleet probe exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	c.checkFleetPassed(t, "probe", out, 5)
+	for node, rt := range c.runtimes() {
+		if !strings.Contains(errOut, node+": ok after") || !strings.Contains(errOut, node+": pod "+ns+"/crisp-probe-") || !strings.Contains(errOut, "("+rt) {
+			t.Errorf("no progress lines for %s on %s:\n%s", node, rt, errOut)
+		}
 	}
 	c.noFleetPodsLeft(t, ns)
 }
@@ -124,25 +157,97 @@ func TestFleetSmoke(t *testing.T) {
 func TestFleetSmokeWrongSocket(t *testing.T) {
 	c := requireCluster(t)
 	ns := fleetNamespace(t, c)
-	code, out, errOut := fleetRun(t, 3*time.Minute, c.CrispBin, c.fleetArgs(t, ns, "/run/crisp-fleet-e2e-nothing.sock", "40s")...)
+	code, out, errOut := fleetRun(t, 3*time.Minute, c.CrispBin,
+		c.fleetArgs("smoke", ns, "40s", "--nodes", c.NodeName, "--runtime-socket", "/run/crisp-fleet-e2e-nothing.sock")...)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	want := "FAIL smoke " + c.NodeName + " smoke/report: did not finish within --timeout 40s"
-	if !strings.Contains(out, want) || !strings.Contains(out, "crisp-fleet-e2e-nothing.sock") {
-		t.Errorf("stdout lacks %q and the socket's path in the reason:\n%s", want, out)
+	want := "  1 FAIL smoke/report: did not finish within --timeout 40s"
+	if !strings.Contains(out, want) || !strings.Contains(out, "crisp-fleet-e2e-nothing.sock") || !strings.Contains(out, "         "+c.NodeName+"\n") {
+		t.Errorf("stdout lacks %q, the socket's path in the reason and the node:\n%s", want, out)
 	}
 	c.noFleetPodsLeft(t, ns)
 }
 
-// fleetBesideDaemonSet runs `crisp fleet smoke` while the DaemonSet's pod
-// (applied just before) comes up on the same node, and returns what checks
-// the outcome. Both pods are on the node's network, where the DaemonSet's
-// echo server holds 7777: a fleet run there once failed 2 of 4 times with
-// "sent 64 KiB to port 7777, 0 bytes came back: EOF", its own echo server
-// having failed to listen unseen and its checks reaching the DaemonSet's.
-// Now a run picks its own port and passes beside it; told --port 7777, it
-// fails the node at once saying the port is taken.
+// The CRI-O node's runtime stops while crisp runs there: that node fails
+// with the reason (the kubelet's: container runtime is down), the
+// containerd node passes. CRI-O is started again afterwards, as its node's
+// pods survive it (conmon), and the node turns Ready again.
+func TestFleetRuntimeStoppedDuringTheRun(t *testing.T) {
+	c := requireTwoNodes(t)
+	ns := fleetNamespace(t, c)
+	scriptEnv := []string{"CRISP_K8S_DIR=" + c.Dir, "CRISP_K8S_CRIO_DIR=" + c.CRIO.Dir}
+	type outcome struct {
+		r   result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		r, err := runBounded(5*time.Minute, c.CrispBin, c.fleetArgs("smoke", ns, "2m")...)
+		done <- outcome{r, err}
+	}()
+	// Once crisp runs on the CRI-O node.
+	jsonpath := `{range .items[?(@.metadata.annotations.crisp-fleet-node=="` + c.CRIO.Name + `")]}{.status.containerStatuses[?(@.name=="crisp")].state.running.startedAt}{end}`
+	deadline := time.Now().Add(90 * time.Second)
+	for c.kubectl(t, nil, "-n", ns, "get", "pods", "-o", "jsonpath="+jsonpath).Stdout == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("crisp did not start on %s within 90s: %v", c.CRIO.Name, c.kubectl(t, nil, "-n", ns, "get", "pods", "-o", "wide"))
+		}
+		time.Sleep(time.Second) // polling the pod's status
+	}
+	if out, err := runScriptEnv(time.Minute, scriptEnv, "k8s/crio-node.sh", "stop"); err != nil {
+		t.Fatalf("stopping CRI-O: %v\n%s", err, out)
+	}
+	stopped := true
+	restart := func() {
+		if stopped {
+			stopped = false
+			if out, err := runScriptEnv(time.Minute, scriptEnv, "k8s/crio-node.sh", "start"); err != nil {
+				t.Errorf("starting CRI-O again: %v\n%s", err, out)
+			}
+			c.mustKubectl(t, nil, "wait", "--for=condition=Ready", "node/"+c.CRIO.Name, "--timeout=2m")
+		}
+	}
+	t.Cleanup(restart)
+	o := <-done
+	restart()
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.r.Code != 1 {
+		t.Fatalf("exit %d, want 1: %v", o.r.Code, o.r)
+	}
+	lines := strings.Split(o.r.Stdout, "\n")
+	var crio, ok string
+	for i, l := range lines {
+		if i+2 < len(lines) && strings.TrimSpace(lines[i+2]) == c.CRIO.Name && strings.Contains(l, " FAIL ") {
+			crio = l
+		}
+		if i+2 < len(lines) && strings.TrimSpace(lines[i+2]) == c.NodeName && strings.Contains(l, " ok ") {
+			ok = l
+		}
+	}
+	if ok == "" {
+		t.Errorf("the containerd node did not pass alone in its group:\n%s", o.r.Stdout)
+	}
+	for _, want := range []string{"did not finish within --timeout 2m0s", "not Ready", "container runtime is down"} {
+		if !strings.Contains(crio, want) {
+			t.Errorf("the CRI-O node's failure %q lacks %q\n%s", crio, want, o.r.Stdout)
+		}
+	}
+	c.noFleetPodsLeft(t, ns)
+}
+
+// fleetBesideDaemonSet runs `crisp fleet smoke` on every node while the
+// DaemonSets (applied just before) come up, and returns what checks the
+// outcome. All these pods are on the machine's network, where the
+// containerd node's DaemonSet echo server holds 7777: a fleet run beside it
+// once failed 2 of 4 times with "sent 64 KiB to port 7777, 0 bytes came
+// back: EOF", its own echo server having failed to listen unseen and its
+// checks reaching the DaemonSet's. Now a run picks its own ports and passes
+// beside it, each node's report from its own runtime (the suite's fleet
+// smoke across both nodes); told --port 7777, it fails the nodes at once
+// saying the port is taken.
 func (c *Cluster) fleetBesideDaemonSet(t *testing.T) (check func()) {
 	t.Helper()
 	type outcome struct {
@@ -151,8 +256,8 @@ func (c *Cluster) fleetBesideDaemonSet(t *testing.T) (check func()) {
 	}
 	picked, given := make(chan outcome, 1), make(chan outcome, 1)
 	nsPicked, nsGiven := fleetNamespace(t, c), fleetNamespace(t, c)
-	argsPicked := c.fleetArgs(t, nsPicked, c.HostSocketPath, "3m")
-	argsGiven := c.fleetArgs(t, nsGiven, c.HostSocketPath, "2m", "--port", strconv.Itoa(shippedPort))
+	argsPicked := c.fleetArgs("smoke", nsPicked, "3m", "-o", "json")
+	argsGiven := c.fleetArgs("smoke", nsGiven, "2m", "--port", strconv.Itoa(shippedPort))
 	go func() {
 		r, err := runBounded(4*time.Minute, c.CrispBin, argsPicked...)
 		picked <- outcome{r, err}
@@ -173,10 +278,12 @@ func (c *Cluster) fleetBesideDaemonSet(t *testing.T) (check func()) {
 	return func() {
 		t.Helper()
 		p, g := <-picked, <-given
-		if p.err != nil || p.r.Code != 0 || !strings.Contains(p.r.Stderr, c.NodeName+": ok after") {
-			t.Errorf("fleet smoke beside the DaemonSet, its port picked: %v %v", p.err, p.r)
+		if p.err != nil || p.r.Code != 0 {
+			t.Errorf("fleet smoke beside the DaemonSet, its ports picked: %v %v", p.err, p.r)
+		} else {
+			c.checkFleetPassed(t, "smoke", p.r.Stdout, 10)
 		}
-		want := "the target could not listen on port 7777: another process of the node holds it"
+		want := fmt.Sprintf("  %d FAIL smoke/report: the target could not listen on port 7777: another process of the node holds it", len(c.runtimes()))
 		if g.err != nil || g.r.Code != 1 || !strings.Contains(g.r.Stdout, want) || strings.Contains(g.r.Stdout, "came back") {
 			t.Errorf("fleet smoke --port 7777 beside the DaemonSet: want exit 1 and %q\n%v %v", want, g.err, g.r)
 		}

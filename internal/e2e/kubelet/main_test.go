@@ -16,7 +16,9 @@ import (
 	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
-// Cluster is the single-node Kubernetes the tests run on.
+// Cluster is the Kubernetes the tests run on: a node on containerd (the
+// fields below) and, beside it, a node on CRI-O (CRIO, nil when the cluster
+// has one node).
 type Cluster struct {
 	// Kubeconfig is the admin's (system:masters) kubeconfig file.
 	Kubeconfig string
@@ -37,6 +39,18 @@ type Cluster struct {
 	Version string
 	// KubeletLog is the kubelet's log file.
 	KubeletLog string
+	// Dir is the cluster's folder (scripts/k8s/up.sh's CRISP_K8S_DIR).
+	Dir  string
+	CRIO *Node
+}
+
+// Node is the second node: its name, its runtime and where that listens.
+type Node struct {
+	Name                        string
+	CRIEndpoint, HostSocketPath string
+	// Dir is its CRI-O's folder; Version CRI-O's version.
+	Dir, Version string
+	KubeletLog   string
 }
 
 // suite is what TestMain set up, read-only once the tests run.
@@ -121,9 +135,27 @@ func startCluster() (stop func()) {
 		suite.reason = err.Error()
 		return stop
 	}
-	fmt.Fprintf(os.Stderr, "kubelet e2e: Kubernetes %s node %s Ready in %v under %s\n",
-		suite.cluster.Version, suite.cluster.NodeName, suite.upTook.Round(100*time.Millisecond), k8sDir())
+	nodes := suite.cluster.NodeName + " (containerd)"
+	if n := suite.cluster.CRIO; n != nil {
+		nodes += " and " + n.Name + " (CRI-O " + n.Version + ")"
+	}
+	fmt.Fprintf(os.Stderr, "kubelet e2e: Kubernetes %s nodes %s Ready in %v under %s\n",
+		suite.cluster.Version, nodes, suite.upTook.Round(100*time.Millisecond), k8sDir())
 	return stop
+}
+
+// requireTwoNodes returns the cluster with its CRI-O node, or skips t
+// (fails it under CI=true) when there is none.
+func requireTwoNodes(t *testing.T) *Cluster {
+	t.Helper()
+	c := requireCluster(t)
+	if c.CRIO == nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the cluster has no CRI-O node (CRISP_K8S_CRIO=0?)")
+		}
+		t.Skip("the cluster has no CRI-O node (scripts/k8s/up.sh with CRISP_K8S_CRIO=0, or an older env file)")
+	}
+	return c
 }
 
 // requireCluster returns the cluster, or skips t (fails it under CI=true)
@@ -186,7 +218,11 @@ func loadCluster(path string) (*Cluster, error) {
 		CRIEndpoint: vars["CRISP_K8S_CRI_ENDPOINT"], HostSocketPath: vars["CRISP_K8S_CRI_SOCKET"],
 		Kubectl:    vars["CRISP_K8S_KUBECTL"],
 		ImageCrisp: vars["CRISP_K8S_IMAGE_CRISP"], ImageBusybox: vars["CRISP_K8S_IMAGE_BUSYBOX"], ImagePause: vars["CRISP_K8S_IMAGE_PAUSE"],
-		Version: vars["CRISP_K8S_VERSION"], KubeletLog: vars["CRISP_K8S_KUBELET_LOG"],
+		Version: vars["CRISP_K8S_VERSION"], KubeletLog: vars["CRISP_K8S_KUBELET_LOG"], Dir: vars["CRISP_K8S_DIR"],
+	}
+	if name := vars["CRISP_K8S_CRIO_NODE_NAME"]; name != "" {
+		c.CRIO = &Node{Name: name, CRIEndpoint: vars["CRISP_K8S_CRIO_CRI_ENDPOINT"], HostSocketPath: vars["CRISP_K8S_CRIO_CRI_SOCKET"],
+			Dir: vars["CRISP_K8S_CRIO_DIR"], Version: vars["CRISP_K8S_CRIO_VERSION"], KubeletLog: vars["CRISP_K8S_CRIO_KUBELET_LOG"]}
 	}
 	for k, v := range map[string]string{"CRISP_K8S_KUBECONFIG": c.Kubeconfig, "CRISP_K8S_NODE_NAME": c.NodeName,
 		"CRISP_K8S_CRI_ENDPOINT": c.CRIEndpoint, "CRISP_K8S_KUBECTL": c.Kubectl, "CRISP_K8S_IMAGE_CRISP": c.ImageCrisp} {
@@ -197,13 +233,17 @@ func loadCluster(path string) (*Cluster, error) {
 	return c, nil
 }
 
-// runScript runs scripts/NAME for at most timeout, without the CRI and
-// Kubernetes settings a developer's shell may carry.
-func runScript(timeout time.Duration, name string) ([]byte, error) {
+// runScript runs scripts/NAME with args for at most timeout, without the
+// CRI and Kubernetes settings a developer's shell may carry (env added).
+func runScript(timeout time.Duration, name string, args ...string) ([]byte, error) {
+	return runScriptEnv(timeout, nil, name, args...)
+}
+
+func runScriptEnv(timeout time.Duration, env []string, name string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(suite.repo, "scripts", name))
-	cmd.Env = cleanEnv()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(suite.repo, "scripts", name)}, args...)...)
+	cmd.Env = append(cleanEnv(), env...)
 	cmd.Dir = suite.repo
 	return cmd.CombinedOutput()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,51 +20,123 @@ import (
 // containerd under /tmp). The images are the manifests' own names, which
 // scripts/k8s/up.sh imported on the node.
 
+// variant is one runtime's copy of a manifest. A cluster that runs two
+// runtimes applies one copy per runtime, pinned by a nodeSelector, each
+// with its runtime's socket (the line the manifests say to change for
+// CRI-O). Here both nodes share one machine's network, so the CRI-O copy
+// also moves its echo port (the line they say to change when 7777 is
+// taken).
+type variant struct {
+	suffix, runtime, socket string
+	port                    int
+}
+
+func (c *Cluster) variants() []variant {
+	v := []variant{{"", "containerd", c.HostSocketPath, shippedPort}}
+	if c.CRIO != nil {
+		v = append(v, variant{"-crio", "crio", c.CRIO.HostSocketPath, shippedPort + 1})
+	}
+	return v
+}
+
+// relabel moves the app label (in the object's labels, its selector's,
+// its pods') to the variant's, so that the copies' selectors do not overlap.
+func (v variant) relabel(labels ...map[string]string) {
+	for _, l := range labels {
+		if l != nil && l["app"] != "" {
+			l["app"] += v.suffix
+		}
+	}
+}
+
+func (v variant) pod(t *testing.T, spec *corev1.PodSpec) {
+	t.Helper()
+	setSocket(t, spec, v.socket)
+	spec.NodeSelector = map[string]string{"crisp.dev/runtime": v.runtime}
+	if v.port == shippedPort {
+		return
+	}
+	from, to := strconv.Itoa(shippedPort), strconv.Itoa(v.port)
+	for i := range spec.InitContainers {
+		ctr := &spec.InitContainers[i]
+		for j := range ctr.Command {
+			ctr.Command[j] = strings.ReplaceAll(ctr.Command[j], "-p "+from+" ", "-p "+to+" ")
+		}
+		for j := range ctr.Args {
+			if ctr.Args[j] == from && j > 0 && ctr.Args[j-1] == "--port" {
+				ctr.Args[j] = to
+			}
+		}
+	}
+}
+
 func TestDaemonSetAsShipped(t *testing.T) {
 	c := requireCluster(t)
-	ds, err := deploy.DaemonSet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	setSocket(t, &ds.Spec.Template.Spec, c.HostSocketPath)
-	waitPortFree(t, shippedPort)
 	start := time.Now()
-	c.apply(t, ds, "daemonset/crisp-smoke")
-	besideChecked := c.fleetBesideDaemonSet(t)
-	r := c.kubectl(t, nil, "-n", "kube-system", "rollout", "status", "daemonset/crisp-smoke", "--timeout=3m")
-	if r.Code != 0 {
-		c.dumpPods(t, "kube-system", "app=crisp-smoke")
-		t.Fatalf("the DaemonSet did not roll out: %v", r)
+	var names, apps []string
+	for _, v := range c.variants() {
+		ds, err := deploy.DaemonSet()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds.Name += v.suffix
+		v.relabel(ds.Labels, ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels)
+		v.pod(t, &ds.Spec.Template.Spec)
+		waitPortFree(t, v.port)
+		c.apply(t, ds, "daemonset/"+ds.Name)
+		names, apps = append(names, ds.Name), append(apps, "crisp-smoke"+v.suffix)
 	}
-	t.Logf("DaemonSet rolled out in %v", time.Since(start).Round(100*time.Millisecond))
-	c.collect(t, "app=crisp-smoke")
+	besideChecked := c.fleetBesideDaemonSet(t)
+	for _, name := range names {
+		if r := c.kubectl(t, nil, "-n", "kube-system", "rollout", "status", "daemonset/"+name, "--timeout=3m"); r.Code != 0 {
+			c.dumpPods(t, "kube-system", "app in ("+strings.Join(apps, ",")+")")
+			t.Fatalf("the DaemonSet %s did not roll out: %v", name, r)
+		}
+	}
+	t.Logf("DaemonSets %s rolled out in %v", strings.Join(names, ", "), time.Since(start).Round(100*time.Millisecond))
+	c.collect(t, "app in ("+strings.Join(apps, ",")+")")
 	besideChecked()
 }
 
 func TestJobAsShipped(t *testing.T) {
 	c := requireCluster(t)
-	job, err := deploy.Job()
-	if err != nil {
-		t.Fatal(err)
-	}
-	setSocket(t, &job.Spec.Template.Spec, c.HostSocketPath)
-	waitPortFree(t, shippedPort)
 	start := time.Now()
-	c.apply(t, job, "job/crisp-smoke")
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		r := c.mustKubectl(t, nil, "-n", "kube-system", "get", "job", "crisp-smoke", "-o", "jsonpath={.status.succeeded}/{.status.failed}")
-		if r.Stdout == fmt.Sprintf("%d/", *job.Spec.Completions) {
-			break
+	var jobs []string
+	for _, v := range c.variants() {
+		job, err := deploy.Job()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if _, failed, _ := strings.Cut(r.Stdout, "/"); failed != "" && failed != "0" || time.Now().After(deadline) {
-			c.dumpPods(t, "kube-system", "app=crisp-smoke-job")
-			t.Fatalf("the Job did not complete (succeeded/failed %q)", r.Stdout)
+		job.Name += v.suffix
+		v.relabel(job.Labels, job.Spec.Template.Labels)
+		for _, term := range job.Spec.Template.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			v.relabel(term.LabelSelector.MatchLabels)
 		}
-		time.Sleep(time.Second) // polling the Job's status: kubectl wait cannot wait for either of two conditions
+		v.pod(t, &job.Spec.Template.Spec)
+		waitPortFree(t, v.port)
+		c.apply(t, job, "job/"+job.Name)
+		jobs = append(jobs, job.Name)
 	}
-	t.Logf("Job completed in %v", time.Since(start).Round(100*time.Millisecond))
-	c.collect(t, "app=crisp-smoke-job")
+	deadline := time.Now().Add(3 * time.Minute)
+	for _, name := range jobs {
+		for {
+			r := c.mustKubectl(t, nil, "-n", "kube-system", "get", "job", name, "-o", "jsonpath={.status.succeeded}/{.status.failed}")
+			if r.Stdout == "1/" {
+				break
+			}
+			if _, failed, _ := strings.Cut(r.Stdout, "/"); failed != "" && failed != "0" || time.Now().After(deadline) {
+				c.dumpPods(t, "kube-system", "job-name="+name)
+				t.Fatalf("the Job %s did not complete (succeeded/failed %q)", name, r.Stdout)
+			}
+			time.Sleep(time.Second) // polling the Job's status: kubectl wait cannot wait for either of two conditions
+		}
+	}
+	t.Logf("Jobs %s completed in %v", strings.Join(jobs, ", "), time.Since(start).Round(100*time.Millisecond))
+	var apps []string
+	for _, v := range c.variants() {
+		apps = append(apps, "crisp-smoke-job"+v.suffix)
+	}
+	c.collect(t, "app in ("+strings.Join(apps, ",")+")")
 }
 
 // shippedPort is the host port the manifests' echo server listens on.
@@ -116,18 +189,20 @@ func (c *Cluster) apply(t *testing.T, obj any, name string) {
 }
 
 // collect reads the smoke containers' logs into crisp report, as the
-// manifests' comments say, and wants one passing node.
+// manifests' comments say, and wants every node to pass.
 func (c *Cluster) collect(t *testing.T, selector string) {
 	t.Helper()
-	pipe := fmt.Sprintf("set -o pipefail; %q --kubeconfig %q -n kube-system logs -l %s -c smoke --tail=-1 | %q report -",
+	pipe := fmt.Sprintf("set -o pipefail; %q --kubeconfig %q -n kube-system logs -l %q -c smoke --tail=-1 | %q report -",
 		c.Kubectl, c.Kubeconfig, selector, c.CrispBin)
 	r := runCmd(t, nil, "bash", "-c", pipe)
 	if r.Code != 0 {
 		c.dumpPods(t, "kube-system", selector)
 		t.Fatalf("kubectl logs | crisp report -: %v", r)
 	}
-	if !strings.Contains(r.Stdout, c.NodeName) {
-		t.Errorf("crisp report does not name node %s:\n%s", c.NodeName, r.Stdout)
+	for node := range c.runtimes() {
+		if !strings.Contains(r.Stdout, node) {
+			t.Errorf("crisp report does not name node %s:\n%s", node, r.Stdout)
+		}
 	}
 	t.Logf("crisp report:\n%s", r.Stdout)
 	j := runCmd(t, nil, "bash", "-c", pipe+" -o json")

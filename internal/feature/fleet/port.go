@@ -125,6 +125,8 @@ func (r *Runner) targetListening(n *node) string {
 		return fmt.Sprintf("the target's status is unknown, so whether its echo server listened on port %d is too", n.port)
 	case st.State.Running != nil && st.RestartCount == 0 && st.Started != nil && *st.Started:
 		return fmt.Sprintf("the target's echo server was listening on port %d: running, started by its probe, never restarted", n.port)
+	case st.State.Running != nil && st.RestartCount == 0:
+		return fmt.Sprintf("the target was running and never restarted, but the kubelet did not count it started, so whether its echo server listened on port %d is not known (its probe failing, or the runtime not answering the kubelet)", n.port)
 	}
 	s := fmt.Sprintf("the target's echo server was not listening on port %d throughout: restarted %d times", n.port, st.RestartCount)
 	if t := st.LastTerminationState.Terminated; t != nil {

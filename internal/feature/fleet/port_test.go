@@ -108,6 +108,8 @@ func TestFailedForwardSaysWhetherTheTargetListened(t *testing.T) {
 	}{
 		{"listening", corev1.ContainerStatus{Started: &yes, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
 			"0 bytes came back: EOF; the target's echo server was listening on port 7777: running, started by its probe, never restarted"},
+		{"not started", corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+			"the target was running and never restarted, but the kubelet did not count it started, so whether its echo server listened on port 7777 is not known"},
 		{"restarted", corev1.ContainerStatus{RestartCount: 2, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Message: "crisp-target\n"}}},
 			"the target's echo server was not listening on port 7777 throughout: restarted 2 times, last ended with exit status 137 (it printed no reason), now waiting: CrashLoopBackOff"},
