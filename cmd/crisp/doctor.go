@@ -73,6 +73,9 @@ func (o *doctorOptions) Validate() error {
 	if err := o.validateMode(); err != nil {
 		return err
 	}
+	if err := cmdutil.CheckOutputFile("--junit", o.JUnit); err != nil {
+		return err
+	}
 	switch {
 	case o.Port < 0 || o.Port > 65535:
 		return cmdutil.UsageErrorf("--port must be between 1 and 65535, got %d", o.Port)

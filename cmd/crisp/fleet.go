@@ -98,6 +98,9 @@ func (o *fleetOptions) Complete(_ *cmdutil.Factory, cmd *cobra.Command, args []s
 
 // Validate rejects bad flags before the API server is asked anything.
 func (o *fleetOptions) Validate() error {
+	if err := cmdutil.CheckOutputFile("--junit", o.JUnit); err != nil {
+		return err
+	}
 	c := o.Config
 	switch {
 	case c.Mode != fleet.ModeSmoke && c.Mode != fleet.ModeProbe:

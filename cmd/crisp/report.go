@@ -43,7 +43,7 @@ func (o *reportOptions) Validate() error {
 	if len(o.Files) == 0 {
 		return cmdutil.UsageErrorf("report needs FILEs, or - to read stdin")
 	}
-	return nil
+	return cmdutil.CheckOutputFile("--junit", o.JUnit)
 }
 
 // Run merges the reports, writes them, and fails when a node did.

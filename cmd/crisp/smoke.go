@@ -57,6 +57,9 @@ func (o *smokeOptions) Validate() error {
 	if err := o.Trace.Validate(); err != nil {
 		return err
 	}
+	if err := cmdutil.CheckOutputFile("--junit", o.JUnit); err != nil {
+		return err
+	}
 	switch {
 	case o.Image == "" && o.Container == "":
 		return cmdutil.UsageErrorf("smoke needs a CONTAINER or --image IMAGE")

@@ -36,7 +36,7 @@ var ErrRefused = errors.New("not a regular file")
 // the file while it is written: a trace can be read during the session and
 // after a crash. Writing needs a directory the caller can create files in.
 func Create(path string, perm fs.FileMode) (*os.File, error) {
-	if err := check(path); err != nil {
+	if err := Check(path); err != nil {
 		return nil, err
 	}
 	tmp, f, err := createBeside(path)
@@ -85,8 +85,11 @@ func createBeside(path string) (string, *os.File, error) {
 	return "", nil, errors.New("no free temporary name after 100 tries")
 }
 
-// check refuses what Create must not replace; a missing path is fine.
-func check(path string) error {
+// Check refuses what Create must not replace; a missing path is fine. A
+// command whose file is written at its end (a JUnit report) calls it in
+// Validate too, so a FIFO or link there is refused before the run, not
+// after it.
+func Check(path string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
