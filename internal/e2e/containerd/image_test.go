@@ -97,9 +97,20 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 	t.Cleanup(func() { h.crictl(t, "rm", "-f", targetID) })
 	// The containers of the shared host-network pod get unique names here:
 	// smoke is pointed at the sidecar's.
-	id, _ := start(smoke, strings.NewReplacer("7777", port, "$(POD_NAME)", podName, target.Name, targetName))
-	code := h.waitExited(t, id, commandTimeout)
-	logs := h.crictl(t, "logs", id)
+	runSmoke := func() (int, Result) {
+		id, _ := start(smoke, strings.NewReplacer("7777", port, "$(POD_NAME)", podName, target.Name, targetName))
+		t.Cleanup(func() { h.crictl(t, "rm", "-f", id) })
+		code := h.waitExited(t, id, commandTimeout)
+		return code, h.crictl(t, "logs", id)
+	}
+	code, logs := runSmoke()
+	if code != 0 && h.spec.kind == crioKind && onlyLostTTYOutput(logs.Stdout) {
+		// CRI-O 1.34 now and then reports a TTY exec's exit before it has
+		// copied its last output (docs/runtimes.md): smoke rightly fails
+		// it; one fresh run tells that defect from a broken image.
+		t.Logf("CRI-O lost a TTY's last output (its known defect); smoke runs once more: %s", failedChecks(logs.Stdout))
+		code, logs = runSmoke()
+	}
 	if code != 0 {
 		// The whole report is long and the log of a result is cut in the
 		// middle: the failed checks come first.
@@ -133,6 +144,28 @@ func failedChecks(out string) string {
 		return "none"
 	}
 	return strings.Join(failed, "; ")
+}
+
+// onlyLostTTYOutput says whether every failed check of the report in out
+// is a TTY check whose output the runtime cut short.
+func onlyLostTTYOutput(out string) bool {
+	docs, _, err := report.Decode("crictl logs", strings.NewReader(out))
+	if err != nil {
+		return false
+	}
+	failed := 0
+	for _, d := range docs {
+		for _, c := range d.Run.Cells {
+			if c.Outcome != report.Fail {
+				continue
+			}
+			failed++
+			if !strings.Contains(c.Detail, "closed the stream before it had copied all of the terminal's output") {
+				return false
+			}
+		}
+	}
+	return failed > 0
 }
 
 // e2eNodeName is what the downward API's spec.nodeName gives in this test.
