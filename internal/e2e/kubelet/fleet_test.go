@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -256,7 +258,8 @@ func (c *Cluster) fleetBesideDaemonSet(t *testing.T) (check func()) {
 	}
 	picked, given := make(chan outcome, 1), make(chan outcome, 1)
 	nsPicked, nsGiven := fleetNamespace(t, c), fleetNamespace(t, c)
-	argsPicked := c.fleetArgs("smoke", nsPicked, "3m", "-o", "json")
+	saved := t.TempDir()
+	argsPicked := c.fleetArgs("smoke", nsPicked, "3m", "-o", "json", "--save-logs", saved)
 	argsGiven := c.fleetArgs("smoke", nsGiven, "2m", "--port", strconv.Itoa(shippedPort))
 	go func() {
 		r, err := runBounded(4*time.Minute, c.CrispBin, argsPicked...)
@@ -280,6 +283,7 @@ func (c *Cluster) fleetBesideDaemonSet(t *testing.T) (check func()) {
 		p, g := <-picked, <-given
 		if p.err != nil || p.r.Code != 0 {
 			t.Errorf("fleet smoke beside the DaemonSet, its ports picked: %v %v", p.err, p.r)
+			logSaved(t, saved)
 		} else {
 			c.checkFleetPassed(t, "smoke", p.r.Stdout, 10)
 		}
@@ -292,6 +296,17 @@ func (c *Cluster) fleetBesideDaemonSet(t *testing.T) (check func()) {
 		}
 		c.noFleetPodsLeft(t, nsPicked)
 		c.noFleetPodsLeft(t, nsGiven)
+	}
+}
+
+// logSaved logs the crisp logs a run saved (--save-logs), as read, for a
+// failed test.
+func logSaved(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		t.Logf("%s (%v), %d bytes, as read:\n%q", filepath.Base(f), err, len(b), b)
 	}
 }
 
