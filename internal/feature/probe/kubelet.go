@@ -117,17 +117,36 @@ func TargetGone(sr StatusReader, t Target, scratch bool, started time.Time) func
 // ScratchSetupGone returns a function for WithScratch's setupFailed: a
 // *TargetGoneError when the scratch pod is gone or no longer ready (a
 // kubelet removed it between RunPodSandbox and StartContainer), nil when
-// it is still there and the setup's own error stands.
+// it is still there and the setup's own error stands. A kubelet stops the
+// pod's containers first and its sandbox a moment later, so a pod still
+// ready is asked again for up to scratchGoneGrace: a start refused because
+// the kubelet stopped the container is seen as the pod's loss, not as the
+// runtime's start failure. A failed start on a pod nobody touches costs
+// that wait once, on the way out.
 func ScratchSetupGone(sr StatusReader, started time.Time) func(ctx context.Context, s Scratch) error {
 	return func(ctx context.Context, s Scratch) error {
 		ctx, cancel := context.WithTimeout(ctx, client.DefaultRequestTimeout)
 		defer cancel()
-		if what := podGone(ctx, sr, s.PodID); what != "" {
-			return &TargetGoneError{ContainerID: s.ContainerID, PodID: s.PodID, What: what + " before its container ran", After: time.Since(started), Scratch: true}
+		deadline := time.Now().Add(scratchGoneGrace)
+		for {
+			if what := podGone(ctx, sr, s.PodID); what != "" {
+				return &TargetGoneError{ContainerID: s.ContainerID, PodID: s.PodID, What: what + " before its container ran", After: time.Since(started), Scratch: true}
+			}
+			if !time.Now().Before(deadline) {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(scratchGoneGrace / 10):
+			}
 		}
-		return nil
 	}
 }
+
+// scratchGoneGrace is how long a failed set-up waits to see whether a
+// kubelet is taking the scratch pod away (a variable for tests).
+var scratchGoneGrace = 3 * time.Second
 
 // podGone says how pod id is lost ("lost its pod", "lost its pod
 // (stopped)"), or "" when it is ready or the runtime cannot tell.
