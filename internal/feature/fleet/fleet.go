@@ -92,6 +92,8 @@ type Runner struct {
 	// pick picks the ports a node tries when Port is 0 (pickPorts; tests
 	// replace it).
 	pick func(n int) []int
+	// logRetry spaces the tries of a log read (a second; tests shorten it).
+	logRetry time.Duration
 }
 
 // maxLog bounds the log read from each node: a report is tens of kB.

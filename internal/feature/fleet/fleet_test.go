@@ -34,10 +34,11 @@ type fakeAPI struct {
 	listErrs int
 	noSA     int // CreatePod calls refused before the default service account exists
 	calls    map[string]int
+	logErrs  map[string]int // by node: PodLog calls that fail before one succeeds
 }
 
 func newFake(nodes ...string) *fakeAPI {
-	f := &fakeAPI{pods: map[string]*corev1.Pod{}, polls: map[string]int{}, taken: map[string]int{}, calls: map[string]int{}, script: map[string]func(int, *corev1.PodStatus){},
+	f := &fakeAPI{pods: map[string]*corev1.Pod{}, polls: map[string]int{}, taken: map[string]int{}, calls: map[string]int{}, logErrs: map[string]int{}, script: map[string]func(int, *corev1.PodStatus){},
 		logs: map[string]string{}, events: map[string][]corev1.Event{}}
 	for _, n := range nodes {
 		f.nodes = append(f.nodes, readyNode(n, true))
@@ -152,6 +153,10 @@ func (f *fakeAPI) PodLog(_ context.Context, _, pod, container string, limit int6
 	p := f.pods[pod]
 	if p == nil || container != CrispContainer {
 		return nil, fmt.Errorf("no pod %s container %s", pod, container)
+	}
+	if f.logErrs[p.Spec.NodeName] > 0 {
+		f.logErrs[p.Spec.NodeName]--
+		return nil, fmt.Errorf("no preferred addresses found; known addresses: []")
 	}
 	b := []byte(f.logs[p.Spec.NodeName])
 	if int64(len(b)) > limit {

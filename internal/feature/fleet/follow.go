@@ -48,9 +48,9 @@ func (r *Runner) follow(ctx context.Context, n *node) {
 func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStateTerminated) {
 	n.done = true
 	took := time.Since(n.started).Round(100 * time.Millisecond)
-	log, err := r.API.PodLog(ctx, r.Namespace, n.pod, CrispContainer, maxLog)
+	log, err := r.readLog(ctx, n)
 	if err != nil {
-		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) but its log could not be read: %v", end.ExitCode, end.Reason, err))
+		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) but its log could not be read (%d tries): %v", end.ExitCode, end.Reason, logTries, err))
 		return
 	}
 	r.saveLog(n, log)
@@ -87,6 +87,31 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 		r.track.event(n.name, phaseFailed, fmt.Sprintf("FAIL after %s: crisp exited %d (%s)", took, end.ExitCode, end.Reason))
 	default:
 		r.track.event(n.name, phaseOK, fmt.Sprintf("ok after %s (%s)", took, tally(fl)))
+	}
+}
+
+// logTries is how often a node's log is asked for before the node fails.
+const logTries = 3
+
+// readLog reads crisp's log of node n, trying again a moment later when
+// the read fails: at a thousand nodes a read fails now and then for a
+// moment (the API server restarting, a node's address missing while its
+// status is rewritten), and the report is there all the same.
+func (r *Runner) readLog(ctx context.Context, n *node) ([]byte, error) {
+	wait := r.logRetry
+	if wait <= 0 {
+		wait = time.Second
+	}
+	for try := 1; ; try++ {
+		log, err := r.API.PodLog(ctx, r.Namespace, n.pod, CrispContainer, maxLog)
+		if err == nil || try == logTries || ctx.Err() != nil {
+			return log, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
 	}
 }
 

@@ -150,3 +150,27 @@ func TestNodeGoneNotReadyDuringTheRun(t *testing.T) {
 		t.Errorf("detail %q, want %q", d, want)
 	}
 }
+
+// A log read that fails for a moment (the API server restarting, a node's
+// address missing at a thousand nodes) is tried again; one that keeps
+// failing fails the node saying so.
+func TestLogReadTriedAgain(t *testing.T) {
+	api := newFake("blip", "gone")
+	for _, n := range []string{"blip", "gone"} {
+		api.script[n] = finishes(0)
+		api.logs[n] = smokeJSON(n, "pass")
+	}
+	api.logErrs["blip"], api.logErrs["gone"] = 2, 100
+	r, _ := runner(api, time.Minute)
+	r.logRetry = time.Millisecond
+	fl, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if findRun(t, fl, "blip").Failed() {
+		t.Errorf("a log read that failed twice and then worked failed the node: %+v", findRun(t, fl, "blip"))
+	}
+	if d := findRun(t, fl, "gone").Cells[0].Detail; !strings.Contains(d, "its log could not be read (3 tries): no preferred addresses found") {
+		t.Errorf("gone: %q", d)
+	}
+}
