@@ -92,8 +92,6 @@ type Runner struct {
 	// pick picks the ports a node tries when Port is 0 (pickPorts; tests
 	// replace it).
 	pick func(n int) []int
-	// logRetry spaces the tries of a log read (a second; tests shorten it).
-	logRetry time.Duration
 }
 
 // maxLog bounds the log read from each node: a report is tens of kB.
@@ -106,20 +104,21 @@ const maxExplained = 20
 
 // node is one node's progress through the run.
 type node struct {
-	name    string
-	pod     string
-	i       int
-	state   string // the last state shown
-	runtime string // as the node reports it: containerd://1.6.20
-	socket  string // the runtime's, on the node
-	port    int    // the target's
-	ports   []int  // to try, in order
-	attempt int    // index in ports
-	done    bool
-	started time.Time
-	last    *corev1.Pod // as last listed
-	docs    []report.Doc
-	probs   []report.Problem
+	name     string
+	pod      string
+	i        int
+	state    string // the last state shown
+	runtime  string // as the node reports it: containerd://1.6.20
+	socket   string // the runtime's, on the node
+	port     int    // the target's
+	ports    []int  // to try, in order
+	logFails int    // failed reads of crisp's log
+	attempt  int    // index in ports
+	done     bool
+	started  time.Time
+	last     *corev1.Pod // as last listed
+	docs     []report.Doc
+	probs    []report.Problem
 }
 
 // Run checks every selected node and returns the merged fleet. The error

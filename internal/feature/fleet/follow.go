@@ -46,13 +46,20 @@ func (r *Runner) follow(ctx context.Context, n *node) {
 
 // collect reads the report from the log of crisp's container, which ended.
 func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStateTerminated) {
-	n.done = true
 	took := time.Since(n.started).Round(100 * time.Millisecond)
-	log, err := r.readLog(ctx, n)
+	log, err := r.API.PodLog(ctx, r.Namespace, n.pod, CrispContainer, maxLog)
 	if err != nil {
-		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) but its log could not be read (%d tries): %v", end.ExitCode, end.Reason, logTries, err))
+		// At a thousand nodes a read fails now and then for a moment (the
+		// API server restarting, a node's address missing while its status
+		// is rewritten): the next poll tries again, without holding up the
+		// other nodes.
+		if n.logFails++; n.logFails < logTries && ctx.Err() == nil {
+			return
+		}
+		r.finishWithout(n, fmt.Sprintf("crisp exited %d (%s) but its log could not be read (%d tries, a poll apart): %v", end.ExitCode, end.Reason, n.logFails, err))
 		return
 	}
+	n.done = true
 	r.saveLog(n, log)
 	source := fmt.Sprintf("%s (pod %s/%s, %s)", n.name, r.Namespace, n.pod, orUnknown(n.runtime))
 	docs, probs, err := report.Decode(source, bytes.NewReader(log))
@@ -90,30 +97,9 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 	}
 }
 
-// logTries is how often a node's log is asked for before the node fails.
+// logTries is how often a node's log is asked for, a poll apart, before
+// the node fails.
 const logTries = 3
-
-// readLog reads crisp's log of node n, trying again a moment later when
-// the read fails: at a thousand nodes a read fails now and then for a
-// moment (the API server restarting, a node's address missing while its
-// status is rewritten), and the report is there all the same.
-func (r *Runner) readLog(ctx context.Context, n *node) ([]byte, error) {
-	wait := r.logRetry
-	if wait <= 0 {
-		wait = time.Second
-	}
-	for try := 1; ; try++ {
-		log, err := r.API.PodLog(ctx, r.Namespace, n.pod, CrispContainer, maxLog)
-		if err == nil || try == logTries || ctx.Err() != nil {
-			return log, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(wait):
-		}
-	}
-}
 
 // finishWithout ends a node that has no report: it fails with why.
 func (r *Runner) finishWithout(n *node, why string) {

@@ -162,7 +162,6 @@ func TestLogReadTriedAgain(t *testing.T) {
 	}
 	api.logErrs["blip"], api.logErrs["gone"] = 2, 100
 	r, _ := runner(api, time.Minute)
-	r.logRetry = time.Millisecond
 	fl, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +169,7 @@ func TestLogReadTriedAgain(t *testing.T) {
 	if findRun(t, fl, "blip").Failed() {
 		t.Errorf("a log read that failed twice and then worked failed the node: %+v", findRun(t, fl, "blip"))
 	}
-	if d := findRun(t, fl, "gone").Cells[0].Detail; !strings.Contains(d, "its log could not be read (3 tries): no preferred addresses found") {
+	if d := findRun(t, fl, "gone").Cells[0].Detail; !strings.Contains(d, "its log could not be read (3 tries, a poll apart): no preferred addresses found") {
 		t.Errorf("gone: %q", d)
 	}
 }
