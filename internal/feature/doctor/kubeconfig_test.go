@@ -238,7 +238,7 @@ func TestKubePortNotListening(t *testing.T) {
 	_, w := newFakeAPI(t)
 	w.port = int32(freePort(t))
 	h := failedAt(t, w.walk(context.Background()), HopPortForward)
-	contains(t, "cause", h.Cause, "nothing listens on port")
+	contains(t, "cause (error "+h.Error+")", h.Cause, "nothing listens on port")
 }
 
 // Kubernetes 1.37's kubelet words a streaming server it cannot reach as

@@ -358,26 +358,38 @@ func (w *kubeWalker) kubeExchange(ctx context.Context, h *Hop, conn httpstream.C
 		return
 	}
 	_ = errStream.Close() // the client never writes on it
-	hdr.Set(corev1.StreamType, corev1.StreamTypeData)
-	data, err := conn.CreateStream(hdr)
-	if err != nil {
-		w.kubeFail(h, tried, fmt.Errorf("creating the data stream: %w", err))
-		return
-	}
 	remote := make(chan string, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(errStream, 64<<10)) // what came is the message; a read error ends it
 		remote <- string(b)
 	}()
-	got, err := answer(ctx, resetOnClose{data}, []byte(forwardPayload), 2*time.Second)
-	if len(got) > 0 {
-		h.Detail = fmt.Sprintf("port %d answered %d bytes %s", w.port, len(got), over)
-		return
+	hdr.Set(corev1.StreamType, corev1.StreamTypeData)
+	data, err := conn.CreateStream(hdr)
+	if err != nil {
+		// The kubelet may have failed the port already and reset the
+		// pair: its message on the error stream says why.
+		err = fmt.Errorf("creating the data stream: %w", err)
+	} else {
+		var got []byte
+		got, err = answer(ctx, resetOnClose{data}, []byte(forwardPayload), 2*time.Second)
+		if len(got) > 0 {
+			h.Detail = fmt.Sprintf("port %d answered %d bytes %s", w.port, len(got), over)
+			return
+		}
+	}
+	// A failed data stream means the kubelet is writing why on the error
+	// stream and then closes it: wait for that (within the hop's bound; a
+	// busy machine takes over a second). A quiet one gets a moment only.
+	wait := ctx.Done()
+	if err == nil {
+		quiet, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		wait = quiet.Done()
 	}
 	var msg string
 	select {
 	case msg = <-remote:
-	case <-time.After(time.Second):
+	case <-wait:
 	}
 	if msg != "" {
 		err = errors.New(msg)
