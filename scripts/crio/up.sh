@@ -74,6 +74,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# running PID: a child just started in the background has not exited. No
+# name check (alive): until it has exec'd, its comm is the forking shell's,
+# and a check right after the start failed about half the time.
+running() { [[ -e /proc/$1 && "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]]; }
+
 # --- the local registry ---------------------------------------------------------
 t=$(date +%s.%N)
 cat >"$D/registry.yml" <<EOF
@@ -94,7 +99,7 @@ reg_pid=$(cat "$REG_PIDFILE")
 # Port 0: the kernel picks a free port; read it back from the listening socket.
 reg_port=
 for _ in $(seq 1 100); do
-  alive "$reg_pid" docker-registry || { log "docker-registry exited at start:"; tail -5 "$D/registry.log" >&2; exit 1; }
+  running "$reg_pid" || { log "docker-registry exited at start:"; tail -5 "$D/registry.log" >&2; exit 1; }
   reg_port=$(ss -Hltnp 2>/dev/null | awk -v p="pid=$reg_pid," 'index($0, p) { n = split($4, a, ":"); print a[n]; exit }')
   [[ -n $reg_port ]] && break
   sleep 0.1
@@ -284,7 +289,7 @@ HOME=$D/home CONTAINERS_REGISTRIES_CONF=$D/registries.conf CONTAINERS_STORAGE_CO
 echo $! >"$PIDFILE"
 pid=$(cat "$PIDFILE")
 for _ in $(seq 1 600); do
-  alive "$pid" crio || { log "crio exited at start"; exit 1; }
+  running "$pid" || { log "crio exited at start"; exit 1; }
   crictl_ version >/dev/null 2>&1 && break
   sleep 0.1
 done
