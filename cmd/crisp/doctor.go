@@ -40,6 +40,7 @@ func newDoctorCommand(f *cmdutil.Factory) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.Int32Var(&o.Port, "port", 0, "add a port-forward round trip to this port of the target's pod")
+	fs.StringVar(&o.Pod, "pod", "", "the CONTAINER is one of this pod's (ID, ID prefix or name): a name that several pods' containers carry")
 	fs.StringVar(&o.Command, "command", doctor.DefaultCommand, "the round trip's command (split on spaces)")
 	fs.IntVar(&o.Repeat.Runs, "repeat", 1, "walk the path N times and group the failures by hop and error (sporadic failures)")
 	fs.DurationVar(&o.Repeat.Interval, "interval", 0, "with --repeat: pause between runs")
@@ -81,6 +82,8 @@ func (o *doctorOptions) Validate() error {
 		return cmdutil.UsageErrorf("--port must be between 1 and 65535, got %d", o.Port)
 	case o.Port != 0 && o.Target == "":
 		return cmdutil.UsageErrorf("--port needs a CONTAINER or POD (its pod is where the port is forwarded)")
+	case o.Pod != "" && o.Target == "":
+		return cmdutil.UsageErrorf("--pod narrows a CONTAINER to a pod: give the CONTAINER too")
 	case o.Repeat.Runs < 1:
 		return cmdutil.UsageErrorf("--repeat must be 1 or more, got %d", o.Repeat.Runs)
 	case o.Repeat.Interval < 0:
@@ -109,6 +112,8 @@ func (o *doctorOptions) validateMode() error {
 		return cmdutil.UsageErrorf("%q is not [NAMESPACE/]POD", o.Target)
 	case hasNS && o.Kube.Namespace != "" && o.Kube.Namespace != ns:
 		return cmdutil.UsageErrorf("the pod %q names namespace %s, --namespace %s", o.Target, ns, o.Kube.Namespace)
+	case o.Pod != "":
+		return cmdutil.UsageErrorf("--pod belongs to the node walk; through the API server name the pod as [NS/]POD")
 	case o.TLS != (cmdutil.TLSFlags{}):
 		return cmdutil.UsageErrorf("--tls-* configure the runtime's streaming server on a node; through the API server the kubeconfig carries the TLS settings")
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // runIDRE is what --run-id takes: it goes into pod names and a label value.
 var runIDRE = regexp.MustCompile(`^[a-z0-9]{1,12}$`)
 
-// fleetOptions is `crisp fleet smoke|probe`'s options.
+// fleetOptions is `crisp fleet smoke|probe|doctor`'s options.
 type fleetOptions struct {
 	f      *cmdutil.Factory
 	Kube   fleet.KubeconfigOptions
@@ -38,11 +39,11 @@ type fleetOptions struct {
 func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
 	o := &fleetOptions{f: f, newAPI: connectKube}
 	cmd := &cobra.Command{
-		Use:       "fleet (smoke|probe) [-l SELECTOR | --nodes N1,N2] [--junit FILE] [-o table|markdown|json|yaml]",
-		Short:     "Run smoke or probe on many Kubernetes nodes through the API server, and merge their reports",
+		Use:       "fleet (smoke|probe|doctor) [-l SELECTOR | --nodes N1,N2] [--junit FILE] [-o table|markdown|json|yaml]",
+		Short:     "Run smoke, probe or doctor on many Kubernetes nodes through the API server, and merge their reports",
 		Long:      helpLong("fleet"),
 		Example:   helpExample("fleet"),
-		ValidArgs: []string{fleet.ModeSmoke, fleet.ModeProbe},
+		ValidArgs: fleet.Modes,
 		// -o also takes markdown (root's check reads the annotation).
 		Annotations: map[string]string{cmdutil.OutputFormatsAnnotation: strings.Join(report.Formats, ",")},
 		RunE:        runOptions(f, o),
@@ -74,14 +75,14 @@ func connectKube(k fleet.KubeconfigOptions) (fleet.API, string, error) {
 	return api, ns, err
 }
 
-// Complete takes the mode and what follows -- (passed to smoke or probe).
+// Complete takes the mode and what follows -- (passed to smoke, probe or doctor).
 func (o *fleetOptions) Complete(_ *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		o.Config.ExtraArgs = args[dash:]
 		args = args[:dash]
 	}
 	if len(args) != 1 {
-		return cmdutil.UsageErrorf("fleet needs one of smoke or probe, got %d arguments", len(args))
+		return cmdutil.UsageErrorf("fleet needs one of %s, got %d arguments", strings.Join(fleet.Modes, ", "), len(args))
 	}
 	o.Config.Mode = args[0]
 	if o.errIsTerminal == nil {
@@ -103,8 +104,8 @@ func (o *fleetOptions) Validate() error {
 	}
 	c := o.Config
 	switch {
-	case c.Mode != fleet.ModeSmoke && c.Mode != fleet.ModeProbe:
-		return cmdutil.UsageErrorf("fleet runs smoke or probe, not %q", c.Mode)
+	case !slices.Contains(fleet.Modes, c.Mode):
+		return cmdutil.UsageErrorf("fleet runs %s, not %q", strings.Join(fleet.Modes, ", "), c.Mode)
 	case c.Selector != "" && len(c.Nodes) > 0:
 		return cmdutil.UsageErrorf("--selector and --nodes pick the nodes two ways: give one")
 	case c.Timeout < 0:

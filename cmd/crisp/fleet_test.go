@@ -24,7 +24,7 @@ func TestFleetUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"fleet"}, "one of smoke or probe"},
+		{[]string{"fleet"}, "one of smoke, probe, doctor"},
 		{[]string{"fleet", "bench"}, `not "bench"`},
 		{[]string{"fleet", "smoke", "probe"}, "got 2 arguments"},
 		{[]string{"fleet", "smoke", "-l", "a=b", "--nodes", "n1"}, "give one"},

@@ -154,6 +154,36 @@ func TestFleetProbeBothRuntimes(t *testing.T) {
 	c.noFleetPodsLeft(t, ns)
 }
 
+// `crisp fleet doctor` on both nodes: every hop of each node's path
+// passes (v5 refused by both runtimes is a note, a pass), exec and the
+// port-forward round trip to the pod's own target included, each report
+// from its own runtime; nothing left behind.
+func TestFleetDoctorBothRuntimes(t *testing.T) {
+	c := requireTwoNodes(t)
+	ns := fleetNamespace(t, c)
+	code, out, errOut := fleetRun(t, 5*time.Minute, c.CrispBin, c.fleetArgs("doctor", ns, "3m", "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("crisp fleet doctor exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	c.checkFleetPassed(t, "doctor", out, 10)
+	var fl fleetJSON
+	if err := json.Unmarshal([]byte(out), &fl); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range fl.Runs {
+		passed := map[string]bool{}
+		for _, ch := range r.Checks {
+			passed[ch.Check] = ch.Outcome == "pass"
+		}
+		for _, hop := range []string{"node/runtime", "node/target", "node/exec-rpc", "node/tcp", "node/upgrade-spdy", "node/exec", "node/attach", "node/port-forward"} {
+			if !passed[hop] {
+				t.Errorf("node %s: hop %s did not pass: %+v", r.Node, hop, r.Checks)
+			}
+		}
+	}
+	c.noFleetPodsLeft(t, ns)
+}
+
 // A wrong runtime socket: the pod never starts; the run ends at its
 // timeout with exit 1, the node failed and the reason named.
 func TestFleetSmokeWrongSocket(t *testing.T) {

@@ -25,6 +25,9 @@ const defaultAttachWindow = 100 * time.Millisecond
 type Node struct {
 	// Target is a CONTAINER or POD reference ("" checks the runtime only).
 	Target string
+	// Pod narrows a container name to one pod (ID, ID prefix or name):
+	// crisp fleet's target carries one name in every pod of its run.
+	Pod string
 	// Port adds a port-forward round trip to it.
 	Port int32
 	// Command is the round trip's command, split on spaces.
@@ -66,7 +69,7 @@ func (o *Node) Run(ctx context.Context, f *cmdutil.Factory) error {
 	w := &walker{
 		c:      c,
 		cfg:    transport.NewConfig(transport.ConfigOptions{TLS: tlsCfg, UpgradeTimeout: settings.RequestTimeout, Verbose: f.Global.Verbose, LogLevel: 2, Out: f.Streams.ErrOut}),
-		tlsCfg: tlsCfg, ref: o.Target, port: o.Port, cmd: strings.Fields(o.Command), hopTimeout: o.HopTimeout,
+		tlsCfg: tlsCfg, ref: o.Target, pod: o.Pod, port: o.Port, cmd: strings.Fields(o.Command), hopTimeout: o.HopTimeout,
 		attachWindow: defaultAttachWindow,
 	}
 	if len(w.cmd) == 0 {

@@ -35,6 +35,7 @@ type walker struct {
 	// tlsCfg is --tls-*'s configuration (nil: system roots, verified).
 	tlsCfg *tls.Config
 	ref    string
+	pod    string // narrows ref to this pod's containers ("": any pod's)
 	port   int32
 	cmd    []string
 	// hopTimeout bounds each hop.
@@ -185,7 +186,7 @@ func (w *walker) targetHop(ctx context.Context) (string, Hop) {
 		defer cancel()
 		ctr, podID, err := w.resolve(ctx)
 		if err != nil {
-			h.fail("resolving "+w.ref+" as a container, then as a pod", err, func(string) (string, string) {
+			h.fail(w.resolving(), err, func(string) (string, string) {
 				return explainTarget(sigNotFound, fmt.Sprintf("%q names no single container or pod on this runtime", w.ref))
 			})
 			h.Signature = sigNotFound
@@ -223,8 +224,20 @@ func (w *walker) targetHop(ctx context.Context) (string, Hop) {
 }
 
 // resolve takes the reference as a container, else as a pod whose first
-// running container (else first container) is the target.
+// running container (else first container) is the target. With a pod
+// given, the reference is a container of that pod only.
 func (w *walker) resolve(ctx context.Context) (*runtimeapi.Container, string, error) {
+	if w.pod != "" {
+		pod, err := w.c.ResolvePod(ctx, w.pod)
+		if err != nil {
+			return nil, "", fmt.Errorf("--pod: %w", err)
+		}
+		ctr, err := w.c.ResolveContainerIn(ctx, w.ref, pod.GetId())
+		if err != nil {
+			return nil, "", fmt.Errorf("in pod %s (%s): %w", client.ShortID(pod.GetId()), pod.GetMetadata().GetName(), err)
+		}
+		return ctr, pod.GetId(), nil
+	}
 	ctr, err := w.c.ResolveContainer(ctx, w.ref)
 	if err == nil {
 		return ctr, ctr.GetPodSandboxId(), nil
@@ -252,6 +265,14 @@ func (w *walker) resolve(ctx context.Context) (*runtimeapi.Container, string, er
 		}
 	}
 	return ctrs[0], pod.GetId(), nil
+}
+
+// resolving says how the target was looked for.
+func (w *walker) resolving() string {
+	if w.pod != "" {
+		return "resolving " + w.ref + " as a container of pod " + w.pod
+	}
+	return "resolving " + w.ref + " as a container, then as a pod"
 }
 
 func millis(d time.Duration) Millis { return Millis(d) }

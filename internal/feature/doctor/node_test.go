@@ -287,6 +287,30 @@ func TestPodRefResolvesToItsRunningContainer(t *testing.T) {
 	}
 }
 
+// crisp fleet's target has one name in every pod of its run (a retried
+// node has two): --pod picks the one of crisp's own pod.
+func TestPodNarrowsAContainerNameToThatPod(t *testing.T) {
+	fx := newFixture(t, mockruntime.Config{}, mocktest.ContainerSpec{Name: "target"})
+	other := fx.env.RunPod(t, "other-pod")
+	otherCtr := fx.env.RunContainer(t, other, mocktest.ContainerSpec{Name: "target", Command: []string{"sleep", "600"}})
+	fx.w.ref = "target"
+	hops := fx.w.walk(context.Background())
+	failedAt(t, hops, HopTarget)
+	contains(t, "ambiguous name", hops[len(hops)-1].Error, "target")
+
+	for pod, want := range map[string]string{"doctor-pod": fx.ctr, other: otherCtr} {
+		fx.w.pod = pod
+		hops = fx.w.walk(context.Background())
+		if hops[2].Name != HopTarget || hops[2].Outcome != Pass || fx.w.target.Container != want {
+			t.Fatalf("--pod %s: %s, target %+v, want container %s", pod, names(hops), fx.w.target, want)
+		}
+	}
+	fx.w.pod = "no-such-pod"
+	hops = fx.w.walk(context.Background())
+	h := failedAt(t, hops, HopTarget)
+	contains(t, "unknown pod", h.Error+" "+h.Tried, "--pod", "no-such-pod", "as a container of pod")
+}
+
 func TestNoTargetChecksTheRuntimeOnly(t *testing.T) {
 	fx := newFixture(t, mockruntime.Config{}, mocktest.ContainerSpec{})
 	fx.w.ref = ""

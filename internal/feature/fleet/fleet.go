@@ -1,4 +1,4 @@
-// Package fleet runs crisp smoke or probe on many Kubernetes nodes from a
+// Package fleet runs crisp smoke, probe or doctor on many Kubernetes nodes from a
 // workstation: one pod per node, created through the API server and
 // pinned to its node, holding crisp and a target container the kubelet
 // owns; it follows the pods, reads each node's report from its log as the
@@ -29,13 +29,17 @@ import (
 
 // Modes: what runs on each node.
 const (
-	ModeSmoke = "smoke"
-	ModeProbe = "probe"
+	ModeSmoke  = "smoke"
+	ModeProbe  = "probe"
+	ModeDoctor = "doctor"
 )
+
+// Modes lists the modes, in the order help names them.
+var Modes = []string{ModeSmoke, ModeProbe, ModeDoctor}
 
 // Config is what a run does.
 type Config struct {
-	Mode      string // ModeSmoke or ModeProbe
+	Mode      string // one of Modes
 	Namespace string
 	// Selector (node labels) or Nodes picks the nodes.
 	Selector string
@@ -51,7 +55,7 @@ type Config struct {
 	// another where that one is taken.
 	Port      int
 	Timeout   time.Duration
-	ExtraArgs []string // passed to smoke or probe
+	ExtraArgs []string // passed to smoke, probe or doctor
 	RunID     string   // generated when empty
 	Poll      time.Duration
 	// SaveLogs, when set, is a folder for each node's crisp log

@@ -18,7 +18,7 @@ const (
 	RunLabel       = "crisp-fleet-run"
 	NodeAnnotation = "crisp-fleet-node"
 
-	// CrispContainer runs crisp smoke or probe; the target (targetName) is
+	// CrispContainer runs crisp smoke, probe or doctor; the target (targetName) is
 	// the native sidecar (an init container with restartPolicy Always) it
 	// targets: a container the kubelet created, which it will not remove.
 	CrispContainer = "crisp"
@@ -49,7 +49,7 @@ type Placement struct {
 	Socket               string
 }
 
-// PodFor is the pod that runs mode (smoke or probe) on node. It is pinned
+// PodFor is the pod that runs mode (smoke, probe or doctor) on node. It is pinned
 // by nodeName (no scheduler involved), on the host network (the runtime's
 // streaming server listens on the node's loopback), with the node's
 // runtime socket from a hostPath, and as locked down as that allows: every

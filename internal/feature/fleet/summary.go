@@ -39,7 +39,7 @@ type group struct {
 var extras = []string{"; events: ", "; crisp's log ends: "}
 
 var (
-	podNameRE  = regexp.MustCompile(`(crisp-(?:smoke|probe)-[0-9a-f]+)-[0-9]+(?:-r[0-9]+)?`)
+	podNameRE  = regexp.MustCompile(`(crisp-(?:smoke|probe|doctor)-[0-9a-f]+)-[0-9]+(?:-r[0-9]+)?`)
 	hexIDRE    = regexp.MustCompile(`\b[0-9a-f]{12,}\b`)
 	fracTimeRE = regexp.MustCompile(`\b[0-9]+\.[0-9]+(?:ns|µs|us|ms|s)\b`)
 )
