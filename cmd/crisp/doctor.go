@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/client"
 	"github.com/crisp-cri/crisp/internal/feature/doctor"
 	"github.com/crisp-cri/crisp/internal/feature/fleet"
+	"github.com/crisp-cri/crisp/internal/feature/report"
 )
 
 // doctorOptions are `crisp doctor`'s flags: they bind to doctor.Node's
@@ -24,11 +26,15 @@ type doctorOptions struct {
 	Container string
 	// kube is the workstation walk: --kubeconfig or --context was given.
 	kube bool
-	f    *cmdutil.Factory
+	// nodeSide runs the node half on the pod's node as well (--node-side).
+	nodeSide bool
+	f        *cmdutil.Factory
+	// newAPI connects to the API server for --node-side; tests give a fake.
+	newAPI func(fleet.KubeconfigOptions) (fleet.API, string, error)
 }
 
 func newDoctorCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &doctorOptions{}
+	o := &doctorOptions{newAPI: connectKube}
 	cmd := &cobra.Command{
 		Use:               "doctor [CONTAINER|POD] [--port N] [--repeat N [--interval D]] [--junit FILE] | doctor --kubeconfig FILE [NS/]POD [--container C]",
 		Short:             "Walk the exec, attach and port-forward path hop by hop and say which hop broke and how to fix it",
@@ -52,6 +58,7 @@ func newDoctorCommand(f *cmdutil.Factory) *cobra.Command {
 	fs.StringVar(&o.Kube.Context, "context", "", "with the workstation walk: the kubeconfig context (default: the current one)")
 	fs.StringVarP(&o.Kube.Namespace, "namespace", "n", "", "with the workstation walk: the pod's namespace (default: the context's; NS/POD also names it)")
 	fs.StringVar(&o.Container, "container", "", "with the workstation walk: the pod's container (default: kubectl's: the default-container annotation, else the first)")
+	fs.BoolVar(&o.nodeSide, "node-side", false, "with the workstation walk: also walk the node half on the pod's node, from a pod crisp fleet's way creates in "+fleet.DefaultNamespace+" (image "+fleet.DefaultImage+"), and give one verdict")
 	return cmd
 }
 
@@ -99,8 +106,8 @@ func (o *doctorOptions) Validate() error {
 // validateMode checks what belongs to one walk only.
 func (o *doctorOptions) validateMode() error {
 	if !o.kube {
-		if o.Container != "" || o.Kube.Namespace != "" {
-			return cmdutil.UsageErrorf("--container and --namespace belong to the workstation walk: give --kubeconfig (or --context) and [NS/]POD")
+		if o.Container != "" || o.Kube.Namespace != "" || o.nodeSide {
+			return cmdutil.UsageErrorf("--container, --namespace and --node-side belong to the workstation walk: give --kubeconfig (or --context) and [NS/]POD")
 		}
 		return nil
 	}
@@ -125,7 +132,45 @@ func (o *doctorOptions) Run(ctx context.Context) error {
 	if o.kube {
 		k := doctor.Kube{Connect: o.Kube.Load, Pod: o.Target, Container: o.Container, Port: o.Port, Command: o.Command,
 			Repeat: o.Repeat, HopTimeout: o.HopTimeout, JUnit: o.JUnit, NodeName: o.NodeName}
+		if o.nodeSide {
+			k.NodeSide = o.walkNodeSide
+		}
 		return k.Run(ctx, o.f)
 	}
 	return o.Node.Run(ctx, o.f)
+}
+
+// walkNodeSide runs crisp doctor on the pod's node against its container,
+// the way crisp fleet doctor runs it (a pod pinned to the node, the
+// runtime's socket from a hostPath), and reads its report from the log.
+func (o *doctorOptions) walkNodeSide(ctx context.Context, req doctor.NodeSideRequest) (*doctor.Report, error) {
+	api, _, err := o.newAPI(o.Kube)
+	if err != nil {
+		return nil, err
+	}
+	var log []byte
+	r := &fleet.Runner{API: api, Progress: o.f.Streams.ErrOut, Config: fleet.Config{
+		Mode: fleet.ModeDoctor, Namespace: fleet.DefaultNamespace, Nodes: []string{req.Node},
+		Image: fleet.DefaultImage, TargetImage: fleet.DefaultTargetImage, Target: req.ContainerID, Port: int(req.Port),
+		Timeout: req.Timeout, ExtraArgs: req.Args,
+	}}
+	r.OnLog = func(_ string, b []byte) { log = b }
+	fl, err := r.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		// No log: the fleet's one failed run says why (not Ready, the pod
+		// never started, out of time).
+		var why []string
+		for _, run := range fl.Runs {
+			for _, c := range run.Cells {
+				if c.Outcome == report.Fail {
+					why = append(why, c.Detail)
+				}
+			}
+		}
+		return nil, errors.New(strings.Join(append(why, fl.Verdict()), "; "))
+	}
+	return doctor.DecodeReport(log)
 }

@@ -75,7 +75,7 @@ var shapeCases = map[string]shapeCase{
 	"bench":  {ok: words("c1"), bad: lines("", "--runs 0 c1", "--size 0 c1", "--output=go-template c1")},
 	"report": {ok: words("r.json"), bad: lines("", "--output=go-template r.json")},
 	"fleet":  {ok: words("smoke"), bad: lines("", "bogus", "--port 70000 smoke", "--selector a=b --nodes n1 smoke")},
-	"doctor": {ok: words("c1"), bad: lines("c1 c2", "--repeat 0 c1", "--port 80", "--hop-timeout 0 c1", "--output=go-template c1", "--container web c1", "--kubeconfig /nonexistent/kc", "--kubeconfig /nonexistent/kc ns/", "--kubeconfig /nonexistent/kc --tls-ca ca.pem ns/p", "--kubeconfig /nonexistent/kc -n a b/p", "--pod p1", "--kubeconfig /nonexistent/kc --pod p1 ns/p")},
+	"doctor": {ok: words("c1"), bad: lines("c1 c2", "--repeat 0 c1", "--port 80", "--hop-timeout 0 c1", "--output=go-template c1", "--container web c1", "--kubeconfig /nonexistent/kc", "--kubeconfig /nonexistent/kc ns/", "--kubeconfig /nonexistent/kc --tls-ca ca.pem ns/p", "--kubeconfig /nonexistent/kc -n a b/p", "--pod p1", "--node-side c1", "--kubeconfig /nonexistent/kc --pod p1 ns/p")},
 	"trace":  {ok: words("trace.json"), bad: lines("", "a b")},
 
 	"mock-runtime": {ok: words("--listen unix:///tmp/crisp-shape-never.sock"), bad: lines("", "extra --listen unix:///tmp/crisp-shape-never.sock", "--profile bogus --listen unix:///tmp/crisp-shape-never.sock")},

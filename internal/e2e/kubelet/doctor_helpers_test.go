@@ -37,6 +37,9 @@ type docReport struct {
 	Mode string   `json:"mode"`
 	OK   bool     `json:"ok"`
 	Hops []docHop `json:"hops"`
+	// NodeSide is the node half of --kubeconfig --node-side.
+	NodeSide *docReport `json:"nodeSide"`
+	Error    string     `json:"error"`
 }
 
 type docHop struct {

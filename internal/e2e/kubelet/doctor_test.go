@@ -87,6 +87,18 @@ func TestDoctorNamesTheBrokenHop(t *testing.T) {
 	t.Run("healthy", func(t *testing.T) {
 		run(t, fault{name: "none (healthy)", kubeArgs: portArg, nodeArgs: portArg, kube: want{}, node: &want{hop: "upgrade-websocket-v5", outcome: "note", fix: []string{"a fallback"}}})
 	})
+	t.Run("healthy, both halves", func(t *testing.T) {
+		rep, r := c.doctor(t, append([]string{"--kubeconfig", c.Kubeconfig, ref, "--node-side"}, portArg...)...)
+		n := rep.NodeSide
+		if !rep.OK || n == nil || !n.OK || n.Mode != "node" {
+			t.Fatalf("--node-side on a healthy node: %v", r)
+		}
+		for _, hop := range []string{"target", "tcp", "exec", "attach", "port-forward"} {
+			if n.hop(hop).Outcome != "pass" {
+				t.Errorf("the node half's hop %s did not pass: %s", hop, n.names())
+			}
+		}
+	})
 	t.Run("no pods/exec", func(t *testing.T) {
 		const user = "crisp-e2e-noexec"
 		c.grant(t, "crisp-e2e-doctor-get", user, "get", "pods")
@@ -137,6 +149,19 @@ func TestDoctorNamesTheBrokenHop(t *testing.T) {
 		rejectTCP(t, "127.0.0.1:"+streamPort[1])
 		run(t, fault{name: "the runtime's streaming server unreachable", node: &want{hop: "tcp", sig: "connection refused", fix: []string{"stream_server_port"}},
 			kube: want{sig: "streaming server unreachable", cause: []string{"127.0.0.1:" + streamPort[1]}, fix: []string{"stream_server_address"}}})
+		// One verdict from the workstation: the kubelet's error through the
+		// API server, and the node half, walked there, names the hop.
+		rep, r := c.doctor(t, "--kubeconfig", c.Kubeconfig, ref, "--node-side")
+		n := rep.NodeSide
+		if rep.OK || n == nil || n.OK {
+			t.Fatalf("--node-side with the streaming server cut: %v", r)
+		}
+		if h, _ := n.broken(); h.Hop != "tcp" || !strings.Contains(h.Error, "connection refused") {
+			t.Errorf("the node half broke at %+v, want tcp: connection refused (%s)", h, n.names())
+		}
+		if !strings.Contains(r.Stderr, "node side on "+c.NodeName+": broken at hop tcp") {
+			t.Errorf("the verdict does not name the node half's hop: %v", r)
+		}
 	})
 	t.Run("debugging handlers off", func(t *testing.T) {
 		c.withKubeletDebuggingHandlersOff(t)

@@ -157,8 +157,17 @@ func deliver(f *cmdutil.Factory, rep *Report, junit string, started time.Time, r
 	return err
 }
 
-// Verdict is the report's one-line verdict.
+// Verdict is the report's one-line verdict, both halves' with
+// --node-side.
 func (r *Report) Verdict() string {
+	v := r.ownVerdict()
+	if r.NodeSide != nil {
+		v += "; node side on " + or(r.NodeSide.Node, "the pod's node") + ": " + r.NodeSide.ownVerdict()
+	}
+	return v
+}
+
+func (r *Report) ownVerdict() string {
 	if r.Error != "" {
 		return r.Error
 	}

@@ -59,7 +59,15 @@ func (r *Report) JUnit(started time.Time) output.JUnitSuites {
 	}
 	suite.Tests = len(suite.Cases)
 	suite.Time = output.JUnitSeconds(total.Seconds())
-	return output.JUnitSuites{Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped, Time: suite.Time, Suites: []output.JUnitSuite{suite}}
+	all := output.JUnitSuites{Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped, Time: suite.Time, Suites: []output.JUnitSuite{suite}}
+	if r.NodeSide != nil {
+		// The node half is a suite of its own (its class names say node).
+		n := r.NodeSide.JUnit(started)
+		all.Tests, all.Failures, all.Errors, all.Skipped = all.Tests+n.Tests, all.Failures+n.Failures, all.Errors+n.Errors, all.Skipped+n.Skipped
+		all.Time += n.Time
+		all.Suites = append(all.Suites, n.Suites...)
+	}
+	return all
 }
 
 // explained is a hop's tried, error, cause and fix as lines.

@@ -46,6 +46,9 @@ type Kube struct {
 	HopTimeout time.Duration
 	JUnit      string
 	NodeName   string
+	// NodeSide, when set, runs the node half on the pod's node
+	// (--node-side) and the report holds both.
+	NodeSide NodeSide
 }
 
 // Run walks the path (Repeat.Runs times) and delivers the report as
@@ -70,6 +73,9 @@ func (o *Kube) Run(ctx context.Context, f *cmdutil.Factory) error {
 	if rep.Node == "" {
 		rep.Node = rep.Target.Node
 	}
+	if o.NodeSide != nil && runErr == nil {
+		rep.NodeSide = w.nodeSide(ctx, o.NodeSide, o)
+	}
 	return deliver(f, rep, o.JUnit, started, runErr)
 }
 
@@ -88,6 +94,9 @@ type kubeWalker struct {
 	user     string
 	groups   []string
 	nodeName string
+	// containerID is the container's, as its runtime knows it (the pod's
+	// status carries it as RUNTIME://ID).
+	containerID string
 	// kubelet is the kubelet's endpoint as the node reports it: port and
 	// addresses by type; flavour the node's runtime.
 	kubeletPort int32
@@ -261,6 +270,7 @@ func (w *kubeWalker) podHop(ctx context.Context) Hop {
 			return
 		}
 		w.container = ctr
+		w.containerID = containerID(p, ctr)
 		what, sig, ok := containerState(p, ctr)
 		switch {
 		case p.Spec.NodeName == "":
@@ -275,6 +285,18 @@ func (w *kubeWalker) podHop(ctx context.Context) Hop {
 			h.Detail = fmt.Sprintf("pod %s/%s (phase %s) on node %s; container %s %s", w.ns, w.pod, p.Status.Phase, p.Spec.NodeName, ctr, what)
 		}
 	})
+}
+
+// containerID is the runtime's ID of the pod's container name ("" before
+// it was created): the status says containerd://ID or cri-o://ID.
+func containerID(p *corev1.Pod, name string) string {
+	for _, st := range append(append([]corev1.ContainerStatus{}, p.Status.ContainerStatuses...), p.Status.EphemeralContainerStatuses...) {
+		if st.Name == name {
+			_, id, _ := strings.Cut(st.ContainerID, "://")
+			return id
+		}
+	}
+	return ""
 }
 
 // defaultContainer picks the container as kubectl does: the one named,

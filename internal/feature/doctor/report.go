@@ -128,6 +128,9 @@ type Report struct {
 	Repeat *Repeat `json:"repeat,omitempty"`
 	// Error is set when the run could not finish (interrupted).
 	Error string `json:"error,omitempty"`
+	// NodeSide is the node half's report (--kubeconfig --node-side),
+	// walked on the pod's node.
+	NodeSide *Report `json:"nodeSide,omitempty"`
 }
 
 // newReport stamps an empty report of mode made on node.
@@ -150,6 +153,7 @@ func (r *Report) finish() {
 	if r.Repeat != nil && r.Repeat.FailedRuns > 0 {
 		r.OK = false
 	}
+	r.mergeNodeSide()
 }
 
 // FirstFailure returns the failed hop of the report's hops, if any.

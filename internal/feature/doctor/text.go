@@ -38,6 +38,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Repeat != nil {
 		r.Repeat.writeText(&b)
 	}
+	if n := r.NodeSide; n != nil {
+		fmt.Fprintf(&b, "\nNODE SIDE, walked on node %s by crisp doctor in a pod there\n", termsafe.Printable(or(n.Node, "?")))
+		if n.Error != "" {
+			b.WriteString(termsafe.Printable(n.Error) + "\n")
+		} else if err := n.WriteText(&b); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString(r.Verdict() + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -78,3 +78,31 @@ func TestDoctorModeWalksEachNodeAndNamesTheHop(t *testing.T) {
 		}
 	}
 }
+
+// doctor --kubeconfig --node-side: the walk goes to a container of the
+// node's own, so the pod has no target, and only the user's port goes on.
+func TestDoctorOfAContainerOfTheNode(t *testing.T) {
+	c := Config{Mode: ModeDoctor, Namespace: DefaultNamespace, Image: DefaultImage, TargetImage: DefaultTargetImage, RunID: "abc123", Target: "0123abcd"}
+	for port, want := range map[int]string{0: "doctor 0123abcd -o json --node-name node-a --hop-timeout 20s",
+		8080: "doctor 0123abcd -o json --node-name node-a --port 8080 --hop-timeout 20s"} {
+		c.ExtraArgs = []string{"--hop-timeout", "20s"}
+		p := c.PodFor(Placement{Node: "node-a", Port: port, Socket: "/run/containerd/containerd.sock"}, "")
+		if got := strings.Join(p.Spec.Containers[0].Args, " "); got != want || len(p.Spec.InitContainers) != 0 {
+			t.Errorf("port %d: args %q (want %q), %d init containers", port, got, want, len(p.Spec.InitContainers))
+		}
+	}
+	api := newFake("node-a")
+	api.script["node-a"] = finishes(0)
+	api.logs["node-a"] = doctorLog(t, "node-a", []doctor.Hop{{Name: "runtime", Outcome: doctor.Pass}})
+	r, _ := runner(api, time.Minute)
+	r.Mode, r.Target, r.Port = ModeDoctor, "0123abcd", 0
+	var logs []string
+	r.OnLog = func(node string, log []byte) { logs = append(logs, node+":"+string(log)) }
+	r.pick = func(int) []int { t.Error("ports were picked for a container of the node's"); return []int{1} }
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || !strings.HasPrefix(logs[0], "node-a:{") {
+		t.Errorf("OnLog got %q", logs)
+	}
+}

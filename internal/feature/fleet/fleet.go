@@ -37,6 +37,15 @@ const (
 // Modes lists the modes, in the order help names them.
 var Modes = []string{ModeSmoke, ModeProbe, ModeDoctor}
 
+// The defaults of a run: crisp's image as `make image` tags it, the
+// target's busybox, and a namespace that admits host-network pods with a
+// hostPath.
+const (
+	DefaultImage       = "crisp:dev"
+	DefaultTargetImage = "busybox:1.36"
+	DefaultNamespace   = "kube-system"
+)
+
 // Config is what a run does.
 type Config struct {
 	Mode      string // one of Modes
@@ -61,6 +70,11 @@ type Config struct {
 	// SaveLogs, when set, is a folder for each node's crisp log
 	// (NODE.MODE.log), as read.
 	SaveLogs string
+	// Target, in doctor mode, is a container of the node's runtime (its
+	// ID) to walk the path to instead of a target of the run's own: no
+	// sidecar is made, and Port (0: none) is that container's pod's.
+	// crisp doctor --kubeconfig --node-side runs this way.
+	Target string
 }
 
 // API is the part of the Kubernetes API a run uses.
@@ -96,6 +110,8 @@ type Runner struct {
 	// pick picks the ports a node tries when Port is 0 (pickPorts; tests
 	// replace it).
 	pick func(n int) []int
+	// OnLog, when set, gets each node's crisp log as read.
+	OnLog func(node string, log []byte)
 }
 
 // maxLog bounds the log read from each node: a report is tens of kB.
@@ -167,7 +183,7 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	r.byPod = map[string]*node{}
 	for i, n := range picked {
 		ports := []int{r.Port}
-		if r.Port == 0 {
+		if r.Port == 0 && r.Target == "" {
 			ports = r.pick(portTries)
 		}
 		n.pod, n.i, n.ports, n.port = podName(r.Mode, r.RunID, i, 0), i, ports, ports[0]

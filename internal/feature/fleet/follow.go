@@ -61,6 +61,9 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 	}
 	n.done = true
 	r.saveLog(n, log)
+	if r.OnLog != nil {
+		r.OnLog(n.name, log)
+	}
 	source := fmt.Sprintf("%s (pod %s/%s, %s)", n.name, r.Namespace, n.pod, orUnknown(n.runtime))
 	docs, probs, err := report.Decode(source, bytes.NewReader(log))
 	if err != nil {

@@ -69,6 +69,12 @@ func (c *Config) PodFor(pl Placement, smokeTimeout string) *corev1.Pod {
 	if c.Mode == ModeSmoke {
 		args = append(args, "--timeout", smokeTimeout)
 	}
+	if c.Target != "" {
+		args = []string{c.Mode, c.Target, "-o", "json", "--node-name", node}
+		if portN > 0 {
+			args = append(args, "--port", port)
+		}
+	}
 	args = append(args, c.ExtraArgs...)
 	locked := func(user *int64) *corev1.SecurityContext {
 		return &corev1.SecurityContext{
@@ -80,7 +86,7 @@ func (c *Config) PodFor(pl Placement, smokeTimeout string) *corev1.Pod {
 	}
 	socketType := corev1.HostPathSocket
 	always := corev1.ContainerRestartPolicyAlways
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   c.Namespace,
@@ -132,6 +138,10 @@ func (c *Config) PodFor(pl Placement, smokeTimeout string) *corev1.Pod {
 			}}},
 		},
 	}
+	if c.Target != "" {
+		pod.Spec.InitContainers = nil // the path goes to a container of the node's own
+	}
+	return pod
 }
 
 func nonRoot(sc *corev1.SecurityContext) *corev1.SecurityContext {

@@ -57,6 +57,37 @@ func TestDoctorReportsMergeAcrossNodes(t *testing.T) {
 	}
 }
 
+// A workstation walk with --node-side: both halves' hops are cells, and a
+// failed node half fails the node.
+func TestDoctorNodeSideHopsMerge(t *testing.T) {
+	top := doctor.Report{Origin: probe.Origin{Schema: doctor.SchemaVersion, Kind: doctor.Kind, Node: "node-a"}, Mode: doctor.ModeKubeconfig,
+		Hops: []doctor.Hop{{Name: "api-server", Outcome: doctor.Pass}, {Name: "exec", Outcome: doctor.Fail, Error: "error dialing backend"}},
+		NodeSide: &doctor.Report{Origin: probe.Origin{Schema: doctor.SchemaVersion, Kind: doctor.Kind, Node: "node-a"}, Mode: doctor.ModeNode,
+			Hops: []doctor.Hop{{Name: "runtime", Outcome: doctor.Pass}, {Name: "tcp", Outcome: doctor.Fail, Error: "connection refused", Cause: "its streaming server is down"}}}}
+	b, err := json.Marshal(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, problems, err := Decode("doctor.json", strings.NewReader(string(b)))
+	if err != nil || len(problems) != 0 || len(docs) != 1 {
+		t.Fatalf("decode: %v %+v %d docs", err, problems, len(docs))
+	}
+	var checks []string
+	for _, c := range docs[0].Run.Cells {
+		checks = append(checks, c.Check+"="+string(c.Outcome))
+	}
+	if got, want := strings.Join(checks, " "), "kubeconfig/api-server=pass kubeconfig/exec=fail node/runtime=pass node/tcp=fail"; got != want {
+		t.Errorf("cells %s, want %s", got, want)
+	}
+	top.NodeSide.Mode = doctor.ModeKubeconfig
+	if b, err = json.Marshal(top); err != nil {
+		t.Fatal(err)
+	}
+	if _, problems, _ := Decode("doctor.json", strings.NewReader(string(b))); len(problems) != 1 || !strings.Contains(problems[0].Err, "not the node half") {
+		t.Errorf("a node side of the same mode: problems %+v", problems)
+	}
+}
+
 func TestDoctorReportOfANewerSchemaIsAProblem(t *testing.T) {
 	in := `{"schemaVersion": 99, "kind": "doctor", "node": "n", "mode": "node", "hops": []}`
 	_, problems, err := Decode("x", strings.NewReader(in))
