@@ -2,8 +2,11 @@ package containerd
 
 import (
 	"encoding/json"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // doctorReport is the part of crisp doctor's JSON report the tests read.
@@ -77,7 +80,37 @@ func TestCrispDoctorHealthy(t *testing.T) {
 		if text.ExitCode != 0 || !strings.Contains(text.Stdout, "healthy: every hop passed") {
 			t.Errorf("text report: %v", text)
 		}
+		// The sporadic case's baseline: a healthy runtime fails no run of
+		// many ("3 refusals in 1000 is a finding", so none may be made up).
+		// Each run execs three times: ~0.6 s a run here, so make test walks
+		// 100 on one runtime; CRISP_DOCTOR_REPEAT=1000 the issue's count on
+		// all three (docs/doctor.md has its figures).
+		runs, set := doctorRepeatRuns()
+		if !set && h.Name != "containerd-2.4" {
+			return
+		}
+		start := time.Now()
+		rep, r = h.doctor(t, id, "--port", "7781", "--repeat", strconv.Itoa(runs))
+		var repeat struct {
+			Repeat struct {
+				Runs, FailedRuns int
+			} `json:"repeat"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &repeat); err != nil || r.ExitCode != 0 || !rep.OK ||
+			repeat.Repeat.Runs != runs || repeat.Repeat.FailedRuns != 0 {
+			t.Errorf("--repeat %d on healthy %s: %+v %v", runs, h.Name, repeat.Repeat, r)
+		}
+		t.Logf("--repeat %d on %s: %d failed, took %s", runs, h.Name, repeat.Repeat.FailedRuns, time.Since(start).Round(time.Millisecond))
 	})
+}
+
+// doctorRepeatRuns is how often the healthy path is walked, and whether
+// CRISP_DOCTOR_REPEAT set it (else 100).
+func doctorRepeatRuns() (int, bool) {
+	if n, err := strconv.Atoi(os.Getenv("CRISP_DOCTOR_REPEAT")); err == nil && n > 0 {
+		return n, true
+	}
+	return 100, false
 }
 
 // The container's faults, on each real runtime: a missing binary is 127,
