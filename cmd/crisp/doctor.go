@@ -28,6 +28,8 @@ type doctorOptions struct {
 	kube bool
 	// nodeSide runs the node half on the pod's node as well (--node-side).
 	nodeSide bool
+	// nArgs is how many arguments were given: Validate wants at most one.
+	nArgs int
 	f        *cmdutil.Factory
 	// newAPI connects to the API server for --node-side; tests give a fake.
 	newAPI func(fleet.KubeconfigOptions) (fleet.API, string, error)
@@ -66,11 +68,9 @@ func newDoctorCommand(f *cmdutil.Factory) *cobra.Command {
 func (o *doctorOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.f = f
 	o.kube = cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")
-	switch {
-	case len(args) == 1:
+	o.nArgs = len(args)
+	if len(args) > 0 {
 		o.Target = args[0]
-	case len(args) > 1:
-		return cmdutil.UsageErrorf("doctor takes one CONTAINER or POD, got %d arguments", len(args))
 	}
 	return nil
 }
@@ -78,6 +78,9 @@ func (o *doctorOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []
 // Validate rejects bad numbers and flags that need a target, and mixes
 // of the node walk's flags with the workstation walk's.
 func (o *doctorOptions) Validate() error {
+	if o.nArgs > 1 {
+		return cmdutil.UsageErrorf("doctor takes one CONTAINER or POD, got %d arguments", o.nArgs)
+	}
 	if err := o.validateMode(); err != nil {
 		return err
 	}

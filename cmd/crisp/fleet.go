@@ -29,6 +29,8 @@ type fleetOptions struct {
 	Config fleet.Config
 	// JUnit is the file for the merged JUnit XML.
 	JUnit string
+	// nArgs is how many arguments came before --: Validate wants one.
+	nArgs int
 	// newAPI connects to the API server; tests give a fake.
 	newAPI func(fleet.KubeconfigOptions) (fleet.API, string, error)
 	// errIsTerminal says whether stderr is a terminal (one live progress
@@ -81,10 +83,10 @@ func (o *fleetOptions) Complete(_ *cmdutil.Factory, cmd *cobra.Command, args []s
 		o.Config.ExtraArgs = args[dash:]
 		args = args[:dash]
 	}
-	if len(args) != 1 {
-		return cmdutil.UsageErrorf("fleet needs one of %s, got %d arguments", strings.Join(fleet.Modes, ", "), len(args))
+	o.nArgs = len(args)
+	if len(args) > 0 {
+		o.Config.Mode = args[0]
 	}
-	o.Config.Mode = args[0]
 	if o.errIsTerminal == nil {
 		o.errIsTerminal = func() bool {
 			_, ok := term.GetFdInfo(o.f.Streams.ErrOut)
@@ -104,6 +106,8 @@ func (o *fleetOptions) Validate() error {
 	}
 	c := o.Config
 	switch {
+	case o.nArgs != 1:
+		return cmdutil.UsageErrorf("fleet needs one of %s, got %d arguments", strings.Join(fleet.Modes, ", "), o.nArgs)
 	case !slices.Contains(fleet.Modes, c.Mode):
 		return cmdutil.UsageErrorf("fleet runs %s, not %q", strings.Join(fleet.Modes, ", "), c.Mode)
 	case c.Selector != "" && len(c.Nodes) > 0:
