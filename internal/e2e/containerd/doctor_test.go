@@ -1,6 +1,7 @@
 package containerd
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strconv"
@@ -90,7 +91,13 @@ func TestCrispDoctorHealthy(t *testing.T) {
 			return
 		}
 		start := time.Now()
-		rep, r = h.doctor(t, id, "--port", "7781", "--repeat", strconv.Itoa(runs))
+		// A bound of its own: commandTimeout is for one command's run.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs)*3*time.Second)
+		defer cancel()
+		r = run(h.crispCmd(t, ctx, "-o", "json", "doctor", id, "--port", "7781", "--repeat", strconv.Itoa(runs)), nil)
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatalf("crisp doctor --repeat %d: not a report (%v): %v", runs, err, r)
+		}
 		var repeat struct {
 			Repeat struct {
 				Runs, FailedRuns int
