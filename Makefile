@@ -8,8 +8,10 @@ export CRITEST ?= $(TOOLS)/critest
 export PATH := $(TOOLS):$(PATH)
 # -timeout is a hang guard per package binary: alone the longest takes ~15 min,
 # but with two make test at once on 2 cores cmd/crisp and the containerd e2e
-# package took 29-30 min (the first timed out at 30m).
-GOTEST_FLAGS ?= -race -count=1 -timeout 60m
+# package took 29-30 min (the first timed out at 30m). -p 3: the kubelet
+# suite mostly waits on its cluster; with -p 2 it queued behind the two long
+# packages (cmd/crisp, the containerd e2e) instead of running beside them.
+GOTEST_FLAGS ?= -race -count=1 -timeout 60m -p 3
 
 .PHONY: all build image demo test test-short test-go check deps bench lint tidy-check completions man interop fuzz
 
@@ -142,15 +144,24 @@ perf-pause: build
 pf-load: build
 	bash scripts/pfload.sh
 
-## k8s-up / k8s-down: the single-node Kubernetes of the kubelet suite (etcd,
-## the control plane and a kubelet on its own containerd, under /tmp/crisp-k8s;
-## env file /tmp/crisp-k8s/env). Needs root.
+## k8s-up / k8s-down: the two-node Kubernetes of the kubelet suite (etcd, the
+## control plane, a kubelet on its own containerd and one on its own CRI-O,
+## under /tmp/crisp-k8s; env file /tmp/crisp-k8s/env). Needs root.
 .PHONY: k8s-up k8s-down
 k8s-up: deps
 	bash scripts/k8s/up.sh
 
 k8s-down:
 	bash scripts/k8s/down.sh
+
+## fleet-scale: crisp fleet smoke and probe over 100 and 1000 kwok nodes whose
+## logs are reports recorded on the real nodes (passing, failing, cut short,
+## unreadable, absent), each node's merge checked; prints wall time, peak RSS,
+## requests by verb and pods left (docs/fleet.md). FLEET_SCALE_NODES sets the
+## sizes. Needs root; brings up its own cluster unless CRISP_K8S_ENV is set.
+.PHONY: fleet-scale
+fleet-scale: deps
+	bash scripts/k8s/fleet-scale.sh
 
 containerd2-up: deps
 	bash scripts/containerd/v2-up.sh
