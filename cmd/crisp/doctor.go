@@ -30,7 +30,7 @@ type doctorOptions struct {
 	nodeSide bool
 	// nArgs is how many arguments were given: Validate wants at most one.
 	nArgs int
-	f        *cmdutil.Factory
+	f     *cmdutil.Factory
 	// newAPI connects to the API server for --node-side; tests give a fake.
 	newAPI func(fleet.KubeconfigOptions) (fleet.API, string, error)
 }
