@@ -105,8 +105,14 @@ type collector struct {
 	// crisp's, not a sidecar's that kubectl logs --all-containers shows.
 	crispSpoke bool
 
-	buf      []byte // the document being collected
-	start    int    // its first line
+	buf   []byte // the document being collected
+	start int    // its first line
+	// cuts are the document's lines with crisp's "crisp: " inside: CRI-O's
+	// conmon logs a long stdout line in pieces, cut where its read buffer
+	// ends, and may log a stderr line between them, so such a line may be
+	// one half of a report line, crisp's stderr line, and then the other
+	// half. A document that does not read is tried again without them.
+	cuts     []cut
 	stamp    time.Time
 	depth    int
 	inString bool
@@ -119,7 +125,10 @@ func (c *collector) line(line []byte, stamp time.Time) {
 		c.crispSpoke = true
 	}
 	trimmed := bytes.TrimLeft(line, " \t")
-	if c.buf != nil && !continues(line) {
+	// The line after one with crisp's line inside is the rest of the cut
+	// report line, indented or not.
+	afterCut := len(c.cuts) > 0 && c.cuts[len(c.cuts)-1].to == len(c.buf)
+	if c.buf != nil && !afterCut && !continues(line) {
 		if len(line) == 0 || line[0] != '{' {
 			return // another stream's line in the middle of the document
 		}
@@ -133,6 +142,17 @@ func (c *collector) line(line []byte, stamp time.Time) {
 		c.start, c.stamp, c.depth, c.inString, c.escaped = c.d.lineNo, stamp, 0, false, false
 		c.buf = make([]byte, 0, 4096)
 		line = trimmed
+	}
+	if len(c.buf) > 0 {
+		if at := bytes.Index(line, []byte("crisp: ")); at > 0 {
+			c.cuts = append(c.cuts, cut{from: len(c.buf) + at, to: len(c.buf) + len(line) + 1})
+		} else if !afterCut && len(c.cuts) > 0 && string(line) == "}" {
+			// An indented report's last line: its end, whatever crisp's
+			// line did to the count of quotes and braces.
+			c.buf = append(c.buf, line...)
+			c.finish()
+			return
+		}
 	}
 	for i, b := range line {
 		c.buf = append(c.buf, b)
@@ -199,30 +219,79 @@ func (c *collector) abandon(why string) {
 	if c.buf == nil {
 		return
 	}
+	if c.repaired() {
+		return
+	}
 	if looksLikeReport(c.buf) {
 		c.problem("a report that is cut short: " + why)
 	}
-	c.buf = nil
+	c.buf, c.cuts = nil, nil
+}
+
+// cut is a line of the document that may hold a stderr line of crisp's,
+// from "crisp: " to the line's end (its newline included).
+type cut struct{ from, to int }
+
+// repaired reads the document without its lines of crisp's, one at a time
+// and then all, each joining the halves around it; it reports whether one
+// of them was a report (then taken, as finish takes one).
+func (c *collector) repaired() bool {
+	if len(c.cuts) == 0 {
+		return false
+	}
+	variants := make([][]byte, 0, len(c.cuts)+1)
+	for _, k := range c.cuts {
+		variants = append(variants, append(append([]byte(nil), c.buf[:k.from]...), c.buf[k.to:]...))
+	}
+	if len(c.cuts) > 1 {
+		var all []byte
+		prev := 0
+		for _, k := range c.cuts {
+			all = append(all, c.buf[prev:k.from]...)
+			prev = k.to
+		}
+		variants = append(variants, append(all, c.buf[prev:]...))
+	}
+	for _, v := range variants {
+		var raw json.RawMessage
+		if json.NewDecoder(bytes.NewReader(v)).Decode(&raw) != nil {
+			continue
+		}
+		if run, isReport, err := parseReport(raw); err == nil && isReport {
+			c.buf, c.cuts = nil, nil
+			c.take(run)
+			return true
+		}
+	}
+	return false
 }
 
 func (c *collector) finish() {
 	buf := c.buf
-	c.buf = nil
 	run, isReport, err := parseReport(buf)
+	if err != nil && c.repaired() {
+		return
+	}
+	c.buf, c.cuts = nil, nil
 	switch {
 	case err != nil && (isReport || looksLikeReport(buf)):
 		c.problem(err.Error())
 	case err == nil && isReport:
-		c.found++
-		run.Source = c.where()
-		if run.Node == "" {
-			run.Node = "(unnamed " + c.where() + ")"
-		}
-		if run.Time.IsZero() {
-			run.Time = c.stamp
-		}
-		c.d.docs = append(c.d.docs, Doc{Run: run})
+		c.take(run)
 	}
+}
+
+// take adds a report read from the document.
+func (c *collector) take(run Run) {
+	c.found++
+	run.Source = c.where()
+	if run.Node == "" {
+		run.Node = "(unnamed " + c.where() + ")"
+	}
+	if run.Time.IsZero() {
+		run.Time = c.stamp
+	}
+	c.d.docs = append(c.d.docs, Doc{Run: run})
 }
 
 // looksLikeReport is a cheap guess at whether broken JSON was meant to be
