@@ -101,10 +101,11 @@ func uncri(raw []byte) []byte {
 	return out.Bytes()
 }
 
-// A failing report whose log a runtime garbled (crisp's stderr verdict
-// landed inside the JSON on stdout, as CRI-O's conmon did with a real
-// recording) is left out and named: the nodes of the fail kind get only the
-// report that reads as failing.
+// A failing report whose log a runtime garbled beyond reading (a line not
+// crisp's inside the JSON; crisp's own stderr verdict there, as CRI-O's
+// conmon put it in a real recording, report.Decode reads through) is left
+// out and named: the nodes of the fail kind get only the report that reads
+// as failing.
 func TestGarbledRecordingLeftOut(t *testing.T) {
 	dir := t.TempDir()
 	for _, sub := range []string{"pass", "fail", "logs"} {
@@ -114,7 +115,7 @@ func TestGarbledRecordingLeftOut(t *testing.T) {
 	}
 	failing := strings.Replace(strings.Replace(recordedSmoke, `"outcome": "pass"`, `"outcome": "fail"`, 1), `"failed": 0`, `"failed": 1`, 1)
 	at := strings.Index(failing, `"name": "exit-code"`)
-	garbled := failing[:at+8] + "0 passed, 1 failed\n" + failing[at+8:]
+	garbled := failing[:at+8] + "a line of another program's\n" + failing[at+8:]
 	files := map[string]string{
 		"pass/crisp-node.smoke.log":      recordedSmoke,
 		"fail/crisp-node-crio.smoke.log": garbled, // sorts first: used for node 4 before

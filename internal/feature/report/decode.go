@@ -107,7 +107,8 @@ type collector struct {
 
 	buf   []byte // the document being collected
 	start int    // its first line
-	// cuts are the document's lines with crisp's "crisp: " inside: CRI-O's
+	// cuts are the document's lines with a stderr line of crisp's inside
+	// (stderrAt): CRI-O's
 	// conmon logs a long stdout line in pieces, cut where its read buffer
 	// ends, and may log a stderr line between them, so such a line may be
 	// one half of a report line, crisp's stderr line, and then the other
@@ -144,7 +145,7 @@ func (c *collector) line(line []byte, stamp time.Time) {
 		line = trimmed
 	}
 	if len(c.buf) > 0 {
-		if at := bytes.Index(line, []byte("crisp: ")); at > 0 {
+		if at := stderrAt(line); at > 0 {
 			c.cuts = append(c.cuts, cut{from: len(c.buf) + at, to: len(c.buf) + len(line) + 1})
 		} else if !afterCut && len(c.cuts) > 0 && string(line) == "}" {
 			// An indented report's last line: its end, whatever crisp's
@@ -229,8 +230,24 @@ func (c *collector) abandon(why string) {
 }
 
 // cut is a line of the document that may hold a stderr line of crisp's,
-// from "crisp: " to the line's end (its newline included).
+// from its start to the line's end (its newline included).
 type cut struct{ from, to int }
+
+// tallyLine is smoke's verdict on stderr ("50 passed, 1 failed, 13
+// skipped"), which it writes before a JSON or YAML report.
+var tallyLine = regexp.MustCompile(`\d+ passed, \d+ failed(, \d+ skipped)?$`)
+
+// stderrAt is where a line crisp writes on stderr beside a report starts
+// inside line (an error, "crisp: ...", or smoke's verdict), or -1.
+func stderrAt(line []byte) int {
+	if at := bytes.Index(line, []byte("crisp: ")); at >= 0 {
+		return at
+	}
+	if m := tallyLine.FindIndex(line); m != nil {
+		return m[0]
+	}
+	return -1
+}
 
 // repaired reads the document without its lines of crisp's, one at a time
 // and then all, each joining the halves around it; it reports whether one
