@@ -1,10 +1,12 @@
 package containerd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ func httpGet(t testing.TB, url string, timeout time.Duration) (string, error) {
 	for {
 		resp, err := client.Get(url)
 		if err == nil {
-			body, err := io.ReadAll(resp.Body)
+			body, err := readBody(resp.Body)
 			_ = resp.Body.Close() // read to the end already
 			if err == nil && resp.StatusCode != http.StatusOK {
 				err = fmt.Errorf("GET %s: %s", url, resp.Status)
@@ -46,6 +48,20 @@ func httpGet(t testing.TB, url string, timeout time.Duration) (string, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// readBody reads r to its end through a temporary file: io.ReadAll's
+// growing copies made 64 MiB through crisp port-forward take 13.6 s under
+// -race (0.9 s without), through a file 1.6 s.
+func readBody(r io.Reader) ([]byte, error) {
+	f, err := os.CreateTemp("", "crisp-e2e-body-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close(); _ = os.Remove(f.Name()) }() // a temporary file: nothing to lose
+	_, copyErr := io.Copy(f, r)
+	body, err := os.ReadFile(f.Name()) // what came before an error too, for the failure's message
+	return body, errors.Join(copyErr, err)
 }
 
 // critestLock is a machine-wide lock around critest runs: critest's
