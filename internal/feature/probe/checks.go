@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -238,12 +239,21 @@ func (a *Attempt) attempt(ctx context.Context, res *Result, rpc func(context.Con
 	o := a.open(ctx, rpc, s)
 	res.RPC = Millis(o.RPC)
 	if o.RPCErr != nil {
-		res.Error = o.RPCErr.Error()
-		res.TimedOut = rpcTimedOut(ctx, o.RPCErr)
+		recordRPCError(ctx, res, o.RPCErr)
 		return false, o.RPCErr
 	}
 	recordHandshake(res, o.Handshake, o.Err)
 	return o.Accepted, o.Err
+}
+
+// recordRPCError records the failed CRI call that was to hand out the
+// attempt's URL; one the attempt's deadline ended is a timeout, worded as
+// such (gRPC's own words are a bare "context deadline exceeded").
+func recordRPCError(ctx context.Context, res *Result, err error) {
+	res.Error = err.Error()
+	if res.TimedOut = rpcTimedOut(ctx, err); res.TimedOut {
+		res.Error = fmt.Sprintf("the runtime did not answer the CRI %s call (the one that hands out the streaming URL) before the attempt's deadline: is it overloaded?", res.Call)
+	}
 }
 
 // rpcTimedOut: the attempt's deadline ended the CRI call that makes its

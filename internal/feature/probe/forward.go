@@ -23,8 +23,7 @@ func (p *Prober) probeForward(ctx context.Context, t Target, proto Protocol) Res
 	url, err := p.URLs.PortForward(ctx1, &runtimeapi.PortForwardRequest{PodSandboxId: t.PodID, Port: portList(t.Port)})
 	res.RPC = Millis(time.Since(start))
 	if err != nil {
-		res.Error = err.Error()
-		res.TimedOut = rpcTimedOut(ctx1, err)
+		recordRPCError(ctx1, &res, err)
 		return res
 	}
 	stop := p.waiting(CallPortForward, proto)

@@ -195,3 +195,43 @@ func TestProbeRPCPastTheAttemptTimeoutIsATimeout(t *testing.T) {
 		}
 	}
 }
+
+// slowRPC is a runtime whose calls for a streaming URL outlast the
+// attempt, as gRPC ends them: DeadlineExceeded, "context deadline exceeded".
+type slowRPC struct{}
+
+func (slowRPC) wait(ctx context.Context) (string, error) {
+	<-ctx.Done()
+	return "", fmt.Errorf("rpc error: code = DeadlineExceeded desc = %w", ctx.Err())
+}
+
+func (s slowRPC) Exec(ctx context.Context, _ *runtimeapi.ExecRequest) (string, error) {
+	return s.wait(ctx)
+}
+
+func (s slowRPC) Attach(ctx context.Context, _ *runtimeapi.AttachRequest) (string, error) {
+	return s.wait(ctx)
+}
+
+func (s slowRPC) PortForward(ctx context.Context, _ *runtimeapi.PortForwardRequest) (string, error) {
+	return s.wait(ctx)
+}
+
+// A CRI call that does not hand out its URL before the attempt's deadline
+// (a busy runtime: make test's probe_fault_timeout met one) is a timeout
+// worded as such, not gRPC's bare "context deadline exceeded".
+func TestSlowURLCallIsAWordedTimeout(t *testing.T) {
+	p := &Prober{URLs: slowRPC{}, Streamer: TransportStreamer{}, Timeout: 50 * time.Millisecond, Calls: []Call{CallExec, CallAttach, CallPortForward}}
+	rep, err := p.Run(context.Background(), Target{ContainerID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range rep.Results {
+		if r.Kind() != "timeout" || strings.Contains(r.Error, "context deadline exceeded") || !strings.Contains(r.Error, "did not answer the CRI "+string(r.Call)+" call") {
+			t.Errorf("%s %s: kind %s, error %q; want a timeout that names the call", r.Call, r.Protocol, r.Kind(), r.Error)
+		}
+	}
+}
