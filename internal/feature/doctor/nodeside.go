@@ -69,7 +69,15 @@ func DecodeReport(log []byte) (*Report, error) {
 		}
 		offset += len(line) + 1
 	}
-	return nil, errors.New("no doctor report in crisp's log")
+	if len(bytes.TrimSpace(log)) == 0 {
+		return nil, errors.New("no doctor report in crisp's log: the log is empty")
+	}
+	// What the log ends with says why: crisp's own error, or a cut report.
+	tail := bytes.TrimSpace(log)
+	if len(tail) > 400 {
+		tail = append([]byte("..."), tail[len(tail)-400:]...)
+	}
+	return nil, fmt.Errorf("no doctor report in crisp's log (%d bytes); it ends: %q", len(log), tail)
 }
 
 // mergeNodeSide folds the node half into the verdict: the report is OK
