@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // What containerd's streaming server speaks (1.6 and 2.4 alike): exec and
@@ -94,7 +96,7 @@ func testCrispProbe(t *testing.T, h *Harness) {
 			continue // reported above
 		}
 		for _, c := range report.Results[i].Checks {
-			if c.Outcome == "fail" && h.spec.serves.ttyRaces && isTTYRace(c.Detail) {
+			if c.Outcome == "fail" && h.spec.serves.ttyRaces && testkit.IsRuntimeTTYRace(c.Detail) {
 				t.Logf("crisp probe: %s over %s %s: check %s: %s's known TTY race: %s", k.call, k.transport, k.protocol, c.Name, h.Name, c.Detail)
 				continue
 			}
@@ -133,19 +135,12 @@ func TestCrispSmoke(t *testing.T) {
 	})
 }
 
-// isTTYRace reports whether a probe or smoke check's failure is the TTY race
-// of a runtime with serves.ttyRaces, in the words probe gives it.
-func isTTYRace(detail string) bool {
-	return strings.Contains(detail, "must finish copying the TTY's output") ||
-		strings.Contains(detail, "must set the terminal's size before it starts the process")
-}
-
 // onlyTTYRaces reports whether every FAIL line of smoke's output is a TTY race.
 func onlyTTYRaces(out string) bool {
 	failed := false
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "FAIL") {
-			if !isTTYRace(l) {
+			if !testkit.IsRuntimeTTYRace(l) {
 				return false
 			}
 			failed = true

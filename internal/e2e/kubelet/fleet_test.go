@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 // fleetRun runs a command with a hard bound (a hang fails, it does not
@@ -128,11 +130,42 @@ func (c *Cluster) checkFleetPassed(t *testing.T, kind, out string, minChecks int
 			t.Errorf("node %s: kind %s, source %q (want its runtime %s), %d checks", r.Node, r.Kind, r.Source, rts[r.Node], len(r.Checks))
 		}
 		for _, ch := range r.Checks {
-			if ch.Outcome == "fail" {
+			switch {
+			case ch.Outcome == "fail" && c.ttyRace(r.Node, ch.Detail):
+				t.Logf("node %s: %s failed on CRI-O's known TTY race: %s", r.Node, ch.Check, ch.Detail)
+			case ch.Outcome == "fail":
 				t.Errorf("node %s: %s failed in a passing run: %s", r.Node, ch.Check, ch.Detail)
 			}
 		}
 	}
+}
+
+// ttyRace reports whether a check's failure on node is CRI-O's known TTY
+// race (testkit.IsRuntimeTTYRace): the runtime's defect, crictl sees it too.
+func (c *Cluster) ttyRace(node, detail string) bool {
+	return c.CRIO != nil && node == c.CRIO.Name && testkit.IsRuntimeTTYRace(detail)
+}
+
+// failedOnTTYRacesOnly reports whether a fleet or report run that exited 1
+// failed only on CRI-O's known TTY races: its JSON (out) has runs, no
+// problems, and every failed check is such a race.
+func (c *Cluster) failedOnTTYRacesOnly(code int, out string) bool {
+	var fl fleetJSON
+	if code != 1 || json.Unmarshal([]byte(out), &fl) != nil || len(fl.Runs) == 0 || len(fl.Problems) != 0 {
+		return false
+	}
+	failed := false
+	for _, r := range fl.Runs {
+		for _, ch := range r.Checks {
+			if ch.Outcome == "fail" {
+				if !c.ttyRace(r.Node, ch.Detail) {
+					return false
+				}
+				failed = true
+			}
+		}
+	}
+	return failed
 }
 
 // `crisp fleet probe` on both nodes, each socket given by runtime: exit 0,
@@ -142,7 +175,7 @@ func TestFleetProbeBothRuntimes(t *testing.T) {
 	ns := fleetNamespace(t, c)
 	sockets := "containerd=" + c.HostSocketPath + ",cri-o=" + c.CRIO.HostSocketPath
 	code, out, errOut := fleetRun(t, 5*time.Minute, c.CrispBin, c.fleetArgs("probe", ns, "3m", "--runtime-socket", sockets, "-o", "json")...)
-	if code != 0 {
+	if code != 0 && !c.failedOnTTYRacesOnly(code, out) {
 		t.Fatalf("crisp fleet probe exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	c.checkFleetPassed(t, "probe", out, 5)
@@ -311,7 +344,7 @@ func (c *Cluster) fleetBesideDaemonSet(t *testing.T) (check func()) {
 	return func() {
 		t.Helper()
 		p, g := <-picked, <-given
-		if p.err != nil || p.r.Code != 0 {
+		if p.err != nil || p.r.Code != 0 && !c.failedOnTTYRacesOnly(p.r.Code, p.r.Stdout) {
 			t.Errorf("fleet smoke beside the DaemonSet, its ports picked: %v %v", p.err, p.r)
 			logSaved(t, saved)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -27,6 +28,9 @@ func TestTTYVerdictsSayWhatTheRuntimeMustChange(t *testing.T) {
 				outcome, detail := tc.verdict(Protocol{Transport: tr}, nil)
 				if outcome != Fail || !strings.Contains(detail, tt.want) {
 					t.Errorf("over %s: %v %q; want a failure saying %q", tr, outcome, detail, tt.want)
+				}
+				if !testkit.IsRuntimeTTYRace(detail) {
+					t.Errorf("over %s: tests that tolerate a runtime's TTY race do not recognise %q", tr, detail)
 				}
 				if strings.Contains(detail, "containerd") || strings.Contains(detail, "CRI-O") {
 					t.Errorf("over %s: %q names a runtime; probe runs on every one", tr, detail)
