@@ -171,9 +171,10 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	r.track.expect(len(picked) + len(early))
 	if r.Poll <= 0 {
 		// One list of the run's pods per poll: a second apart, and a
-		// second more per hundred nodes, so that a thousand nodes do not
-		// have the API server encode megabytes every second.
-		r.Poll = time.Second * time.Duration(1+len(picked)/100)
+		// second more per two hundred nodes, so that a thousand nodes do
+		// not have the API server encode megabytes every second (at one
+		// more per hundred, 1000 nodes waited up to 11 s to be seen done).
+		r.Poll = time.Second * time.Duration(1+len(picked)/200)
 	}
 	r.warnLeftovers(runCtx)
 	if r.pick == nil {
@@ -206,8 +207,14 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 			if n == nil || n.done {
 				continue
 			}
-			n.last = &pods[i]
+			// A copy: a pointer into pods would keep the whole list, every
+			// node's pod, alive for as long as this node is remembered.
+			pod := pods[i]
+			n.last = &pod
 			r.follow(runCtx, n)
+			if n.done {
+				n.last = nil // its report is what the merge needs
+			}
 		}
 		select {
 		case <-runCtx.Done():
