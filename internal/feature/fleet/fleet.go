@@ -137,8 +137,12 @@ type node struct {
 	done     bool
 	started  time.Time
 	last     *corev1.Pod // as last listed
-	docs     []report.Doc
-	probs    []report.Problem
+	// log and logErr are crisp's log, read once its container ended and
+	// held until collect takes them.
+	log    []byte
+	logErr error
+	docs   []report.Doc
+	probs  []report.Problem
 }
 
 // Run checks every selected node and returns the merged fleet. The error
@@ -202,6 +206,7 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 		if lerr != nil && runCtx.Err() == nil {
 			r.track.say(fmt.Sprintf("listing pods: %v (trying again)", lerr))
 		}
+		seen := make([]*node, 0, len(pods))
 		for i := range pods {
 			n := r.byPod[pods[i].Name]
 			if n == nil || n.done {
@@ -211,6 +216,10 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 			// node's pod, alive for as long as this node is remembered.
 			pod := pods[i]
 			n.last = &pod
+			seen = append(seen, n)
+		}
+		r.readLogs(runCtx, seen)
+		for _, n := range seen {
 			r.follow(runCtx, n)
 			if n.done {
 				n.last = nil // its report is what the merge needs

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,7 +48,8 @@ func (r *Runner) follow(ctx context.Context, n *node) {
 // collect reads the report from the log of crisp's container, which ended.
 func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStateTerminated) {
 	took := time.Since(n.started).Round(100 * time.Millisecond)
-	log, err := r.API.PodLog(ctx, r.Namespace, n.pod, CrispContainer, maxLog)
+	log, err := n.log, n.logErr
+	n.log, n.logErr = nil, nil
 	if err != nil {
 		// At a thousand nodes a read fails now and then for a moment (the
 		// API server restarting, a node's address missing while its status
@@ -98,6 +100,37 @@ func (r *Runner) collect(ctx context.Context, n *node, end *corev1.ContainerStat
 	default:
 		r.track.event(n.name, phaseOK, fmt.Sprintf("ok after %s (%s)", took, tally(fl)))
 	}
+}
+
+// readLogs reads crisp's log on the nodes whose crisp container has
+// ended, a few at a time: one after another, a thousand reads through the
+// API server took tens of seconds of a run.
+func (r *Runner) readLogs(ctx context.Context, nodes []*node) {
+	sem := make(chan struct{}, logReaders)
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		if !crispEnded(n.last) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			n.log, n.logErr = r.API.PodLog(ctx, r.Namespace, n.pod, CrispContainer, maxLog)
+		}()
+	}
+	wg.Wait()
+}
+
+// logReaders is how many logs are read at once: the client's rate (100
+// requests a second) bounds them anyway, and a node's report is tens of kB.
+const logReaders = 16
+
+// crispEnded says whether crisp's container has ended.
+func crispEnded(pod *corev1.Pod) bool {
+	st := containerStatus(pod.Status.ContainerStatuses, CrispContainer)
+	return st != nil && st.State.Terminated != nil
 }
 
 // logTries is how often a node's log is asked for, a poll apart, before
