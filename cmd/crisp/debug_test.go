@@ -43,10 +43,7 @@ func TestDebugLeavesNoContainer(t *testing.T) {
 			t.Fatalf("CRISP_DEBUG_SESSIONS=%q: want a positive number", s)
 		}
 	}
-	crisp, err := exec.LookPath("crisp")
-	if err != nil {
-		t.Fatalf("the crisp command testscript.Main puts in $PATH is missing: %v", err)
-	}
+	crisp := scriptCrisp.Path(t)
 	env := mocktest.Start(t, mockruntime.Config{})
 	pod := env.RunPod(t, "app")
 	target := env.RunContainer(t, pod, mocktest.ContainerSpec{Name: "app", Image: "registry.crisp.test/distroless/app:1", Command: []string{"sleep", "3600"}})
@@ -155,10 +152,7 @@ func TestDebugSweepSparesOtherPIDNamespace(t *testing.T) {
 		t.Skip("starts crisp processes; skipped under -short")
 	}
 	testkit.RequireRoot(t, "unshare --pid")
-	crisp, err := exec.LookPath("crisp")
-	if err != nil {
-		t.Fatalf("the crisp command testscript.Main puts in $PATH is missing: %v", err)
-	}
+	crisp := scriptCrisp.Path(t)
 	env := mocktest.Start(t, mockruntime.Config{})
 	pod := env.RunPod(t, "app")
 	target := env.RunContainer(t, pod, mocktest.ContainerSpec{Name: "app", Image: "registry.crisp.test/distroless/app:1", Command: []string{"sleep", "3600"}})

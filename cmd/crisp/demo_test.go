@@ -27,9 +27,8 @@ func demoSocketDir(t *testing.T, out string) string {
 	return m[1]
 }
 
-// runDemo runs `crisp demo ARGS...` in a child process: this test binary,
-// which testscript.Main puts on $PATH as "crisp" and which runs
-// Main(os.Args[1:], streams) there. Out of process, because client-go leaves
+// runDemo runs `crisp demo ARGS...` in a child process: the crisp built for
+// the scripts (scriptCrisp). Out of process, because client-go leaves
 // goroutines behind after some sessions the probe step opens (WebSocket
 // heartbeats for a few seconds, the v1 error-stream sender for good), which a
 // short-lived CLI does not mind and TestMain's goleak check would.
@@ -38,10 +37,7 @@ func runDemo(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	if testing.Short() {
 		t.Skip("the whole demo runs for seconds; skipped under -short")
 	}
-	bin, err := exec.LookPath("crisp")
-	if err != nil {
-		t.Fatalf("no crisp on $PATH (testscript.Main puts this test binary there): %v", err)
-	}
+	bin := scriptCrisp.Path(t)
 	cmd := exec.Command(bin, append([]string{"demo"}, args...)...)
 	cmd.Stdin = strings.NewReader("")
 	return runCaptured(t, cmd, "crisp demo")

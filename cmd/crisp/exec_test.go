@@ -280,10 +280,7 @@ func TestExecV1TextExitShown(t *testing.T) {
 // benchmarks and returns the crisp command to run and the container.
 func benchEnv(b *testing.B) (string, string, string) {
 	b.Helper()
-	crisp, err := exec.LookPath("crisp")
-	if err != nil {
-		b.Fatalf("the crisp command testscript.Main puts in $PATH is missing: %v", err)
-	}
+	crisp := scriptCrisp.Path(b)
 	env := mocktest.Start(b, mockruntime.Config{})
 	ctr := env.RunContainer(b, env.RunPod(b, "bench"), mocktest.ContainerSpec{Name: "bench", Command: []string{"sleep", "3600"}})
 	return crisp, env.Endpoint, ctr

@@ -65,17 +65,14 @@ var everyOffer = map[string][]string{
 	"port-forward": {"spdy portforward.k8s.io", "websocket SPDY/3.1+portforward.k8s.io", "websocket v4.channel.k8s.io", "websocket v4.base64.channel.k8s.io"},
 }
 
-// crispCmd builds a crisp process against endpoint: the copy of this test
-// binary that testscript.Main puts on $PATH as "crisp" (see TestMain).
+// crispCmd builds a crisp process against endpoint: the crisp built for
+// the scripts (scriptCrisp).
 // Out of process, because client-go leaves goroutines behind after some
 // sessions (the v1 stdin copier, WebSocket heartbeats) that a short-lived
 // CLI does not mind and TestMain's goleak check would.
 func crispCmd(t *testing.T, endpoint string, args ...string) *exec.Cmd {
 	t.Helper()
-	bin, err := exec.LookPath("crisp")
-	if err != nil {
-		t.Fatalf("no crisp on $PATH (testscript.Main puts this test binary there): %v", err)
-	}
+	bin := scriptCrisp.Path(t)
 	cfg := filepath.Join(t.TempDir(), "crictl.yaml")
 	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)

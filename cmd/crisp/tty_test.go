@@ -49,10 +49,7 @@ type ptySession struct {
 // startPTY starts `crisp args...` on a new pty of the given size.
 func startPTY(t *testing.T, rows, cols uint16, args ...string) *ptySession {
 	t.Helper()
-	crisp, err := exec.LookPath("crisp")
-	if err != nil {
-		t.Fatalf("the crisp command testscript.Main puts in $PATH is missing: %v", err)
-	}
+	crisp := scriptCrisp.Path(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		skipOrFail(t, "no pseudo-terminal: %v", err)
