@@ -47,6 +47,11 @@ type Config struct {
 	// URLs Exec, Attach and PortForward return are then https).
 	StreamTLS *tls.Config
 	Faults    []streamserver.Fault
+	// StreamCreationTimeout is the streaming server's (zero: 30 s, as
+	// containerd and cri-streaming): how long a SPDY exec or attach client
+	// may take to open its streams, and so how long a client that went away
+	// before opening them holds Close.
+	StreamCreationTimeout time.Duration
 	// Quirks imitate another runtime's behaviours (zero: none).
 	Quirks Quirks
 	// Logf receives the mock's own diagnostics; nil discards them.
@@ -132,6 +137,8 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		Profile: cfg.Profile,
 		Faults:  cfg.Faults,
 		TLS:     cfg.StreamTLS,
+
+		StreamCreationTimeout: cfg.StreamCreationTimeout,
 	}, &backend{r: r})
 	if err == nil {
 		if err = r.stream.Start(); err != nil {

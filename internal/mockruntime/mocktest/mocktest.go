@@ -54,6 +54,10 @@ type ContainerSpec struct {
 	WorkingDir string
 }
 
+// testStreamCreationTimeout is the mock's stream creation timeout in tests
+// (as the streaming server's and probe's own tests use).
+const testStreamCreationTimeout = 5 * time.Second
+
 // callTimeout bounds each CRI call a helper makes.
 const callTimeout = 30 * time.Second
 
@@ -67,6 +71,11 @@ func StartRuntime(ctx context.Context, cfg mockruntime.Config) (*Env, error) {
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "unix://" + filepath.Join(dir, "cri.sock")
+	}
+	if cfg.StreamCreationTimeout == 0 {
+		// A client killed mid-handshake (the signal and fault tests) left
+		// Close waiting the library's 30 s: half a minute per such test.
+		cfg.StreamCreationTimeout = testStreamCreationTimeout
 	}
 	rt, err := mockruntime.Start(ctx, cfg)
 	if err != nil {
