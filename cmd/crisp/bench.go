@@ -14,7 +14,7 @@ import (
 // fields, which Run hands to diag as they are.
 type benchOptions struct {
 	diag.Bench
-	f *cmdutil.Factory
+	cmdutil.Verb
 }
 
 func newBenchCommand(f *cmdutil.Factory) *cobra.Command {
@@ -36,8 +36,11 @@ func newBenchCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 // Complete takes the factory and the CONTAINER.
-func (o *benchOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
-	o.f, o.Container = f, args[0]
+func (o *benchOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
+	o.Container = args[0]
 	return nil
 }
 
@@ -58,5 +61,5 @@ func (o *benchOptions) Validate() error {
 // Run measures the target and prints the report.
 func (o *benchOptions) Run(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, o.Trace.Close()) }()
-	return o.Bench.Run(ctx, o.f)
+	return o.Bench.Run(ctx, o.F)
 }

@@ -30,6 +30,12 @@ import (
 //     What Run opens it closes (a deferred TraceFlags.Close,
 //     RecordFlags.Close).
 //
+// Dependencies come one way: the options embed cmdutil.Verb, which keeps
+// the factory (streams, settings, the runtime client through its Dial);
+// exec, attach, cp, debug and port-forward hold session.Deps instead,
+// made from the same factory, because the session layer also takes the
+// streamer. A test sets Verb.F (or the deps) before the command runs.
+//
 // Where a feature package takes a struct (session.Exec, session.Attach,
 // session.Forward), the options embed it and the flags bind to its fields:
 // Run hands it over as it is, with no copy. Tests either set fields before

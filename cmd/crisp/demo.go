@@ -17,7 +17,7 @@ import (
 
 // demoOptions are `crisp demo`'s flags.
 type demoOptions struct {
-	f       *cmdutil.Factory // set by Complete
+	cmdutil.Verb
 	Profile string
 	profile streamserver.Profile // set by Validate
 
@@ -44,9 +44,8 @@ func newDemoCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 // Complete takes the factory's streams.
-func (o *demoOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, _ []string) error {
-	o.f = f
-	return nil
+func (o *demoOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	return o.Verb.Complete(f, cmd, args)
 }
 
 // Validate rejects an unknown profile before anything starts.
@@ -61,8 +60,8 @@ func (o *demoOptions) Validate() (err error) {
 func (o *demoOptions) Run(ctx context.Context) error {
 	err := demo.Run(ctx, demo.Config{
 		Profile:      o.profile,
-		Out:          o.f.Streams.Out,
-		ErrOut:       o.f.Streams.ErrOut,
+		Out:          o.F.Streams.Out,
+		ErrOut:       o.F.Streams.ErrOut,
 		Run:          demoRunner,
 		StepTimeout:  o.stepTimeout,
 		ProbeTimeout: o.probeTimeout,

@@ -30,7 +30,7 @@ type doctorOptions struct {
 	nodeSide bool
 	// nArgs is how many arguments were given: Validate wants at most one.
 	nArgs int
-	f     *cmdutil.Factory
+	cmdutil.Verb
 	// newAPI connects to the API server for --node-side; tests give a fake.
 	newAPI func(fleet.KubeconfigOptions) (fleet.API, string, error)
 }
@@ -66,7 +66,9 @@ func newDoctorCommand(f *cmdutil.Factory) *cobra.Command {
 
 // Complete takes the factory and the optional CONTAINER or POD.
 func (o *doctorOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
-	o.f = f
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
 	o.kube = cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")
 	o.nArgs = len(args)
 	if len(args) > 0 {
@@ -138,9 +140,9 @@ func (o *doctorOptions) Run(ctx context.Context) error {
 		if o.nodeSide {
 			k.NodeSide = o.walkNodeSide
 		}
-		return k.Run(ctx, o.f)
+		return k.Run(ctx, o.F)
 	}
-	return o.Node.Run(ctx, o.f)
+	return o.Node.Run(ctx, o.F)
 }
 
 // walkNodeSide runs crisp doctor on the pod's node against its container,
@@ -152,7 +154,7 @@ func (o *doctorOptions) walkNodeSide(ctx context.Context, req doctor.NodeSideReq
 		return nil, err
 	}
 	var log []byte
-	r := &fleet.Runner{API: api, Progress: o.f.Streams.ErrOut, Config: fleet.Config{
+	r := &fleet.Runner{API: api, Progress: o.F.Streams.ErrOut, Config: fleet.Config{
 		Mode: fleet.ModeDoctor, Namespace: fleet.DefaultNamespace, Nodes: []string{req.Node},
 		Image: fleet.DefaultImage, TargetImage: fleet.DefaultTargetImage, Target: req.ContainerID, Port: int(req.Port),
 		Timeout: req.Timeout, ExtraArgs: req.Args,

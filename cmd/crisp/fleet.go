@@ -24,7 +24,7 @@ var runIDRE = regexp.MustCompile(`^[a-z0-9]{1,12}$`)
 
 // fleetOptions is `crisp fleet smoke|probe|doctor`'s options.
 type fleetOptions struct {
-	f      *cmdutil.Factory
+	cmdutil.Verb
 	Kube   fleet.KubeconfigOptions
 	Config fleet.Config
 	// JUnit is the file for the merged JUnit XML.
@@ -39,7 +39,7 @@ type fleetOptions struct {
 }
 
 func newFleetCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &fleetOptions{f: f, newAPI: connectKube}
+	o := &fleetOptions{newAPI: connectKube}
 	cmd := &cobra.Command{
 		Use:       "fleet (smoke|probe|doctor) [-l SELECTOR | --nodes N1,N2] [--junit FILE] [-o table|markdown|json|yaml]",
 		Short:     "Run smoke, probe or doctor on many Kubernetes nodes through the API server, and merge their reports",
@@ -78,7 +78,10 @@ func connectKube(k fleet.KubeconfigOptions) (fleet.API, string, error) {
 }
 
 // Complete takes the mode and what follows -- (passed to smoke, probe or doctor).
-func (o *fleetOptions) Complete(_ *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+func (o *fleetOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		o.Config.ExtraArgs = args[dash:]
 		args = args[:dash]
@@ -89,7 +92,7 @@ func (o *fleetOptions) Complete(_ *cmdutil.Factory, cmd *cobra.Command, args []s
 	}
 	if o.errIsTerminal == nil {
 		o.errIsTerminal = func() bool {
-			_, ok := term.GetFdInfo(o.f.Streams.ErrOut)
+			_, ok := term.GetFdInfo(o.F.Streams.ErrOut)
 			return ok
 		}
 	}
@@ -148,10 +151,10 @@ func (o *fleetOptions) Run(ctx context.Context) error {
 	if o.Config.Namespace == "" {
 		o.Config.Namespace = ns
 	}
-	r := &fleet.Runner{Config: o.Config, API: api, Progress: o.f.Streams.ErrOut, Live: o.errIsTerminal != nil && o.errIsTerminal()}
+	r := &fleet.Runner{Config: o.Config, API: api, Progress: o.F.Streams.ErrOut, Live: o.errIsTerminal != nil && o.errIsTerminal()}
 	fl, runErr := r.Run(ctx)
-	if o.f.Global.Verbose > 0 {
-		_, _ = fmt.Fprintf(o.f.Streams.ErrOut, "crisp fleet: %s\n", r.Requests()) // a courtesy, as the progress
+	if o.F.Global.Verbose > 0 {
+		_, _ = fmt.Fprintf(o.F.Streams.ErrOut, "crisp fleet: %s\n", r.Requests()) // a courtesy, as the progress
 	}
 	if fl == nil {
 		return runErr
@@ -163,18 +166,18 @@ func (o *fleetOptions) Run(ctx context.Context) error {
 		}
 	}
 	write := fl.Write
-	if o.f.Global.Output == "table" {
+	if o.F.Global.Output == "table" {
 		// Grouped by result and failure: readable at a thousand nodes.
 		write = func(w io.Writer, _ string) error { return fleet.WriteTable(w, fl, r.Runtimes()) }
 	}
-	if err := write(o.f.Streams.Out, o.f.Global.Output); err != nil {
+	if err := write(o.F.Streams.Out, o.F.Global.Output); err != nil {
 		errs = append(errs, err)
 	}
 	if runErr != nil || len(errs) > 0 {
 		return errors.Join(append(errs, runErr)...)
 	}
 	if err := fl.Check(); err != nil {
-		_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp fleet:", err) // the error stream is the last resort: a failed write there has nowhere to go
+		_, _ = fmt.Fprintln(o.F.Streams.ErrOut, "crisp fleet:", err) // the error stream is the last resort: a failed write there has nowhere to go
 		return cmdutil.ErrReported
 	}
 	return nil

@@ -107,7 +107,7 @@ func TestFleetRunExitAndOutputs(t *testing.T) {
 			var out, errOut bytes.Buffer
 			f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}}
 			f.Global.Output = "markdown"
-			o := &fleetOptions{f: f, newAPI: func(fleet.KubeconfigOptions) (fleet.API, string, error) { return api, "default", nil },
+			o := &fleetOptions{Verb: cmdutil.Verb{F: f}, newAPI: func(fleet.KubeconfigOptions) (fleet.API, string, error) { return api, "default", nil },
 				JUnit: filepath.Join(t.TempDir(), "fleet.xml"),
 				Config: fleet.Config{Mode: "smoke", Image: "crisp:dev", TargetImage: "busybox:1.36", RuntimeSocket: "/run/containerd/containerd.sock",
 					Port: 7777, Timeout: time.Minute, Poll: time.Millisecond}}
@@ -137,7 +137,7 @@ func TestFleetTableAndLiveProgress(t *testing.T) {
 	var out, errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}}
 	f.Global.Output = "table"
-	o := &fleetOptions{f: f, newAPI: func(fleet.KubeconfigOptions) (fleet.API, string, error) { return api, "default", nil },
+	o := &fleetOptions{Verb: cmdutil.Verb{F: f}, newAPI: func(fleet.KubeconfigOptions) (fleet.API, string, error) { return api, "default", nil },
 		errIsTerminal: func() bool { return true },
 		Config: fleet.Config{Mode: "smoke", Image: "crisp:dev", TargetImage: "busybox:1.36", RuntimeSocket: "/run/containerd/containerd.sock",
 			Timeout: time.Minute, Poll: time.Millisecond}}

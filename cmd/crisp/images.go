@@ -13,7 +13,7 @@ import (
 
 // imagesOptions are the flags of `crisp images`.
 type imagesOptions struct {
-	f *cmdutil.Factory
+	cmdutil.Verb
 
 	Ref   string
 	Quiet bool
@@ -21,11 +21,11 @@ type imagesOptions struct {
 }
 
 func newImagesCommand(f *cmdutil.Factory) *cobra.Command {
-	return imagesCommand(&imagesOptions{f: f})
+	return imagesCommand(f, &imagesOptions{})
 }
 
 // imagesCommand binds the command's flags to o; tests parse into their own o.
-func imagesCommand(o *imagesOptions) *cobra.Command {
+func imagesCommand(f *cmdutil.Factory, o *imagesOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "images [IMAGE]",
 		Aliases: []string{"image", "img"},
@@ -33,7 +33,7 @@ func imagesCommand(o *imagesOptions) *cobra.Command {
 		Long:    helpLong("images"),
 		Example: helpExample("images"),
 		Args:    cmdutil.MaxArgs(1, "one IMAGE"),
-		RunE:    runOptions(o.f, o),
+		RunE:    runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print image IDs only")
@@ -46,7 +46,10 @@ func imagesCommand(o *imagesOptions) *cobra.Command {
 }
 
 // Complete takes the optional image argument.
-func (o *imagesOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) error {
+func (o *imagesOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
 	if len(args) == 1 {
 		o.Ref = args[0]
 	}
@@ -55,7 +58,7 @@ func (o *imagesOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []st
 
 // Validate rejects bad input before the runtime is dialled.
 func (o *imagesOptions) Validate() error {
-	if err := cmdutil.ValidateQuiet(o.Quiet, o.f.Global.Output); err != nil {
+	if err := cmdutil.ValidateQuiet(o.Quiet, o.F.Global.Output); err != nil {
 		return err
 	}
 	return checkImageFilters(o.Table.Filters)
@@ -63,7 +66,7 @@ func (o *imagesOptions) Validate() error {
 
 // Run lists the images and prints them.
 func (o *imagesOptions) Run(ctx context.Context) error {
-	return o.f.WithClient(func(c *client.Client) error {
-		return query.Images(ctx, c, o.Ref, o.Quiet, o.Table, o.f.Printer())
+	return o.F.WithClient(func(c *client.Client) error {
+		return query.Images(ctx, c, o.Ref, o.Quiet, o.Table, o.F.Printer())
 	})
 }

@@ -15,7 +15,7 @@ import (
 // inspectOptions are the flags of inspect, inspectp and inspecti, which
 // differ only in what they look up.
 type inspectOptions struct {
-	f   *cmdutil.Factory
+	cmdutil.Verb
 	now func() time.Time
 	// run is query.Inspect, InspectPod or InspectImage.
 	run func(ctx context.Context, c *client.Client, refs []string, quiet bool, now time.Time, p output.Printer) error
@@ -49,7 +49,10 @@ func newInspectCommand(f *cmdutil.Factory) *cobra.Command {
 // Complete takes the references, the printer (JSON unless -o says
 // otherwise, as crictl) and the clock.
 func (o *inspectOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
-	o.f, o.Refs, o.p = f, args, f.PrinterOr(cmd, output.JSON)
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
+	o.Refs, o.p = args, f.PrinterOr(cmd, output.JSON)
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -68,7 +71,7 @@ func (o *inspectOptions) Validate() error {
 // Run fetches and prints every reference, or what the selectors match (no
 // match prints nothing, as crictl).
 func (o *inspectOptions) Run(ctx context.Context) error {
-	return o.f.WithClient(func(c *client.Client) error {
+	return o.F.WithClient(func(c *client.Client) error {
 		refs := o.Refs
 		if len(refs) == 0 {
 			var err error

@@ -112,12 +112,12 @@ func TestPodsOptions(t *testing.T) {
 			if output == "" {
 				output = "table"
 			}
-			o := &podsOptions{f: &cmdutil.Factory{Global: cmdutil.GlobalOptions{Output: output}}}
-			cmd := podsCommand(o)
+			o := &podsOptions{Verb: cmdutil.Verb{F: &cmdutil.Factory{Global: cmdutil.GlobalOptions{Output: output}}}}
+			cmd := podsCommand(o.F, o)
 			if err := cmd.ParseFlags(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			err := o.Complete(o.f, nil, nil)
+			err := o.Complete(o.F, nil, nil)
 			if err == nil {
 				err = o.Validate()
 			}
@@ -154,11 +154,11 @@ func TestPsOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			o := &psOptions{f: &cmdutil.Factory{Global: cmdutil.GlobalOptions{Output: "table"}}}
-			if err := psCommand(o).ParseFlags(tt.args); err != nil {
+			o := &psOptions{Verb: cmdutil.Verb{F: &cmdutil.Factory{Global: cmdutil.GlobalOptions{Output: "table"}}}}
+			if err := psCommand(o.F, o).ParseFlags(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			err := o.Complete(o.f, nil, nil)
+			err := o.Complete(o.F, nil, nil)
 			if err == nil {
 				err = o.Validate()
 			}
@@ -171,7 +171,7 @@ func TestPsOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, *o, cmp.AllowUnexported(psOptions{}), cmpopts.IgnoreFields(psOptions{}, "f", "now"),
+			if diff := cmp.Diff(tt.want, *o, cmp.AllowUnexported(psOptions{}), cmpopts.IgnoreFields(psOptions{}, "Verb", "now"),
 				regexpComparer); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
@@ -203,8 +203,8 @@ func runListing(t *testing.T, o runner, complete func() error) {
 
 func TestPodsRun(t *testing.T) {
 	f, out, errOut := listFixture(t, "table")
-	o := &podsOptions{f: f, now: func() time.Time { return listNow }}
-	runListing(t, o, completeValidate(o, o.f))
+	o := &podsOptions{Verb: cmdutil.Verb{F: f}, now: func() time.Time { return listNow }}
+	runListing(t, o, completeValidate(o, o.F))
 	want := `POD ID          CREATED         STATE      NAME   NAMESPACE   ATTEMPT   RUNTIME
 aaaa2222aaaa2   3 minutes ago   NotReady   db     prod        0         (default)
 aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default)
@@ -217,16 +217,16 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 	}
 
 	out.Reset()
-	o = &podsOptions{f: f, now: time.Now, listFlags: listFlags{Quiet: true}, Select: cmdutil.PodSelectors{State: "ready"}}
-	runListing(t, o, completeValidate(o, o.f))
+	o = &podsOptions{Verb: cmdutil.Verb{F: f}, now: time.Now, listFlags: listFlags{Quiet: true}, Select: cmdutil.PodSelectors{State: "ready"}}
+	runListing(t, o, completeValidate(o, o.F))
 	if got := out.String(); got != podWeb+"\n" {
 		t.Errorf("-q --state ready = %q", got)
 	}
 
 	f.Global.Output = "json"
 	out.Reset()
-	o = &podsOptions{f: f, now: time.Now, Select: cmdutil.PodSelectors{Name: "^web$"}}
-	runListing(t, o, completeValidate(o, o.f))
+	o = &podsOptions{Verb: cmdutil.Verb{F: f}, now: time.Now, Select: cmdutil.PodSelectors{Name: "^web$"}}
+	runListing(t, o, completeValidate(o, o.F))
 	var list struct {
 		Items []struct {
 			ID       string            `json:"id"`
@@ -249,8 +249,8 @@ aaaa1111aaaa1   2 hours ago     Ready      web    default     1         (default
 
 func TestPsRun(t *testing.T) {
 	f, out, _ := listFixture(t, "table")
-	o := &psOptions{f: f, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{All: true}}
-	runListing(t, o, completeValidate(o, o.f))
+	o := &psOptions{Verb: cmdutil.Verb{F: f}, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{All: true}}
+	runListing(t, o, completeValidate(o, o.F))
 	want := `CONTAINER       IMAGE                          CREATED              STATE     NAME    ATTEMPT   POD ID          POD   NAMESPACE
 cccc3333cccc3   postgres:16                    About a minute ago   Created   pg      0         aaaa2222aaaa2   db    prod
 bbbb1111bbbb1   docker.io/library/nginx:1.25   About an hour ago    Running   nginx   2         aaaa1111aaaa1   web   default
@@ -262,15 +262,15 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 
 	// Running only by default; --pod by name; --no-trunc.
 	out.Reset()
-	o = &psOptions{f: f, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{Pod: "web"}, listFlags: listFlags{NoTrunc: true}}
-	runListing(t, o, completeValidate(o, o.f))
+	o = &psOptions{Verb: cmdutil.Verb{F: f}, now: func() time.Time { return listNow }, Select: cmdutil.ContainerSelectors{Pod: "web"}, listFlags: listFlags{NoTrunc: true}}
+	runListing(t, o, completeValidate(o, o.F))
 	if !strings.Contains(out.String(), ctrWeb+"   docker.io/library/nginx:1.25") || strings.Contains(out.String(), ctrOld) {
 		t.Errorf("ps --pod web --no-trunc:\n%s", out)
 	}
 
 	out.Reset()
-	o = &psOptions{f: f, now: time.Now, Select: cmdutil.ContainerSelectors{Pod: "nope"}}
-	if err := completeValidate(o, o.f)(); err != nil {
+	o = &psOptions{Verb: cmdutil.Verb{F: f}, now: time.Now, Select: cmdutil.ContainerSelectors{Pod: "nope"}}
+	if err := completeValidate(o, o.F)(); err != nil {
 		t.Fatal(err)
 	}
 	var nf *client.NotFoundError
@@ -280,8 +280,8 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 
 	f.Global.Output = "yaml"
 	out.Reset()
-	o = &psOptions{f: f, now: time.Now, Select: cmdutil.ContainerSelectors{State: "created"}}
-	runListing(t, o, completeValidate(o, o.f))
+	o = &psOptions{Verb: cmdutil.Verb{F: f}, now: time.Now, Select: cmdutil.ContainerSelectors{State: "created"}}
+	runListing(t, o, completeValidate(o, o.F))
 	for _, s := range []string{"containers:\n", "  state: CONTAINER_CREATED\n", "  id: " + ctrPG + "\n"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("-o yaml lacks %q:\n%s", s, out)
@@ -291,7 +291,7 @@ bbbb2222bbbb2   1111111111111                  2 hours ago          Exited    in
 
 func TestImagesRun(t *testing.T) {
 	f, out, _ := listFixture(t, "table")
-	o := &imagesOptions{f: f, Table: output.ImageTableOptions{Digests: true}}
+	o := &imagesOptions{Verb: cmdutil.Verb{F: f}, Table: output.ImageTableOptions{Digests: true}}
 	runListing(t, o, nil)
 	want := `IMAGE                       TAG      DIGEST          IMAGE ID        SIZE
 docker.io/library/busybox   1.36     abcdefabcdefa   1111111111111   4.19MB
@@ -302,7 +302,7 @@ quay.io/old                 <none>   0123            2222222222222   999B
 		t.Errorf("table (-want +got):\n%s", diff)
 	}
 	out.Reset()
-	o = &imagesOptions{f: f, Quiet: true, Ref: "docker.io/library/busybox:1.36"}
+	o = &imagesOptions{Verb: cmdutil.Verb{F: f}, Quiet: true, Ref: "docker.io/library/busybox:1.36"}
 	runListing(t, o, nil)
 	if out.String() != imgBB+"\n" {
 		t.Errorf("images -q busybox = %q", out)
@@ -311,7 +311,7 @@ quay.io/old                 <none>   0123            2222222222222   999B
 
 func TestInspectRun(t *testing.T) {
 	f, out, _ := listFixture(t, "json")
-	o := &inspectOptions{f: f, now: time.Now, run: query.Inspect, Refs: []string{"nginx"}, p: output.Printer{Out: out, Format: output.JSON}}
+	o := &inspectOptions{Verb: cmdutil.Verb{F: f}, now: time.Now, run: query.Inspect, Refs: []string{"nginx"}, p: output.Printer{Out: out, Format: output.JSON}}
 	runListing(t, o, nil)
 	var got struct {
 		Status struct {
@@ -330,7 +330,7 @@ func TestInspectRun(t *testing.T) {
 	}
 
 	out.Reset()
-	o = &inspectOptions{f: f, now: func() time.Time { return listNow }, run: query.Inspect, Refs: []string{"bbbb1", "pg"}, p: output.Printer{Out: out, Format: output.Table}}
+	o = &inspectOptions{Verb: cmdutil.Verb{F: f}, now: func() time.Time { return listNow }, run: query.Inspect, Refs: []string{"bbbb1", "pg"}, p: output.Printer{Out: out, Format: output.Table}}
 	runListing(t, o, nil)
 	for _, s := range []string{"ID:          " + ctrWeb, "Name:        nginx", "Attempt:     2", "Labels:      tier=front", "\n\nID:          " + ctrPG, "State:       Created"} {
 		if !strings.Contains(out.String(), s) {
@@ -338,14 +338,14 @@ func TestInspectRun(t *testing.T) {
 		}
 	}
 
-	o = &inspectOptions{f: f, now: time.Now, run: query.Inspect, Refs: []string{"bbbb"}, p: output.Printer{Out: out, Format: output.JSON}}
+	o = &inspectOptions{Verb: cmdutil.Verb{F: f}, now: time.Now, run: query.Inspect, Refs: []string{"bbbb"}, p: output.Printer{Out: out, Format: output.JSON}}
 	var amb *client.AmbiguousError
 	if err := o.Run(context.Background()); !errors.As(err, &amb) || len(amb.Candidates) != 2 {
 		t.Errorf("inspect bbbb = %v, want an AmbiguousError listing 2 containers", err)
 	}
 
 	out.Reset()
-	op := &inspectOptions{f: f, now: time.Now, run: query.InspectPod, Refs: []string{"web", "aaaa2"}, p: output.Printer{Out: out, Format: output.JSON}}
+	op := &inspectOptions{Verb: cmdutil.Verb{F: f}, now: time.Now, run: query.InspectPod, Refs: []string{"web", "aaaa2"}, p: output.Printer{Out: out, Format: output.JSON}}
 	runListing(t, op, nil)
 	var pods []struct {
 		Status struct {

@@ -15,7 +15,7 @@ import (
 type mockRuntimeOptions struct {
 	mockruntime.Options
 
-	f      *cmdutil.Factory
+	cmdutil.Verb
 	config mockruntime.Config // set by Validate
 }
 
@@ -43,9 +43,8 @@ func newMockRuntimeCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 // Complete takes the factory's streams.
-func (o *mockRuntimeOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, _ []string) error {
-	o.f = f
-	return nil
+func (o *mockRuntimeOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	return o.Verb.Complete(f, cmd, args)
 }
 
 // Validate parses the flags into the runtime's configuration before
@@ -61,6 +60,6 @@ func (o *mockRuntimeOptions) Validate() (err error) {
 // SIGHUP), then shuts the runtime down.
 func (o *mockRuntimeOptions) Run(ctx context.Context) error {
 	return o.Serve(ctx, o.config, func(format string, args ...any) {
-		_, _ = fmt.Fprintf(o.f.Streams.ErrOut, "crisp mock-runtime: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
+		_, _ = fmt.Fprintf(o.F.Streams.ErrOut, "crisp mock-runtime: "+format+"\n", args...) // the error stream is the last resort: a failed write there has nowhere to go
 	})
 }

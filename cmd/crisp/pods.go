@@ -13,7 +13,7 @@ import (
 
 // podsOptions are the flags of `crisp pods`.
 type podsOptions struct {
-	f *cmdutil.Factory
+	cmdutil.Verb
 	// now is the clock CREATED is measured against (tests pin it).
 	now func() time.Time
 
@@ -24,18 +24,18 @@ type podsOptions struct {
 }
 
 func newPodsCommand(f *cmdutil.Factory) *cobra.Command {
-	return podsCommand(&podsOptions{f: f, now: time.Now})
+	return podsCommand(f, &podsOptions{now: time.Now})
 }
 
 // podsCommand binds the command's flags to o; tests parse into their own o.
-func podsCommand(o *podsOptions) *cobra.Command {
+func podsCommand(f *cmdutil.Factory, o *podsOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "pods [flags]",
 		Short:   "List pod sandboxes",
 		Long:    helpLong("pods"),
 		Example: helpExample("pods"),
 		Args:    cmdutil.NoArgs,
-		RunE:    runOptions(o.f, o),
+		RunE:    runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	o.bind(fl, "pod")
@@ -44,13 +44,15 @@ func podsCommand(o *podsOptions) *cobra.Command {
 	return cmd
 }
 
-// Complete has nothing to add: the flags are all there is.
-func (o *podsOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) error { return nil }
+// Complete keeps the factory: the flags are all there is.
+func (o *podsOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	return o.Verb.Complete(f, cmd, args)
+}
 
 // Validate builds the filter from the flags (usage errors for bad ones)
 // before the runtime is dialled.
 func (o *podsOptions) Validate() (err error) {
-	if err := o.validate(o.f); err != nil {
+	if err := o.validate(o.F); err != nil {
 		return err
 	}
 	o.filter, err = o.Select.Filter()
@@ -60,7 +62,7 @@ func (o *podsOptions) Validate() (err error) {
 
 // Run lists the pods and prints them.
 func (o *podsOptions) Run(ctx context.Context) error {
-	return o.f.WithClient(func(c *client.Client) error {
-		return query.Pods(ctx, c, o.filter, o.options(o.now()), o.f.Printer())
+	return o.F.WithClient(func(c *client.Client) error {
+		return query.Pods(ctx, c, o.filter, o.options(o.now()), o.F.Printer())
 	})
 }

@@ -17,7 +17,7 @@ import (
 // fields, which Run hands to diag as they are.
 type probeOptions struct {
 	diag.Probe
-	f *cmdutil.Factory
+	cmdutil.Verb
 }
 
 func newProbeCommand(f *cmdutil.Factory) *cobra.Command {
@@ -40,8 +40,11 @@ func newProbeCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 // Complete takes the factory and the CONTAINER.
-func (o *probeOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
-	o.f, o.Container = f, args[0]
+func (o *probeOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
+	o.Container = args[0]
 	return nil
 }
 
@@ -63,7 +66,7 @@ func (o *probeOptions) Validate() error {
 // Run probes the target and prints the report.
 func (o *probeOptions) Run(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, o.Trace.Close()) }()
-	return o.Probe.Run(ctx, o.f)
+	return o.Probe.Run(ctx, o.F)
 }
 
 // addTargetFlags binds the flags probe, smoke and bench share: --pod,

@@ -13,7 +13,7 @@ import (
 
 // psOptions are the flags of `crisp ps`.
 type psOptions struct {
-	f   *cmdutil.Factory
+	cmdutil.Verb
 	now func() time.Time
 
 	listFlags
@@ -24,35 +24,37 @@ type psOptions struct {
 }
 
 func newPsCommand(f *cmdutil.Factory) *cobra.Command {
-	return psCommand(&psOptions{f: f, now: time.Now})
+	return psCommand(f, &psOptions{now: time.Now})
 }
 
 // psCommand binds the command's flags to o; tests parse into their own o.
-func psCommand(o *psOptions) *cobra.Command {
+func psCommand(f *cmdutil.Factory, o *psOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ps [flags]",
 		Short:   "List containers",
 		Long:    helpLong("ps"),
 		Example: helpExample("ps"),
 		Args:    cmdutil.NoArgs,
-		RunE:    runOptions(o.f, o),
+		RunE:    runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	o.bind(fl, "container")
 	o.Select.Bind(fl, "only", true)
 	fl.BoolVarP(&o.ResolveImagePath, "resolve-image-path", "r", false, "crictl's: show the image's name, not its ID (crisp's table always does)")
-	_ = cmd.RegisterFlagCompletionFunc("pod", completePods(o.f))
+	_ = cmd.RegisterFlagCompletionFunc("pod", completePods(f))
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(client.ContainerStates, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// Complete has nothing to add: the flags are all there is.
-func (o *psOptions) Complete(*cmdutil.Factory, *cobra.Command, []string) error { return nil }
+// Complete keeps the factory: the flags are all there is.
+func (o *psOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	return o.Verb.Complete(f, cmd, args)
+}
 
 // Validate builds the filter from the flags (usage errors for bad ones)
 // before the runtime is dialled.
 func (o *psOptions) Validate() (err error) {
-	if err := o.validate(o.f); err != nil {
+	if err := o.validate(o.F); err != nil {
 		return err
 	}
 	o.filter, err = o.Select.Filter()
@@ -62,7 +64,7 @@ func (o *psOptions) Validate() (err error) {
 
 // Run lists the containers and prints them.
 func (o *psOptions) Run(ctx context.Context) error {
-	return o.f.WithClient(func(c *client.Client) error {
-		return query.PS(ctx, c, o.filter, o.options(o.now()), o.f.Printer())
+	return o.F.WithClient(func(c *client.Client) error {
+		return query.PS(ctx, c, o.filter, o.options(o.now()), o.F.Printer())
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 // pullOptions are the flags of `crisp pull`.
 type pullOptions struct {
-	f *cmdutil.Factory
+	cmdutil.Verb
 
 	Image, Creds, Auth, Username, PodConfig string
 	Annotations                             []string
@@ -22,14 +22,14 @@ type pullOptions struct {
 }
 
 func newPullCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &pullOptions{f: f}
+	o := &pullOptions{}
 	cmd := &cobra.Command{
 		Use:     "pull IMAGE",
 		Short:   "Pull an image",
 		Long:    helpLong("pull"),
 		Example: helpExample("pull"),
 		Args:    cmdutil.ExactArgs(1, "one IMAGE"),
-		RunE:    runOptions(o.f, o),
+		RunE:    runOptions(f, o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Creds, "creds", "", "USERNAME[:PASSWORD] for the registry (env CRICTL_CREDS)")
@@ -45,6 +45,9 @@ func newPullCommand(f *cmdutil.Factory) *cobra.Command {
 // Complete takes IMAGE, and the flags' values from crictl's environment
 // variables where they were not given.
 func (o *pullOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
 	o.Image = args[0]
 	return f.FlagsFromEnv(cmd, [][2]string{{"creds", "CRICTL_CREDS"}, {"auth", "CRICTL_AUTH"}, {"pull-timeout", "CRICTL_PULL_TIMEOUT"}})
 }
@@ -74,7 +77,7 @@ func (o *pullOptions) credentials() query.Credentials {
 // bounded and ended by a signal, before the runtime is dialled, then pulls
 // the image. What is wrong with them is the command line's (exit 2).
 func (o *pullOptions) Run(ctx context.Context) (err error) {
-	if o.pull.Auth, err = o.credentials().AuthConfig(ctx, o.f.Streams.In, o.f.Streams.ErrOut); err != nil {
+	if o.pull.Auth, err = o.credentials().AuthConfig(ctx, o.F.Streams.In, o.F.Streams.ErrOut); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	if o.PodConfig != "" {
@@ -82,5 +85,5 @@ func (o *pullOptions) Run(ctx context.Context) (err error) {
 			return cmdutil.UsageErrorf("--pod-config: %v", err)
 		}
 	}
-	return o.f.WithClient(func(c *client.Client) error { return query.Pull(ctx, c, o.Image, o.pull, o.f.Streams.Out) })
+	return o.F.WithClient(func(c *client.Client) error { return query.Pull(ctx, c, o.Image, o.pull, o.F.Streams.Out) })
 }

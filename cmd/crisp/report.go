@@ -12,13 +12,13 @@ import (
 )
 
 type reportOptions struct {
-	f     *cmdutil.Factory
+	cmdutil.Verb
 	Files []string
 	JUnit string
 }
 
 func newReportCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &reportOptions{f: f}
+	o := &reportOptions{}
 	cmd := &cobra.Command{
 		Use:     "report [--junit FILE] [-o table|markdown|json|yaml] (FILE... | -)",
 		Short:   "Merge the smoke and probe JSON reports of many nodes",
@@ -33,7 +33,10 @@ func newReportCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 // Complete takes the files from the arguments.
-func (o *reportOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) error {
+func (o *reportOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
 	o.Files = args
 	return nil
 }
@@ -48,7 +51,7 @@ func (o *reportOptions) Validate() error {
 
 // Run merges the reports, writes them, and fails when a node did.
 func (o *reportOptions) Run(ctx context.Context) error {
-	fleet, err := report.Load(ctx, o.Files, o.f.Streams.In)
+	fleet, err := report.Load(ctx, o.Files, o.F.Streams.In)
 	if err != nil {
 		return err
 	}
@@ -57,11 +60,11 @@ func (o *reportOptions) Run(ctx context.Context) error {
 			return fmt.Errorf("--junit: %w", err)
 		}
 	}
-	if err := fleet.Write(o.f.Streams.Out, o.f.Global.Output); err != nil {
+	if err := fleet.Write(o.F.Streams.Out, o.F.Global.Output); err != nil {
 		return err
 	}
 	if err := fleet.Check(); err != nil {
-		_, _ = fmt.Fprintln(o.f.Streams.ErrOut, "crisp report:", err) // the error stream is the last resort: a failed write there has nowhere to go
+		_, _ = fmt.Fprintln(o.F.Streams.ErrOut, "crisp report:", err) // the error stream is the last resort: a failed write there has nowhere to go
 		return cmdutil.ErrReported
 	}
 	return nil

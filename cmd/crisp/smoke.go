@@ -16,7 +16,7 @@ import (
 // fields, which Run hands to diag as they are.
 type smokeOptions struct {
 	diag.Smoke
-	f *cmdutil.Factory
+	cmdutil.Verb
 }
 
 func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
@@ -44,8 +44,10 @@ func newSmokeCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 // Complete takes the factory and the optional CONTAINER.
-func (o *smokeOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
-	o.f = f
+func (o *smokeOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
 	if len(args) == 1 {
 		o.Container = args[0]
 	}
@@ -87,5 +89,5 @@ func (o *smokeOptions) Run(ctx context.Context) (err error) {
 			return cmdutil.UsageError{Err: err}
 		}
 	}
-	return o.Smoke.Run(ctx, o.f)
+	return o.Smoke.Run(ctx, o.F)
 }

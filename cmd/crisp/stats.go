@@ -14,7 +14,7 @@ import (
 
 // statsOptions are the flags of `crisp stats` and `crisp statsp`.
 type statsOptions struct {
-	f *cmdutil.Factory
+	cmdutil.Verb
 	// pods is true for statsp.
 	pods bool
 
@@ -24,14 +24,14 @@ type statsOptions struct {
 }
 
 func newStatsCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &statsOptions{f: f}
+	o := &statsOptions{}
 	cmd := &cobra.Command{
 		Use:     "stats [CONTAINER]",
 		Short:   "Show containers' resource usage",
 		Long:    helpLong("stats"),
 		Example: helpExample("stats"),
 		Args:    cmdutil.MaxArgs(1, "one CONTAINER"),
-		RunE:    runOptions(o.f, o),
+		RunE:    runOptions(f, o),
 	}
 	fl := o.flags(cmd)
 	fl.BoolVarP(&o.q.All, "all", "a", false, "also containers that use no CPU and no memory")
@@ -42,14 +42,14 @@ func newStatsCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 func newPodStatsCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &statsOptions{f: f, pods: true}
+	o := &statsOptions{pods: true}
 	cmd := &cobra.Command{
 		Use:     "statsp [POD]",
 		Short:   "Show pods' resource usage",
 		Long:    helpLong("statsp"),
 		Example: helpExample("statsp"),
 		Args:    cmdutil.MaxArgs(1, "one POD"),
-		RunE:    runOptions(o.f, o),
+		RunE:    runOptions(f, o),
 	}
 	o.flags(cmd).StringVar(&o.q.Filter.ID, "id", "", "only the pod with this ID or ID prefix")
 	return cmd
@@ -65,7 +65,10 @@ func (o *statsOptions) flags(cmd *cobra.Command) *pflag.FlagSet {
 }
 
 // Complete takes the optional argument.
-func (o *statsOptions) Complete(_ *cmdutil.Factory, _ *cobra.Command, args []string) error {
+func (o *statsOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
 	if len(args) == 1 {
 		o.q.Ref = args[0]
 	}
@@ -84,10 +87,10 @@ func (o *statsOptions) Validate() (err error) {
 
 // Run prints the stats.
 func (o *statsOptions) Run(ctx context.Context) error {
-	return o.f.WithClient(func(c *client.Client) error {
+	return o.F.WithClient(func(c *client.Client) error {
 		if o.pods {
-			return query.PodStats(ctx, c, o.q, o.f.Printer())
+			return query.PodStats(ctx, c, o.q, o.F.Printer())
 		}
-		return query.Stats(ctx, c, o.q, o.f.Printer())
+		return query.Stats(ctx, c, o.q, o.F.Printer())
 	})
 }

@@ -14,7 +14,7 @@ import (
 // traceCmdOptions are `crisp trace`'s arguments.
 type traceCmdOptions struct {
 	File string
-	f    *cmdutil.Factory
+	cmdutil.Verb
 }
 
 func newTraceCommand(f *cmdutil.Factory) *cobra.Command {
@@ -30,8 +30,10 @@ func newTraceCommand(f *cmdutil.Factory) *cobra.Command {
 }
 
 // Complete takes FILE.
-func (o *traceCmdOptions) Complete(f *cmdutil.Factory, _ *cobra.Command, args []string) error {
-	o.f = f
+func (o *traceCmdOptions) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if err := o.Verb.Complete(f, cmd, args); err != nil {
+		return err
+	}
 	if len(args) > 0 {
 		o.File = args[0]
 	}
@@ -56,5 +58,5 @@ func (o *traceCmdOptions) Run(ctx context.Context) error {
 	if len(events) == 0 {
 		return fmt.Errorf("trace: %s holds no trace events (write one with --trace-file FILE on exec, attach, port-forward, probe or smoke)", o.File)
 	}
-	return tracefile.Print(o.f.Streams.Out, events)
+	return tracefile.Print(o.F.Streams.Out, events)
 }

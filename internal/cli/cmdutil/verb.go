@@ -9,9 +9,11 @@ import (
 	"github.com/crisp-cri/crisp/internal/client"
 )
 
-// Verb is the base of the lifecycle verbs' options, after the command
-// skeleton: Complete keeps the factory and the arguments, Validate
-// accepts, Run is the verb's. A verb embeds it and binds its flags.
+// Verb is the base of a command's options, after the command skeleton:
+// Complete keeps the factory and the arguments, Validate accepts, Run is
+// the command's. Every command that talks to the runtime through the
+// factory embeds it (the streaming ones hold session.Deps, made from the
+// same factory, instead) and binds its flags.
 type Verb struct {
 	F    *Factory
 	Path string // the command's path, for messages: "crisp stop"
@@ -27,7 +29,10 @@ func (v *Verb) Complete(f *Factory, cmd *cobra.Command, args []string) error {
 	if v.F == nil {
 		v.F = f
 	}
-	v.Path, v.Args = cmd.CommandPath(), args
+	v.Args = args
+	if cmd != nil { // tests complete options without a command
+		v.Path = cmd.CommandPath()
+	}
 	return nil
 }
 
