@@ -27,6 +27,15 @@ const (
 // caller names none: CRISP_SPDY=spdystream is the way back (docs/design.md).
 const EnvKind = "CRISP_SPDY"
 
+// KindInEffect is the connection Open runs on when the caller names none:
+// $CRISP_SPDY, else KindCrisp.
+func KindInEffect() string {
+	if kind := os.Getenv(EnvKind); kind != "" {
+		return kind
+	}
+	return KindCrisp
+}
+
 // Options set a connection up.
 type Options struct {
 	// Kind is KindCrisp or KindSpdystream; "" is $CRISP_SPDY, else
@@ -47,10 +56,10 @@ type Options struct {
 func Open(nc net.Conn, br *bufio.Reader, o Options) (httpstream.Connection, error) {
 	kind := o.Kind
 	if kind == "" {
-		kind = os.Getenv(EnvKind)
+		kind = KindInEffect()
 	}
 	switch kind {
-	case "", KindCrisp:
+	case KindCrisp:
 		c, err := New(nc, br, o.PingPeriod)
 		if err != nil {
 			return nil, err
