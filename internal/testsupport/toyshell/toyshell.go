@@ -23,7 +23,9 @@
 //	yes N                prints N bytes of 'y'
 //	zeros N              prints N zero bytes in 32 KiB writes
 //	size                 prints the first terminal size as WxH
-//	sleep                waits for its context (and says so on Sleepers)
+//	sleep [D]            waits D (seconds, or a Go duration such as 300ms)
+//	                     or, without D, for its context; says so on Sleepers
+//	abc N                prints N bytes, 'a' to 'z' over and over
 //	readline             reads one line, prints "got a line", never waits for EOF
 //	sh -c SCRIPT         statements separated by ";", each one of the above,
 //	                     with ">&2" (to stderr) and "2>/dev/null"; "A | wc -c"
@@ -171,8 +173,24 @@ func (r run) command(cmd []string) error {
 			default:
 			}
 		}
-		<-r.ctx.Done()
-		return r.ctx.Err()
+		if len(args) == 0 {
+			<-r.ctx.Done()
+			return r.ctx.Err()
+		}
+		d, err := sleepDuration(args[0])
+		if err != nil {
+			_ = r.print(r.errOut, "sleep: "+err.Error()+"\n")
+			return ExitCode(1)
+		}
+		select {
+		case <-time.After(d):
+			return nil
+		case <-r.ctx.Done():
+			return r.ctx.Err()
+		}
+	case "abc":
+		_, err := io.Copy(r.out, io.LimitReader(&alphabet{}, arg(0)))
+		return r.ended(err)
 	case "readline":
 		buf := make([]byte, 1)
 		for {
@@ -319,6 +337,31 @@ func ddSize(args []string) int64 {
 	return bs * count
 }
 
+// sleepDuration reads sleep's argument: seconds (2, 0.5) or a Go
+// duration (300ms).
+func sleepDuration(arg string) (time.Duration, error) {
+	if secs, err := strconv.ParseFloat(arg, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(arg)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid time interval %q", arg)
+	}
+	return d, nil
+}
+
+// alphabet reads 'a' to 'z' over and over: output whose every byte says
+// where it belongs, so a lost, doubled or reordered chunk shows.
+type alphabet struct{ n int }
+
+func (a *alphabet) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a' + byte((a.n+i)%26)
+	}
+	a.n += len(p)
+	return len(p), nil
+}
+
 // zeros reads as endless zero bytes.
 type zeros struct{}
 
@@ -341,31 +384,36 @@ func (s *Shell) Attach(_ context.Context, containerID string, in io.Reader, out,
 	return nil
 }
 
-// PortForward dials 127.0.0.1:port and copies both ways until either side
-// is done, forwarding a half-close.
+// PortForward dials 127.0.0.1:port and copies both ways: the app's end
+// becomes the client's EOF (SPDY streams half-close on Close), the client's
+// end the app's (CloseWrite); it returns once both are done. ctx's end
+// closes the app's side.
 func (s *Shell) PortForward(ctx context.Context, _ string, port int32, stream io.ReadWriteCloser) error {
 	s.mu.Lock()
 	s.forwards = append(s.forwards, port)
 	s.mu.Unlock()
-	defer func() { _ = stream.Close() }()
+	// Closing the stream is not waited on: spdystream's Close waits for
+	// the stream's reply to have gone out, for good when the client hung
+	// up before it did, and the streaming server's Close, which waits for
+	// this handler, would then hang.
+	closeStream := func() { go func() { _ = stream.Close() }() }
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
+		closeStream()
 		return err
 	}
 	defer func() { _ = c.Close() }()
-	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	up := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(up)
 		_, _ = io.Copy(c, stream)
 		_ = c.(*net.TCPConn).CloseWrite()
 	}()
 	_, err = io.Copy(stream, c)
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-	_ = c.Close()
-	<-done
+	closeStream()
+	<-up // ends with the client's side of the stream
 	return err
 }

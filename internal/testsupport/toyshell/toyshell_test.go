@@ -53,6 +53,9 @@ func TestCommands(t *testing.T) {
 		{"xxxxxx", []string{"sh", "-c", "head -c 4 | wc -c"}, "4\n", "", 0},
 		{"xxxxxx", []string{"sh", "-c", "dd bs=2 count=2 iflag=fullblock 2>/dev/null | wc -c"}, "4\n", "", 0},
 		{"a\nb", []string{"readline"}, "got a line\n", "", 0},
+		{"", []string{"abc", "30"}, "abcdefghijklmnopqrstuvwxyzabcd", "", 0},
+		{"", []string{"sh", "-c", "echo begin; sleep 0.05; sleep 10ms; echo end"}, "begin\nend\n", "", 0},
+		{"", []string{"sleep", "soon"}, "", "sleep: invalid time interval \"soon\"\n", 1},
 		{"", []string{"nosuch"}, "", "nosuch: not found\n", 127},
 	} {
 		out, errOut, err := exec(t, c.stdin, nil, c.cmd...)

@@ -16,10 +16,10 @@ import (
 	"testing"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/klog/v2"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/testsupport/toyshell"
 )
 
 // The app protocol the test servers speak on the "pod's" port:
@@ -151,46 +151,6 @@ func roundTrip(rw io.ReadWriter, seed uint64, n int64) error {
 	return nil
 }
 
-// dialBackend forwards to 127.0.0.1:port like the mock runtime's pods,
-// which share the host loopback, with the mock's half-close handling.
-type dialBackend struct{}
-
-func (dialBackend) Exec(context.Context, string, []string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
-	return errors.New("exec not supported by the port-forward test backend")
-}
-
-func (dialBackend) Attach(context.Context, string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
-	return errors.New("attach not supported by the port-forward test backend")
-}
-
-func (dialBackend) PortForward(ctx context.Context, _ string, port int32, stream io.ReadWriteCloser) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = c.Close() }()
-	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
-	defer stop()
-	up := make(chan struct{})
-	go func() {
-		defer close(up)
-		_, _ = io.Copy(c, stream)
-		_ = c.(*net.TCPConn).CloseWrite()
-	}()
-	_, err = io.Copy(stream, c)
-	// The app's end becomes the client's EOF (SPDY streams half-close on
-	// Close), as the mock runtime's backend does; then wait for the client.
-	// Not waiting for Close: spdystream's waits for the stream's reply to
-	// have gone out, for good when the client hung up before it did
-	// (testkit.StreamingServerStuck), and the streaming server's Close,
-	// which waits for this handler, then hung the test (the drain test
-	// cuts connections so).
-	go func() { _ = stream.Close() }()
-	<-up
-	return err
-}
-
 // startStreamServer runs the mock runtime's streaming server with a profile
 // and faults, and returns it with a URL source for one pod.
 func startStreamServer(t testing.TB, profile streamserver.Profile, faults ...string) (streamserver.Server, URLSource) {
@@ -219,7 +179,7 @@ func startStreamServerTLS(t testing.TB, tlsCfg *tls.Config, profile streamserver
 		}
 		cfg.Faults = append(cfg.Faults, fault)
 	}
-	srv, err := streamserver.New(cfg, dialBackend{})
+	srv, err := streamserver.New(cfg, &toyshell.Shell{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
 
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/testsupport/toyshell"
 	"github.com/crisp-cri/crisp/internal/transport"
 )
 
@@ -216,23 +216,6 @@ func TestHostileErrorFlood(t *testing.T) {
 	t.Log(fmt.Sprint(err))
 }
 
-// echoBackend is the mock streaming server's backend for one command: it
-// writes its arguments to stdout and returns.
-type echoBackend struct{}
-
-func (echoBackend) Exec(_ context.Context, _ string, cmd []string, _ io.Reader, out, _ io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
-	_, err := fmt.Fprintln(out, strings.Join(cmd, " "))
-	return err
-}
-
-func (echoBackend) Attach(context.Context, string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan remotecommandserver.TerminalSize) error {
-	return errors.New("no attach here")
-}
-
-func (echoBackend) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
-	return errors.New("no port-forward here")
-}
-
 // The mock's withhold-status fault (its output ends, its status never
 // comes): crisp ends the session with ErrNoStatus after the bound, on
 // SPDY v4, as against the hostile server above.
@@ -244,7 +227,7 @@ func TestMockWithholdStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := streamserver.New(streamserver.Config{Addr: "127.0.0.1:0", Profile: streamserver.ProfileFull, Faults: []streamserver.Fault{fault}}, echoBackend{})
+	srv, err := streamserver.New(streamserver.Config{Addr: "127.0.0.1:0", Profile: streamserver.ProfileFull, Faults: []streamserver.Fault{fault}}, &toyshell.Shell{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +236,7 @@ func TestMockWithholdStatus(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	src := func(context.Context) (string, error) {
-		resp, err := srv.GetExec(&runtimeapi.ExecRequest{ContainerId: "ctr", Cmd: []string{"hi"}, Stdout: true, Stderr: true})
+		resp, err := srv.GetExec(&runtimeapi.ExecRequest{ContainerId: "ctr", Cmd: []string{"echo", "hi"}, Stdout: true, Stderr: true})
 		if err != nil {
 			return "", err
 		}

@@ -74,7 +74,7 @@ func TestDeadPeerEndsTheSession(t *testing.T) {
 					proxy.Set(mode.mode)
 				}()
 				cfg := transport.Config{PeerTimeout: time.Second, UpgradeTimeout: 10 * time.Second}
-				_, err = Stream(ctx, "exec", source("wait"), offers, cfg, Streams{Stdout: out})
+				_, err = Stream(ctx, "exec", source("sh", "-c", "echo ready; sleep"), offers, cfg, Streams{Stdout: out})
 				if ctx.Err() != nil {
 					t.Fatalf("the session hung until the test's deadline (err %v)", err)
 				}
@@ -111,7 +111,7 @@ func TestQuietLiveCommandIsNotEnded(t *testing.T) {
 			}
 			var out bytes.Buffer
 			cfg := transport.Config{PeerTimeout: 300 * time.Millisecond, UpgradeTimeout: 10 * time.Second}
-			if _, err := Stream(context.Background(), "exec", source("quiet", "2s"), offers, cfg, Streams{Stdout: &out}); err != nil {
+			if _, err := Stream(context.Background(), "exec", source("sh", "-c", "echo begin; sleep 2; echo end"), offers, cfg, Streams{Stdout: &out}); err != nil {
 				t.Fatalf("a command silent for 2s with a 300ms bound: %v", err)
 			}
 			if out.String() != "begin\nend\n" {
@@ -157,7 +157,7 @@ func TestPausedReaderIsNotEnded(t *testing.T) {
 			}
 			w := &pausingWriter{pause: 2 * time.Second}
 			cfg := transport.Config{PeerTimeout: 300 * time.Millisecond, UpgradeTimeout: 10 * time.Second}
-			if _, err := Stream(context.Background(), "exec", source("bulk", "12582912"), offers, cfg, Streams{Stdout: w}); err != nil {
+			if _, err := Stream(context.Background(), "exec", source("abc", "12582912"), offers, cfg, Streams{Stdout: w}); err != nil {
 				t.Fatalf("a reader paused for 2s with a 300ms bound: %v", err)
 			}
 			if w.n != size || w.bad {
