@@ -236,7 +236,10 @@ func (s *server) stopGeneration(g *generation) {
 	}
 	// Connections first, contexts after: a killed runtime writes no final
 	// status, so nothing may reach a client once its connection is cut.
-	_ = g.srv.Close() // closes the listener and the connections net/http still owns
+	// The listener first, so that no client meets a live port after its
+	// session was cut; then every connection is aborted before net/http
+	// closes the ones it still owns, so that none lingers.
+	_ = g.ln.Close()
 	g.mu.Lock()
 	g.stopped = true
 	conns := make([]*trackedConn, 0, len(g.conns))
@@ -245,8 +248,9 @@ func (s *server) stopGeneration(g *generation) {
 	}
 	g.mu.Unlock()
 	for _, c := range conns {
-		_ = c.Close() // hijacked connections too
+		_ = c.abort()
 	}
+	_ = g.srv.Close()
 	g.cancel()
 }
 
@@ -377,6 +381,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.armRestart() // restart.go
 	sess := &session{srv: s, kind: kind, req: req, conn: connFrom(r.Context()), remaining: -1}
+	if sess.conn != nil {
+		sess.conn.linger.Store(true)
+	}
 	if s.faults.dropAfter >= 0 {
 		sess.remaining = s.faults.dropAfter
 	}

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 )
@@ -69,7 +71,7 @@ func (s *session) cutConnection() {
 	s.cut = true
 	s.mu.Unlock()
 	if s.conn != nil {
-		_ = s.conn.Close()
+		_ = s.conn.abort()
 	}
 }
 
@@ -214,19 +216,54 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 
 type trackedConn struct {
 	net.Conn
-	gen  *generation
-	once sync.Once
-	err  error
+	gen *generation
+	// linger is set once a session owns the connection: its close then lets
+	// the client read what is still queued (see lingerClose).
+	linger atomic.Bool
+	once   sync.Once
+	err    error
 }
 
-func (c *trackedConn) Close() error {
+// lingerTimeout bounds how long a closing session waits for its client to
+// read the last output and hang up.
+const lingerTimeout = 2 * time.Second
+
+// Close ends the connection; a session's connection lingers.
+func (c *trackedConn) Close() error { return c.close(c.linger.Load()) }
+
+// abort ends the connection at once, as a killed runtime or a fault does.
+func (c *trackedConn) abort() error { return c.close(false) }
+
+func (c *trackedConn) close(linger bool) error {
 	c.once.Do(func() {
-		c.err = c.Conn.Close()
+		if linger {
+			c.err = lingerClose(c.Conn)
+		} else {
+			c.err = c.Conn.Close()
+		}
 		c.gen.mu.Lock()
 		delete(c.gen.conns, c)
 		c.gen.mu.Unlock()
 	})
 	return c.err
+}
+
+// lingerClose half-closes a TCP connection and reads until the client hangs
+// up before closing it. A plain close with client bytes still unread (a
+// liveness ping, a window update that crossed the session's end) makes the
+// kernel answer with a reset and drop the output not yet sent, so the
+// client would lose the end of its output and the exit status. The
+// libraries serving the streams close that way; the listener's connection
+// is where the mock can fix it for every protocol.
+func lingerClose(c net.Conn) error {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c.Close()
+	}
+	if tc.CloseWrite() == nil && tc.SetReadDeadline(time.Now().Add(lingerTimeout)) == nil {
+		_, _ = io.Copy(io.Discard, tc) // until the client's FIN, an error or the deadline
+	}
+	return tc.Close()
 }
 
 type connKey struct{}
