@@ -144,6 +144,10 @@ type Attempt struct {
 	// waiting, when set, watches a slow upgrade (probe's progress).
 	waiting func(Call, Protocol) (stop func())
 
+	// quiet is the run's finding that the main process prints nothing
+	// (smoke's attach check; nil outside a run).
+	quiet *quietWatch
+
 	// State chained checks share.
 	cat          *catSession // probe's exec output check's `cat`
 	roundTripped bool        // probe's round-trip check used First.Conn
@@ -165,6 +169,9 @@ type FirstSession struct {
 	// Expired (attach): the read window ended before any output.
 	Expired bool
 	Window  time.Duration
+	// QuietNote says which earlier protocol's session also saw nothing
+	// (quietWatch), or is empty.
+	QuietNote string
 	// Conn (port-forward) is the connection opened with the handshake;
 	// the check that uses it takes it (sets it nil) and closes it.
 	Conn Conn
@@ -261,4 +268,42 @@ func recordRPCError(ctx context.Context, res *Result, err error) {
 // nothing is known of the protocol: a timeout, not a failure.
 func rpcTimedOut(ctx context.Context, err error) bool {
 	return err != nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// handshakeWindow bounds an attach handshake that only looks for the
+// upgrade: the RPC, the upgrade and a moment of output.
+const handshakeWindow = time.Second
+
+// quietWatch carries one finding across a run's attach sessions: the main
+// process printed nothing for a whole read window. Later protocols then wait
+// only a handshake's window (the bound the handshake probe already puts on an
+// attach upgrade), so a quiet container costs the full window once per run
+// rather than once per protocol (ten of them on a full runtime). A nil
+// quietWatch keeps every window whole.
+type quietWatch struct {
+	over   Protocol      // the first protocol whose session saw nothing
+	waited time.Duration // its window
+}
+
+// window is the read window for the next attach session.
+func (q *quietWatch) window(full time.Duration) time.Duration {
+	if q == nil || q.waited == 0 {
+		return full
+	}
+	return min(full, handshakeWindow)
+}
+
+// saw records that a session over p read nothing within w.
+func (q *quietWatch) saw(p Protocol, w time.Duration) {
+	if q != nil && q.waited == 0 {
+		q.over, q.waited = p, w
+	}
+}
+
+// note words the finding for a later protocol's skip, or is empty.
+func (q *quietWatch) note() string {
+	if q == nil || q.waited == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (nor within %s over %s)", q.waited, q.over)
 }

@@ -19,7 +19,7 @@ func probeAttachOutput(_ context.Context, a *Attempt) Check {
 	case f.Stdout != "":
 		return Check{Outcome: Pass, Detail: fmt.Sprintf("read %d bytes from the main process", len(f.Stdout))}
 	case f.Expired:
-		return Check{Outcome: Skip, Detail: fmt.Sprintf("the main process printed nothing within %s (attach probes only read)", f.Window)}
+		return Check{Outcome: Skip, Detail: fmt.Sprintf("the main process printed nothing within %s%s (attach probes only read)", f.Window, f.QuietNote)}
 	}
 	return Check{Outcome: Fail, Detail: fmt.Sprintf("the stream ended without output: %v", f.Err)}
 }
@@ -80,7 +80,7 @@ func probeHalfClose(ctx context.Context, a *Attempt) Check {
 func smokeAttach(ctx context.Context, a *Attempt) Check {
 	ctx, cancelAll := context.WithTimeout(ctx, a.Timeout)
 	defer cancelAll()
-	window := 3 * time.Second
+	window := a.quiet.window(3 * time.Second)
 	wctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	out := newWatchWriter("", nil)
@@ -97,7 +97,9 @@ func smokeAttach(ctx context.Context, a *Attempt) Check {
 	case got != "":
 		return Check{Outcome: Pass, Detail: fmt.Sprintf("read %d bytes from the main process", len(got))}
 	case ctx.Err() == nil && wctx.Err() != nil:
-		return Check{Outcome: Skip, Detail: fmt.Sprintf("the main process printed nothing within %s; run smoke on a container that prints (or use --image)", window)}
+		note := a.quiet.note()
+		a.quiet.saw(a.Protocol, window)
+		return Check{Outcome: Skip, Detail: fmt.Sprintf("the main process printed nothing within %s%s; run smoke on a container that prints (or use --image)", window, note)}
 	}
 	return Check{Outcome: Fail, Detail: fmt.Sprintf("the attach stream ended without output: %v", err)}
 }

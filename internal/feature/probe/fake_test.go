@@ -19,7 +19,7 @@ import (
 // driven in-process over toyshell (the one fake streaming backend of
 // crisp's tests) and spoken to through crisp's transport
 // (TransportStreamer), as probe speaks to a real runtime. The target is
-// container c1 in pod p1; echoPort is a TCP echo server on loopback, where
+// container c1 in pod p1 (quiet1 beside it prints nothing); echoPort is a TCP echo server on loopback, where
 // the mock's pods forward to.
 type fakeRuntime struct {
 	CRIURLs
@@ -52,6 +52,8 @@ func newFake(t testing.TB, cfg streamserver.Config) *fakeRuntime {
 	cri := &clienttest.Fake{Streaming: srv}
 	cri.AddPod(&runtimeapi.PodSandbox{Id: "p1", State: runtimeapi.PodSandboxState_SANDBOX_READY})
 	cri.AddContainer(&runtimeapi.Container{Id: "c1", PodSandboxId: "p1", State: runtimeapi.ContainerState_CONTAINER_RUNNING})
+	// quiet1's main process prints nothing (toyshell's "quiet" containers).
+	cri.AddContainer(&runtimeapi.Container{Id: "quiet1", PodSandboxId: "p1", State: runtimeapi.ContainerState_CONTAINER_RUNNING})
 	c, err := client.Dial(client.Settings{RuntimeEndpoint: clienttest.Serve(t, cri), RequestTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -166,6 +166,7 @@ func (p *Prober) Run(ctx context.Context, t Target) (*ProbeReport, error) {
 		return nil, err
 	}
 	rep := &ProbeReport{Container: t.ContainerID, Pod: t.PodID, Port: t.Port}
+	quiet := &quietWatch{}
 	for _, row := range Matrix() {
 		if !p.wants(row.Call) {
 			continue
@@ -179,7 +180,7 @@ func (p *Prober) Run(ctx context.Context, t Target) (*ProbeReport, error) {
 			case CallExec:
 				res = p.probeExec(ctx, t, proto)
 			case CallAttach:
-				res = p.probeAttach(ctx, t, proto)
+				res = p.probeAttach(ctx, t, proto, quiet)
 			case CallPortForward:
 				res = p.probeForward(ctx, t, proto)
 			}
@@ -240,7 +241,7 @@ func (p *Prober) probeExec(ctx context.Context, t Target, proto Protocol) Result
 
 // probeAttach makes the handshake as a read-only session; the registry's
 // attach check judges what it read.
-func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol) Result {
+func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol, quiet *quietWatch) Result {
 	res := Result{Call: CallAttach, Protocol: proto}
 	a := p.attemptFor(CallAttach, t, proto)
 	// Attach probes only read: the session is ended after the first output
@@ -248,8 +249,9 @@ func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol) Resu
 	// and bench finding what is accepted) wait less.
 	window := 2 * time.Second
 	if p.SkipChecks {
-		window = time.Second
+		window = handshakeWindow
 	}
+	window = quiet.window(window)
 	if window > p.timeout() {
 		window = p.timeout()
 	}
@@ -265,7 +267,10 @@ func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol) Resu
 		return res
 	}
 	a.First = &FirstSession{Ctx: ctx1, Err: err, Stdout: out.String(), Window: window,
-		Expired: ctx.Err() == nil && ctx1.Err() != nil}
+		Expired: ctx.Err() == nil && ctx1.Err() != nil, QuietNote: quiet.note()}
+	if a.First.Expired && a.First.Stdout == "" {
+		quiet.saw(proto, window)
+	}
 	res.Checks = a.checks(ctx, SuiteProbe)
 	return res
 }

@@ -122,6 +122,7 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 		return rep, err
 	}
 	var gone error
+	quiet := &quietWatch{}
 	record := func(c SmokeCheck) {
 		rep.add(c, s.Strict)
 		if s.Progress != nil {
@@ -155,6 +156,7 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 			}
 			isAuto := proto == auto
 			a := newAttempt(row.Call, pr, t, s.URLs, s.Streamer, s.timeout())
+			a.quiet = quiet
 			err := a.run(ctx, SuiteSmoke, func(c Check, took time.Duration) {
 				record(SmokeCheck{Call: row.Call, Protocol: &pr, Auto: isAuto, Check: c, Duration: Millis(took)})
 			})

@@ -152,3 +152,58 @@ func TestJUnitShape(t *testing.T) {
 		t.Errorf("JUnit tests=%d failures=%d/%d skipped=%d/%d; report %d checks, %d failed, %d skipped, %d warnings", doc.Suite.Tests, doc.Suite.Failures, fails, doc.Suite.Skipped, skips, len(rep.Checks), rep.Failed, rep.Skipped, rep.Warnings)
 	}
 }
+
+// A quiet main process costs smoke one full attach window: the first
+// protocol waits 3 s, the later ones a handshake's second, and say which
+// protocol saw nothing first. Probe does the same with its 2 s window.
+func TestQuietContainerWaitsOneFullWindow(t *testing.T) {
+	f := fakeProfile(t, "legacy") // two attach protocols; the fewest checks
+	target := Target{ContainerID: "quiet1", PodID: "p1"}
+	s := &Smoker{URLs: f, Streamer: f, Timeout: 5 * time.Second}
+	rep, err := s.Run(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var smokeDetails []string
+	for _, c := range rep.Checks {
+		if c.Call == CallAttach && c.Name() != "" && strings.HasSuffix(c.Name(), "/"+SmokeAttach) {
+			if c.Outcome != Skip {
+				t.Errorf("%s: %s, want a skip: %s", c.Name(), c.Outcome, c.Detail)
+			}
+			smokeDetails = append(smokeDetails, c.Detail)
+		}
+	}
+	checkQuietDetails(t, "smoke", smokeDetails, "3s")
+
+	p := &Prober{URLs: f, Streamer: f, Timeout: 5 * time.Second, Calls: []Call{CallAttach}}
+	prep, err := p.Run(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probeDetails []string
+	for _, r := range prep.Results {
+		for _, c := range r.Checks {
+			if c.Outcome == Skip && strings.Contains(c.Detail, "printed nothing") {
+				probeDetails = append(probeDetails, c.Detail)
+			}
+		}
+	}
+	checkQuietDetails(t, "probe", probeDetails, "2s")
+}
+
+// checkQuietDetails: the first skip waited the full window, every later one
+// a second and names the first protocol's window.
+func checkQuietDetails(t *testing.T, who string, details []string, full string) {
+	t.Helper()
+	if len(details) < 2 {
+		t.Fatalf("%s: %d quiet attach skips, want one per attach protocol (several): %q", who, len(details), details)
+	}
+	if want := "printed nothing within " + full; !strings.Contains(details[0], want) || strings.Contains(details[0], "nor within") {
+		t.Errorf("%s: first skip %q, want %q alone", who, details[0], want)
+	}
+	for _, d := range details[1:] {
+		if want := "printed nothing within 1s (nor within " + full + " over "; !strings.Contains(d, want) {
+			t.Errorf("%s: later skip %q, want %q", who, d, want)
+		}
+	}
+}

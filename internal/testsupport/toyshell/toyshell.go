@@ -34,8 +34,10 @@
 //	                     when it loops ("while") waits for a new size and
 //	                     prints that too
 //
-// Attach prints "attached to ID" and copies stdin to stdout. PortForward
-// dials 127.0.0.1:PORT (the mock's pods share the host loopback).
+// Attach prints "attached to ID" and copies stdin to stdout; a container
+// whose ID starts with "quiet" prints nothing and holds the session until
+// its end. PortForward dials 127.0.0.1:PORT (the mock's pods share the host
+// loopback).
 package toyshell
 
 import (
@@ -370,8 +372,13 @@ func (zeros) Read(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// Attach prints "attached to ID" and copies stdin to stdout.
-func (s *Shell) Attach(_ context.Context, containerID string, in io.Reader, out, _ io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
+// Attach prints "attached to ID" and copies stdin to stdout; a "quiet..."
+// container's main process prints nothing until the session ends.
+func (s *Shell) Attach(ctx context.Context, containerID string, in io.Reader, out, _ io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
+	if strings.HasPrefix(containerID, "quiet") {
+		<-ctx.Done()
+		return nil
+	}
 	if out != nil {
 		if _, err := io.WriteString(out, "attached to "+containerID+"\n"); err != nil {
 			return err
