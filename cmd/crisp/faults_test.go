@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"os/exec"
@@ -60,13 +61,16 @@ func TestFaultsNeverHang(t *testing.T) {
 		// the documented failure), instead of ending before it (0); all are
 		// bounded.
 		execMayMeetDeadServer bool
+		// probeAttempt is probe's --attempt-timeout (1s when empty).
+		probeAttempt string
 	}{
-		{"refuse-upgrade", 125, 125, 0, 1, false},
-		{"delay=5s", 125, 125, 1, 1, false},
+		{"refuse-upgrade", 125, 125, 0, 1, false, ""},
+		// Every upgrade outlasts every bound (1 s, probe's 0.5 s attempts).
+		{"delay=2s", 125, 125, 1, 1, false, "500ms"},
 		// The ticker prints 5 bytes every 0.2 s: the cut comes at the third tick.
-		{"drop-after=10", 125, 125, 0, 1, false},
+		{"drop-after=10", 125, 125, 0, 1, false, ""},
 		// exec's command ends before the kill; the rest meet a dead server.
-		{"kill-stream-server-after=300ms", 0, 125, 1, 1, true},
+		{"kill-stream-server-after=300ms", 0, 125, 1, 1, true, ""},
 	}
 	// Each run's bound: what its timeouts allow, with room; probe makes
 	// 24 attempts of up to --attempt-timeout each.
@@ -78,6 +82,7 @@ func TestFaultsNeverHang(t *testing.T) {
 				t.Fatal(err)
 			}
 			env, ctr := tickerContainer(t, mockruntime.Config{Profile: streamserver.ProfileFull, Faults: []streamserver.Fault{fault}})
+			attempt := cmp.Or(tt.probeAttempt, "1s")
 			for _, c := range []struct {
 				name string
 				want int
@@ -85,7 +90,7 @@ func TestFaultsNeverHang(t *testing.T) {
 			}{
 				{"exec", tt.exec, []string{"--request-timeout", "1s", "exec", ctr, "--", "head", "-c", "100000", "/dev/zero"}},
 				{"attach", tt.attach, []string{"--request-timeout", "1s", "attach", ctr}},
-				{"probe", tt.probe, []string{"--request-timeout", "1s", "probe", ctr, "--attempt-timeout", "1s"}},
+				{"probe", tt.probe, []string{"--request-timeout", "1s", "probe", ctr, "--attempt-timeout", attempt}},
 				{"smoke", tt.smoke, []string{"--request-timeout", "1s", "smoke", ctr, "--timeout", "4s"}},
 			} {
 				limit := bound
