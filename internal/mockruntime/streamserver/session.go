@@ -249,12 +249,13 @@ func (c *trackedConn) close(linger bool) error {
 }
 
 // lingerClose half-closes a TCP connection and reads until the client hangs
-// up before closing it. A plain close with client bytes still unread (a
-// liveness ping, a window update that crossed the session's end) makes the
-// kernel answer with a reset and drop the output not yet sent, so the
-// client would lose the end of its output and the exit status. The
-// libraries serving the streams close that way; the listener's connection
-// is where the mock can fix it for every protocol.
+// up before closing it. A plain close with client bytes still unread (the
+// end of stdin of a command that exited without reading it, any frame that
+// crossed the session's end) makes the kernel answer with a reset and drop
+// the output not yet sent, so the client would lose the end of its output
+// and the exit status. The libraries serving the streams close that way
+// (and so do the runtimes that embed them); the listener's connection is
+// where the mock can close as a careful server would, for every protocol.
 func lingerClose(c net.Conn) error {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
