@@ -83,8 +83,13 @@ func TestSessionCloseDeliversQueuedOutput(t *testing.T) {
 			}
 			// An abort returns at once; a lingering close waits for the
 			// client, which reads after this.
+			closedEarly := false
 			select {
-			case <-closed:
+			case err := <-closed:
+				closedEarly = true
+				if err != nil {
+					t.Errorf("closing: %v", err)
+				}
 			case <-time.After(200 * time.Millisecond):
 			}
 			_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -94,6 +99,9 @@ func TestSessionCloseDeliversQueuedOutput(t *testing.T) {
 					t.Fatalf("client read %d of %d bytes, error %v", len(got), len(output), readErr)
 				}
 				_ = client.Close()
+				if closedEarly {
+					t.Fatal("the lingering close returned before the client read its output")
+				}
 				select {
 				case err := <-closed:
 					if err != nil {
