@@ -12,11 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A session's connection closed while a byte of its client lies unread (a
-// liveness ping that crossed the session's end) must still deliver the
-// output queued before the close; an aborted one must not (the kernel
-// answers the unread byte with a reset and drops what it has not sent),
-// which shows the test sees the difference.
+// A session's connection closed while a byte of its client lies unread (the
+// end of stdin of a command that exited without reading it) must still
+// deliver the output queued before the close; an aborted one must not (the
+// kernel answers the unread byte with a reset and drops what it has not
+// sent), which shows the test sees the difference.
 func TestSessionCloseDeliversQueuedOutput(t *testing.T) {
 	const outputSize = 256 << 10
 	for _, tc := range []struct {
