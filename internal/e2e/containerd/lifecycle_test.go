@@ -42,7 +42,13 @@ func TestCrispLifecycle(t *testing.T) {
 
 		// logs: the last line only; then -f, which follows what comes after
 		// (tickLead lines later than the file held when it started).
+		// The log is empty until the shell's first echo, which start does
+		// not wait for (containerd 1.6 once answered before it).
 		r := h.crisp(t, "logs", "--tail", "1", "ticker")
+		for deadline := time.Now().Add(10 * time.Second); r.ExitCode == 0 && r.Stdout == "" && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond) // the first line is 0.2 s away at most, once the shell runs
+			r = h.crisp(t, "logs", "--tail", "1", "ticker")
+		}
 		if r.ExitCode != 0 || !regexp.MustCompile(`^tick \d+\n$`).MatchString(r.Stdout) {
 			t.Fatalf("crisp logs --tail 1: want one line; got %v", r)
 		}
