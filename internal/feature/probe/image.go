@@ -80,11 +80,20 @@ func WithScratch(ctx context.Context, lc Lifecycle, image string, port int32, po
 	if pulled {
 		logf("pulled %s (%s)", image, ref)
 	}
-	s.PodID, err = lc.RunPod(ctx, podCfg, "")
+	// The pod's creation runs to its end even when ctx ends meanwhile: a
+	// RunPodSandbox cut short on the client's side can still create the pod
+	// on the runtime's, and then nobody knows its ID to remove it (a 30 ms
+	// --timeout left one behind). Its own bound is the removal's.
+	create, cancel := context.WithTimeout(context.WithoutCancel(ctx), client.CleanupTimeout)
+	s.PodID, err = lc.RunPod(create, podCfg, "")
+	cancel()
 	if err != nil {
 		return err
 	}
 	logf("created pod %s", s.PodID)
+	if err := ctx.Err(); err != nil {
+		return err // interrupted or out of time while the pod was made: it goes again
+	}
 	ctrCfg := client.ContainerConfig("crisp-smoke", image, smokeCommand(port), false, false)
 	ctrCfg.Labels = map[string]string{SmokeLabel: "true"}
 	explain := func(err error) error {
