@@ -293,16 +293,14 @@ func (q *quietWatch) window(full time.Duration) time.Duration {
 	return min(full, handshakeWindow)
 }
 
-// saw records that a session over p read nothing within w.
-func (q *quietWatch) saw(p Protocol, w time.Duration) {
-	if q != nil && q.waited == 0 {
-		q.over, q.waited = p, w
+// saw records that a session over p read nothing within w and words, for
+// its skip, the finding of an earlier protocol ("" for the first).
+func (q *quietWatch) saw(p Protocol, w time.Duration) (note string) {
+	if q == nil {
+		return ""
 	}
-}
-
-// note words the finding for a later protocol's skip, or is empty.
-func (q *quietWatch) note() string {
-	if q == nil || q.waited == 0 {
+	if q.waited == 0 {
+		q.over, q.waited = p, w
 		return ""
 	}
 	return fmt.Sprintf(" (nor within %s over %s)", q.waited, q.over)

@@ -97,8 +97,7 @@ func smokeAttach(ctx context.Context, a *Attempt) Check {
 	case got != "":
 		return Check{Outcome: Pass, Detail: fmt.Sprintf("read %d bytes from the main process", len(got))}
 	case ctx.Err() == nil && wctx.Err() != nil:
-		note := a.quiet.note()
-		a.quiet.saw(a.Protocol, window)
+		note := a.quiet.saw(a.Protocol, window)
 		return Check{Outcome: Skip, Detail: fmt.Sprintf("the main process printed nothing within %s%s; run smoke on a container that prints (or use --image)", window, note)}
 	}
 	return Check{Outcome: Fail, Detail: fmt.Sprintf("the attach stream ended without output: %v", err)}

@@ -19,8 +19,8 @@ import (
 // driven in-process over toyshell (the one fake streaming backend of
 // crisp's tests) and spoken to through crisp's transport
 // (TransportStreamer), as probe speaks to a real runtime. The target is
-// container c1 in pod p1 (quiet1 beside it prints nothing); echoPort is a TCP echo server on loopback, where
-// the mock's pods forward to.
+// container c1 in pod p1 (quiet1 beside it prints nothing); echoPort is a
+// TCP echo server on loopback, where the mock's pods forward to.
 type fakeRuntime struct {
 	CRIURLs
 	TransportStreamer

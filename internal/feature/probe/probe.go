@@ -267,9 +267,9 @@ func (p *Prober) probeAttach(ctx context.Context, t Target, proto Protocol, quie
 		return res
 	}
 	a.First = &FirstSession{Ctx: ctx1, Err: err, Stdout: out.String(), Window: window,
-		Expired: ctx.Err() == nil && ctx1.Err() != nil, QuietNote: quiet.note()}
+		Expired: ctx.Err() == nil && ctx1.Err() != nil}
 	if a.First.Expired && a.First.Stdout == "" {
-		quiet.saw(proto, window)
+		a.First.QuietNote = quiet.saw(proto, window)
 	}
 	res.Checks = a.checks(ctx, SuiteProbe)
 	return res
