@@ -198,10 +198,9 @@ func closeInherited() error {
 }
 
 // start enters the target on a thread of its own and starts cmd there,
-// then holds that thread until release is closed: the thread's root,
-// namespaces and capabilities are the target's (it is never given back to
-// the Go scheduler), and the child's parent-death signal is bound to the
-// thread that forked it, so it must outlive the child.
+// then holds that thread until release is closed. The thread's root,
+// namespaces and capabilities are the target's, so it is never given back
+// to the Go scheduler: it ends with its goroutine, still locked.
 func (e *entry) start(cmd *exec.Cmd, release <-chan struct{}) error {
 	if err := closeInherited(); err != nil {
 		return err
@@ -268,7 +267,7 @@ func (e *entry) enterThread() error {
 		return fmt.Errorf("host way: setting the inheritable capabilities: %w", err)
 	}
 	// Always: whatever the target's, nothing the debug process runs may
-	// gain privileges (and its parent-death signal survives every exec).
+	// gain privileges.
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("host way: no_new_privs: %w", err)
 	}

@@ -28,10 +28,11 @@ import (
 // larger than its effective set), the target's inheritable and ambient
 // capabilities and LSM label, and no_new_privs. The program it runs is the
 // node's statically linked busybox, copied into a sealed memfd, so that it
-// holds no file of the node. It dies with crisp (a parent-death signal set
-// after the namespaces are joined, on a thread kept for it), and crisp
-// kills its process group when it ends. Targets it cannot match (a seccomp
-// filter, a user namespace of their own) are refused. It needs root.
+// holds no file of the node. It dies with crisp: crisp kills its process
+// group when it ends, and a watcher on the node (watch.go) does when crisp
+// is killed, SIGKILL included; the command waits at a gate until the
+// watcher runs. Targets it cannot match (seccomp, a user namespace of their
+// own) are refused. It needs root.
 type HostEntry struct {
 	// Euid is the effective user ID (os.Geteuid).
 	Euid func() int
