@@ -2,14 +2,16 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 )
 
 // counted is the API with each call counted by its request (verb and
@@ -107,7 +109,19 @@ func (r *Runner) saveLog(n *node, log []byte) {
 		r.track.say(fmt.Sprintf("%s: not saving its log under a name that is no file name", n.name))
 		return
 	}
-	if err := os.WriteFile(filepath.Join(r.SaveLogs, name), log, 0o600); err != nil {
+	if err := writeLog(filepath.Join(r.SaveLogs, name), log); err != nil {
 		r.track.say(fmt.Sprintf("%s: saving its log: %v", n.name, err))
 	}
+}
+
+// writeLog writes a saved log through outfile.Create: the folder is the
+// user's, but whatever sits at the name may have been planted (a FIFO
+// would hang the run, a link be written through).
+func writeLog(path string, log []byte) error {
+	f, err := outfile.Create(path, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(log)
+	return errors.Join(err, f.Close())
 }
