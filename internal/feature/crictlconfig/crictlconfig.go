@@ -13,9 +13,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/crisp-cri/crisp/internal/base/input"
+	"github.com/crisp-cri/crisp/internal/base/outfile"
 	"github.com/crisp-cri/crisp/internal/cli/output"
 )
 
@@ -51,7 +54,7 @@ type File struct {
 // value first, as crictl does.
 func Open(path string) (*File, error) {
 	f := &File{Path: path}
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := f.Write(); err != nil {
@@ -59,7 +62,7 @@ func Open(path string) (*File, error) {
 		}
 		return f, nil
 	case err != nil:
-		return nil, fmt.Errorf("read config file %s: %w", path, err)
+		return nil, fmt.Errorf("read config file: %w", err) // err names the path
 	}
 	if err := yaml.Unmarshal(data, &f.doc); err != nil {
 		return nil, fmt.Errorf("config file %s is not YAML: %w", path, err)
@@ -68,6 +71,25 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("config file %s: want key: value lines", path)
 	}
 	return f, nil
+}
+
+// readRegular reads path if it is a regular file (a link to one is read;
+// Write refuses it). The open never blocks, as a FIFO's would until a
+// writer came, and what it opened is checked, not what a stat saw.
+func readRegular(path string) ([]byte, error) {
+	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = fd.Close() }() // read-only
+	fi, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, input.FileKind(fi.Mode()))
+	}
+	return io.ReadAll(fd)
 }
 
 func (f *File) mapping() *yaml.Node {
@@ -177,8 +199,19 @@ func (f *File) Write() error {
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
 		return fmt.Errorf("config file %s: %w", f.Path, err)
 	}
-	if err := os.WriteFile(f.Path, data, 0o600); err != nil {
-		return fmt.Errorf("write config file %s: %w", f.Path, err)
+	// A new file, renamed over the old one (outfile): a FIFO, link or
+	// device at the path is refused, someone else's file never written into.
+	perm := fs.FileMode(0o600)
+	if fi, err := os.Lstat(f.Path); err == nil && fi.Mode().IsRegular() {
+		perm = fi.Mode().Perm() & 0o644 // readers keep reading it; no one else may write it
+	}
+	out, err := outfile.Create(f.Path, perm)
+	if err == nil {
+		_, err = out.Write(data)
+		err = errors.Join(err, out.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("write config file: %w", err)
 	}
 	return nil
 }
