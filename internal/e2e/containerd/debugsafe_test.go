@@ -7,6 +7,7 @@ package containerd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -102,6 +104,206 @@ func TestCrispDebugHostWayIsNoDoor(t *testing.T) {
 	})
 }
 
+// A SIGKILL of crisp ends the host way's command within seconds (crisp's
+// watcher, on the node, kills the session's process group), and the
+// watcher ends too: nothing of the session is left running on the node.
+func TestCrispDebugHostWayDiesWithCrisp(t *testing.T) {
+	eachRuntime(t, func(t *testing.T, h *Harness) {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		// A sleep of its own length, to be told from every other.
+		secs := strconv.FormatInt(1_000_000+time.Now().UnixNano()%1_000_000_000, 10)
+		debug := h.crispCmd(t, ctx, "debug", "--way", "host", h.Ctr, "--", "sleep", secs)
+		var stderr bytes.Buffer // read once crisp has been waited for
+		debug.Stderr = &stderr
+		if err := debug.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waited := false
+		defer func() {
+			if !waited {
+				_ = debug.Process.Kill()
+				_ = debug.Wait()
+			}
+		}()
+		var marker int
+		for marker == 0 {
+			if pids := argvPIDs("sleep", secs); len(pids) == 1 {
+				marker = pids[0]
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the debug command never ran (%v)", ctx.Err())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		pgid := strconv.Itoa(marker) // the command leads its process group
+		// Should crisp's watcher fail, the command must not outlive the test.
+		t.Cleanup(func() {
+			for _, pid := range argvPIDs("sleep", secs) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+		if g, _ := procGroup(marker); g != marker {
+			t.Fatalf("the debug command %d is in process group %d, not its own", marker, g)
+		}
+		// crisp with WatchFlag and the group: the watcher is up before the
+		// command runs (it waits at a gate until then).
+		if w := argvPIDs("crisp", "debug", "--internal-watch-session", pgid); len(w) != 1 {
+			t.Fatalf("want one watcher of process group %s, found %v", pgid, w)
+		}
+		if err := debug.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		err := debug.Wait()
+		waited = true
+		t.Logf("crisp, SIGKILLed: %v; it said: %s", err, stderr.String())
+
+		const bound = 10 * time.Second
+		var left []string
+		for deadline := time.Now().Add(bound); ; time.Sleep(50 * time.Millisecond) {
+			left = nil
+			if pids := argvPIDs("sleep", secs); len(pids) > 0 {
+				left = append(left, fmt.Sprintf("the debug command %v", pids))
+			}
+			if pids := argvPIDs("crisp", "debug", "--internal-watch-session", pgid); len(pids) > 0 {
+				left = append(left, fmt.Sprintf("the watcher %v", pids))
+			}
+			if pids := groupPIDs(marker); len(pids) > 0 {
+				left = append(left, fmt.Sprintf("processes %v of the session's group", pids))
+			}
+			if len(left) == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if len(left) > 0 {
+			t.Errorf("%s after crisp was SIGKILLed: %s", bound, strings.Join(left, "; "))
+		}
+	})
+}
+
+// argvPIDs are the node's processes whose command line is argv exactly
+// (a zombie's is empty: an ended process is not found).
+func argvPIDs(argv ...string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
+	var out []int
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil && string(b) == want {
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// procGroup is process pid's group, and whether it has ended (a zombie).
+func procGroup(pid int) (pgid int, ended bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, true
+	}
+	// After the command name, which may hold spaces: state, ppid, pgrp.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 3 {
+		return 0, true
+	}
+	pgid, _ = strconv.Atoi(f[2])
+	return pgid, f[0] == "Z"
+}
+
+// groupPIDs are the live (not zombie) processes of process group pgid.
+func groupPIDs(pgid int) []int {
+	var out []int
+	paths, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range paths {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil {
+			continue
+		}
+		if g, ended := procGroup(pid); g == pgid && !ended {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// nameBusybox gives the harness's busybox image another name on the node
+// until the test ends, as a tenant's pod can: containerd tags it; CRI-O,
+// which imports nothing, pulls it under that name from the harness's
+// registry (docker.io maps onto it), where it is pushed under that name.
+func (h *Harness) nameBusybox(t *testing.T, name string) {
+	t.Helper()
+	if h.spec.kind == containerdKind {
+		sock := strings.TrimPrefix(h.Endpoint, "unix://")
+		if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "tag", "--force", h.BusyboxImage, name).CombinedOutput(); err != nil {
+			t.Fatalf("ctr images tag: %v\n%s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "rm", name).Run() })
+		return
+	}
+	// The harness's images, built again (offline, a second), and only
+	// busybox's index entry kept, under the new name.
+	dir := t.TempDir()
+	tar, layout := filepath.Join(dir, "images.tar"), filepath.Join(dir, "layout")
+	if out, err := exec.Command("bash", filepath.Join(suite.repo, "scripts/containerd/mkimages.sh"), tar).CombinedOutput(); err != nil {
+		t.Fatalf("mkimages.sh: %v\n%s", err, out)
+	}
+	if err := os.Mkdir(layout, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("tar", "-C", layout, "-xf", tar).CombinedOutput(); err != nil {
+		t.Fatalf("unpacking %s: %v\n%s", tar, err, out)
+	}
+	var index struct {
+		SchemaVersion int              `json:"schemaVersion"`
+		MediaType     string           `json:"mediaType"`
+		Manifests     []map[string]any `json:"manifests"`
+	}
+	raw, err := os.ReadFile(filepath.Join(layout, "index.json"))
+	if err == nil {
+		err = json.Unmarshal(raw, &index)
+	}
+	if err != nil {
+		t.Fatalf("the layout's index: %v", err)
+	}
+	var kept []map[string]any
+	for _, m := range index.Manifests {
+		if a, _ := m["annotations"].(map[string]any); a != nil && a["io.containerd.image.name"] == h.BusyboxImage {
+			a["io.containerd.image.name"] = name
+			kept = append(kept, m)
+		}
+	}
+	if len(kept) != 1 {
+		t.Fatalf("%s: %d index entries of %s", tar, len(kept), h.BusyboxImage)
+	}
+	index.Manifests = kept
+	if raw, err = json.Marshal(index); err == nil {
+		err = os.WriteFile(filepath.Join(layout, "index.json"), raw, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := exec.Command("go", "run", "./scripts/crio/pushlayout", layout, h.Registry)
+	push.Dir = suite.repo
+	if out, err := push.CombinedOutput(); err != nil {
+		t.Fatalf("pushing %s to %s: %v\n%s", name, h.Registry, err, out)
+	}
+	if r := h.crictl(t, "pull", name); r.ExitCode != 0 {
+		t.Fatalf("crictl pull %s: %v", name, r)
+	}
+	t.Cleanup(func() {
+		// By name CRI-O removes the name only; busybox must stay for the
+		// tests after this one.
+		if r := h.crictl(t, "rmi", name); r.ExitCode != 0 {
+			t.Logf("crictl rmi %s: %v", name, r)
+		}
+		if r := h.crictl(t, "inspecti", h.BusyboxImage); r.ExitCode != 0 {
+			t.Errorf("removing %s removed %s too: %v", name, h.BusyboxImage, r)
+		}
+	})
+}
+
 // Sessions are told apart by their lock, not their PID: a crisp in a PID
 // namespace of its own keeps its debug container while another crisp's
 // sweep runs, and its command finishes.
@@ -153,26 +355,34 @@ func TestCrispDebugSweepSparesOtherPIDNamespace(t *testing.T) {
 
 // With a tenant's decoy whose name contains busybox on the node and no
 // crisp default image, debug fails naming the exact image and how to get
-// it; with --image the debug container runs under the runtime's default
-// seccomp profile (Seccomp: 2) with the runtime's default capabilities and
-// SYS_PTRACE only.
+// it, and runs nothing (on containerd and CRI-O alike); with --image the
+// debug container runs under the runtime's default seccomp profile
+// (Seccomp: 2) with the runtime's default capabilities and SYS_PTRACE only.
 func TestCrispDebugImageExactAndSeccomp(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
-		if h.spec.kind == containerdKind {
-			const decoy = "docker.io/attacker/busybox-tools:latest"
-			sock := strings.TrimPrefix(h.Endpoint, "unix://")
-			if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "tag", "--force", h.BusyboxImage, decoy).CombinedOutput(); err != nil {
-				t.Fatalf("ctr images tag: %v\n%s", err, out)
+		const decoy = "docker.io/attacker/busybox-tools:latest"
+		h.nameBusybox(t, decoy)
+		// containerd's CRI learns of a tag from an event: a moment later.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			r := h.crictl(t, "inspecti", decoy)
+			if r.ExitCode == 0 {
+				break
 			}
-			t.Cleanup(func() { _ = exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "rm", decoy).Run() })
-			r := h.crisp(t, "debug", "--way", "container", h.Ctr, "--", "true")
-			if r.ExitCode != 125 || !strings.Contains(r.Stderr, `image "docker.io/library/busybox:1.36" (crisp's default debug image) is not on the node; pull it first (crisp pull docker.io/library/busybox:1.36)`) {
-				t.Errorf("with only a decoy on the node: %v", r)
+			if time.Now().After(deadline) {
+				t.Fatalf("the decoy is not on the node: %v", r)
 			}
-		} else {
-			t.Log("no decoy on CRI-O (its harness imports no tags); the exact reference is crisp's, runtime-independent, and checked on containerd and the mock")
 		}
-		r := h.crisp(t, h.debugArgs("container", h.Ctr, "--", "grep", "-E", "^(Seccomp|CapEff):", "/proc/self/status")...)
+		r := h.crisp(t, "debug", "--way", "container", h.Ctr, "--", "true")
+		if r.ExitCode != 125 || !strings.Contains(r.Stderr, `image "docker.io/library/busybox:1.36" (crisp's default debug image) is not on the node; pull it first (crisp pull docker.io/library/busybox:1.36)`) {
+			t.Errorf("with only a decoy on the node: %v", r)
+		}
+		if strings.Contains(r.Stderr, "busybox-tools") {
+			t.Errorf("crisp debug went for the decoy: %v", r)
+		}
+		if ps := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1"); strings.TrimSpace(ps.Stdout) != "" {
+			t.Errorf("a debug container was created with only a decoy on the node: %v", ps)
+		}
+		r = h.crisp(t, h.debugArgs("container", h.Ctr, "--", "grep", "-E", "^(Seccomp|CapEff):", "/proc/self/status")...)
 		switch {
 		case r.ExitCode != 0:
 			t.Fatalf("debug: %v", r)
