@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/crisp-cri/crisp/internal/client"
 )
 
 // This file is the check registry: every functional check probe and smoke
@@ -185,7 +187,7 @@ func newAttempt(call Call, p Protocol, t Target, urls URLs, s Streamer, timeout 
 // verdict and its duration to report. It stops when ctx ends.
 func (a *Attempt) run(ctx context.Context, suite Suite, report func(Check, time.Duration)) error {
 	for _, d := range ChecksFor(suite, a.Call) {
-		if err := ctx.Err(); err != nil {
+		if err := runOver(ctx); err != nil {
 			return err
 		}
 		if d.Requires != nil && !d.Requires(a) {
@@ -261,6 +263,20 @@ func recordRPCError(ctx context.Context, res *Result, err error) {
 	if res.TimedOut = rpcTimedOut(ctx, err); res.TimedOut {
 		res.Error = fmt.Sprintf("the runtime did not answer the CRI %s call (the one that hands out the streaming URL) before the attempt's deadline: is it overloaded?", res.Call)
 	}
+}
+
+// runOver is ctx's error, or DeadlineExceeded once ctx's deadline has come
+// though its timer has not fired yet: a runtime enforcing the deadline it
+// was sent answers DeadlineExceeded a moment early, and the results of
+// that moment are the run's end, not the runtime's verdict.
+func runOver(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if client.DeadlineReached(ctx, time.Now()) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // rpcTimedOut: the attempt's deadline ended the CRI call that makes its

@@ -172,7 +172,7 @@ func (p *Prober) Run(ctx context.Context, t Target) (*ProbeReport, error) {
 			continue
 		}
 		for _, proto := range row.Protocols {
-			if err := ctx.Err(); err != nil {
+			if err := runOver(ctx); err != nil {
 				return rep, err
 			}
 			var res Result
@@ -187,7 +187,7 @@ func (p *Prober) Run(ctx context.Context, t Target) (*ProbeReport, error) {
 			rep.Results = append(rep.Results, res)
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	if err := runOver(ctx); err != nil {
 		return rep, err
 	}
 	rep.Summary = summarise(rep, p)

@@ -136,6 +136,9 @@ func (s *Smoker) Run(ctx context.Context, t Target) (*SmokeReport, error) {
 		if gone != nil {
 			return rep, gone
 		}
+		if err := runOver(ctx); err != nil {
+			return rep, err // the handshakes that failed at the deadline found nothing of the runtime
+		}
 		auto, autoOK := matrix.Auto(row.Call)
 		if !autoOK {
 			record(SmokeCheck{Call: row.Call, Auto: true, Check: Check{Name: SmokeHandshake, Outcome: Fail,
