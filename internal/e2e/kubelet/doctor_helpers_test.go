@@ -76,7 +76,13 @@ func (r docReport) names() string {
 // doctor runs crisp doctor -o json with args and reads its report.
 func (c *Cluster) doctor(t *testing.T, args ...string) (docReport, result) {
 	t.Helper()
-	r := runCmd(t, nil, c.CrispBin, append([]string{"--runtime-endpoint", c.CRIEndpoint, "-o", "json", "doctor", "--hop-timeout", "20s"}, args...)...)
+	return c.doctorAt(t, c.CRIEndpoint, args...)
+}
+
+// doctorAt is doctor on another node's runtime endpoint.
+func (c *Cluster) doctorAt(t *testing.T, endpoint string, args ...string) (docReport, result) {
+	t.Helper()
+	r := runCmd(t, nil, c.CrispBin, append([]string{"--runtime-endpoint", endpoint, "-o", "json", "doctor", "--hop-timeout", "20s"}, args...)...)
 	var rep docReport
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 		t.Fatalf("crisp doctor %s: no report (%v): %v", strings.Join(args, " "), err, r)

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -15,10 +16,11 @@ import (
 // crisp doctor on the real cluster: each hop of the path broken in turn,
 // doctor run from the workstation (--kubeconfig) and on the node (the
 // kubelet's CRI socket), checked to name the hop, the cause and the fix,
-// with kubectl's message for the same fault recorded beside it. With
-// CRISP_DOCTOR_TABLE=docs/doctor.md the run writes that table between the
-// file's markers. The faults that restart the kubelet or its containerd
-// come last, grouped: two kubelet starts, two containerd starts.
+// with kubectl's message for the same fault recorded beside it. The run
+// renders docs/doctor.md's table of those messages and verdicts and fails
+// when the page says otherwise (CRISP_DOCTOR_TABLE=docs/doctor.md writes it
+// instead). The faults that restart the kubelet or its containerd come
+// last, grouped: two kubelet starts, two containerd starts.
 
 // want is what one mode of doctor must say for a fault: the hop that
 // fails (or notes, when outcome is "note"; "" for a healthy walk), words
@@ -33,11 +35,12 @@ type fault struct {
 	name string
 	// kubeconfig is the workstation's (default: the admin's); kubeArgs
 	// and nodeArgs are doctor's extra arguments; node nil skips the node
-	// walk (the fault is the API server's).
-	kubeconfig         string
-	kubeArgs, nodeArgs []string
-	kube               want
-	node               *want
+	// walk (the fault is the API server's), which runs on endpoint
+	// (default: the containerd node's CRI socket).
+	kubeconfig, endpoint string
+	kubeArgs, nodeArgs   []string
+	kube                 want
+	node                 *want
 	// kubectl runs kubectl for the same fault (exec of --command).
 	kubectl []string
 }
@@ -59,7 +62,7 @@ func (d *docTable) add(r docRow) {
 func TestDoctorNamesTheBrokenHop(t *testing.T) {
 	c := requireCluster(t)
 	tbl := &docTable{}
-	t.Cleanup(func() { tbl.write(t) })
+	t.Cleanup(func() { tbl.verify(t) })
 	port := freeHostPort(t)
 	const pod = "crisp-e2e-doctor"
 	id := c.runPod(t, pod, fmt.Sprintf(`{"apiVersion": "v1", "kind": "Pod",
@@ -98,6 +101,20 @@ func TestDoctorNamesTheBrokenHop(t *testing.T) {
 				t.Errorf("the node half's hop %s did not pass: %s", hop, n.names())
 			}
 		}
+	})
+	t.Run("healthy on the CRI-O node", func(t *testing.T) {
+		n := requireTwoNodes(t).CRIO
+		const crioPod = "crisp-e2e-doctor-crio"
+		// nodeName skips the scheduler and with it the node's NoSchedule taint.
+		crioID := c.runPod(t, crioPod, fmt.Sprintf(`{"apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": %q, "namespace": "default"},
+  "spec": {"nodeName": %q, "hostNetwork": true, "dnsPolicy": "Default", "automountServiceAccountToken": false, "terminationGracePeriodSeconds": 0,
+    "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
+    "containers": [{"name": "main", "image": %q, "imagePullPolicy": "IfNotPresent",
+      "command": ["sh", "-c", "nc -ll -p %d -e cat & while :; do echo tick; sleep 1; done"]}]}}`, crioPod, n.Name, c.ImageBusybox, port))
+		c.runFault(t, tbl, "default/"+crioPod, crioID, fault{name: "none (healthy, the node on CRI-O)", endpoint: n.CRIEndpoint,
+			kubeArgs: portArg, nodeArgs: portArg, kube: want{},
+			node: &want{hop: "upgrade-websocket-v5", outcome: "note", fix: []string{"a fallback"}}})
 	})
 	t.Run("no pods/exec", func(t *testing.T) {
 		const user = "crisp-e2e-noexec"
@@ -138,7 +155,7 @@ func TestDoctorNamesTheBrokenHop(t *testing.T) {
 	t.Run("upgrade headers dropped", func(t *testing.T) {
 		kc := c.kubeconfigAs(t, "", c.apiProxy(t, false, true))
 		run(t, fault{name: "a proxy dropping the Upgrade headers", kubeconfig: kc,
-			kube: want{sig: "upgrade dropped", fix: []string{"proxy_set_header Upgrade"}}})
+			kube: want{hop: "upgrade-spdy", sig: "upgrade dropped", fix: []string{"proxy_set_header Upgrade"}}})
 	})
 	t.Run("kubelet unreachable", func(t *testing.T) {
 		rejectTCP(t, net.JoinHostPort(nodeIP, kubeletPort))
@@ -148,7 +165,7 @@ func TestDoctorNamesTheBrokenHop(t *testing.T) {
 	t.Run("streaming server unreachable", func(t *testing.T) {
 		rejectTCP(t, "127.0.0.1:"+streamPort[1])
 		run(t, fault{name: "the runtime's streaming server unreachable", node: &want{hop: "tcp", sig: "connection refused", fix: []string{"stream_server_port"}},
-			kube: want{sig: "streaming server unreachable", cause: []string{"127.0.0.1:" + streamPort[1]}, fix: []string{"stream_server_address"}}})
+			kube: want{hop: "upgrade-websocket-v5", sig: "streaming server unreachable", cause: []string{"127.0.0.1:" + streamPort[1]}, fix: []string{"stream_server_address"}}})
 		// One verdict from the workstation: the kubelet's error through the
 		// API server, and the node half, walked there, names the hop.
 		rep, r := c.doctor(t, "--kubeconfig", c.Kubeconfig, ref, "--node-side")
@@ -166,21 +183,21 @@ func TestDoctorNamesTheBrokenHop(t *testing.T) {
 	t.Run("debugging handlers off", func(t *testing.T) {
 		c.withKubeletDebuggingHandlersOff(t)
 		run(t, fault{name: "the kubelet with enableDebuggingHandlers: false", node: &want{},
-			kube: want{sig: "debugging handlers disabled", fix: []string{"enableDebuggingHandlers: true"}}})
+			kube: want{hop: "upgrade-spdy", sig: "debugging handlers disabled", fix: []string{"enableDebuggingHandlers: true"}}})
 	})
 	t.Run("runtime faults", func(t *testing.T) {
 		ctrd := c.containerdDaemon(t)
 		ctrd.stop(t)
 		t.Cleanup(func() { c.restartContainerd(t, ctrd) })
 		run(t, fault{name: "the runtime's socket gone (containerd stopped)",
-			kube: want{sig: "runtime socket", fix: []string{"containerRuntimeEndpoint"}},
+			kube: want{hop: "upgrade-spdy", sig: "runtime socket", fix: []string{"containerRuntimeEndpoint"}},
 			node: &want{hop: "runtime", fix: []string{"containerd"}}})
 		tlsCfg := c.tlsContainerdConfig(t, ctrd)
 		ctrd.start(t, "--config", tlsCfg)
 		c.waitRuntime(t)
 		c.waitKubelet(t, func() bool { return true })
 		run(t, fault{name: "TLS streaming with a certificate nobody trusts",
-			kube: want{sig: "streaming server tls", fix: []string{"enable_tls_streaming"}},
+			kube: want{hop: "upgrade-websocket-v5", sig: "streaming server tls", fix: []string{"enable_tls_streaming"}},
 			node: &want{hop: "tls", sig: "tls: unknown authority", fix: []string{"--tls-ca"}}})
 		ctrd.stop(t)
 	})
@@ -189,6 +206,9 @@ func TestDoctorNamesTheBrokenHop(t *testing.T) {
 		rep, r := c.doctor(t, "--kubeconfig", c.Kubeconfig, ref)
 		if !rep.OK {
 			t.Errorf("the cluster is not healthy after the faults: %v", r)
+		}
+		if rep, r = c.doctor(t, append([]string{id}, portArg...)...); !rep.OK {
+			t.Errorf("the node walk is not healthy after the faults: %v", r)
 		}
 	})
 }
@@ -213,12 +233,20 @@ func (c *Cluster) runFault(t *testing.T, tbl *docTable, ref, id string, f fault)
 		row.kubectl = fmt.Sprintf("%s (exit %d)", row.kubectl, k.Code)
 	}
 	t.Logf("kubectl exec: %s", row.kubectl)
+	// kubectl and the kubeconfig walk agree on whether exec works.
+	if broken := f.kube.outcome == "" && (f.kube.hop != "" || f.kube.sig != ""); broken != (k.Code != 0) {
+		t.Errorf("kubectl exec exited %d for %q, but doctor --kubeconfig is to find it %s", k.Code, f.name, map[bool]string{true: "broken", false: "working"}[broken])
+	}
 
 	rep, r := c.doctor(t, append([]string{"--kubeconfig", kc, ref}, f.kubeArgs...)...)
 	row.kube = check(t, "--kubeconfig", rep, r, f.kube)
 	row.node = "not on the node: the API server's side"
 	if f.node != nil {
-		rep, r = c.doctor(t, append([]string{id}, f.nodeArgs...)...)
+		endpoint := f.endpoint
+		if endpoint == "" {
+			endpoint = c.CRIEndpoint
+		}
+		rep, r = c.doctorAt(t, endpoint, append([]string{id}, f.nodeArgs...)...)
 		row.node = check(t, "on the node", rep, r, *f.node)
 	}
 	tbl.add(row)
@@ -288,13 +316,80 @@ func freeHostPort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// write puts the table into CRISP_DOCTOR_TABLE's file between its
-// markers (the whole file when it has none).
-func (d *docTable) write(t *testing.T) {
-	path := os.Getenv("CRISP_DOCTOR_TABLE")
-	if path == "" || t.Failed() {
+// The table's markers in docs/doctor.md.
+const tableBegin, tableEnd = "<!-- doctor-table:begin -->\n", "<!-- doctor-table:end -->"
+
+// verify renders the run's table and holds docs/doctor.md to it: each
+// fault this run met must read there as it read here (ports, IDs and cut
+// lengths aside), and a whole run must meet every fault the page lists.
+// With CRISP_DOCTOR_TABLE=FILE it writes the table into FILE instead.
+func (d *docTable) verify(t *testing.T) {
+	if t.Failed() {
+		return // a failed walk's verdict documents nothing
+	}
+	rendered := d.render()
+	if path := os.Getenv("CRISP_DOCTOR_TABLE"); path != "" {
+		d.write(t, path, rendered)
 		return
 	}
+	const page = "docs/doctor.md"
+	b, err := os.ReadFile(filepath.Join(suite.repo, page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i, j := strings.Index(s, tableBegin), strings.Index(s, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q ... %q markers", page, tableBegin, tableEnd)
+	}
+	documented := tableRows(s[i+len(tableBegin) : j])
+	ran := tableRows(rendered)
+	for fault, row := range ran {
+		if doc, ok := documented[fault]; !ok {
+			t.Errorf("%s has no row for the fault %q; this run says:\n%s", page, fault, row)
+		} else if normalizeRow(doc) != normalizeRow(row) {
+			t.Errorf("%s's row for %q is not what this run says\npage: %s\nrun:  %s", page, fault, doc, row)
+		}
+	}
+	if f := flag.Lookup("test.run"); f == nil || !strings.Contains(f.Value.String(), "/") {
+		for fault := range documented {
+			if _, ok := ran[fault]; !ok {
+				t.Errorf("%s lists the fault %q, which this run did not meet", page, fault)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Logf("rewrite the table from a run: CRISP_DOCTOR_TABLE=$PWD/%s go test -run TestDoctorNamesTheBrokenHop ./internal/e2e/kubelet", page)
+	}
+}
+
+// tableRows maps each row of a rendered table to its fault (first cell).
+func tableRows(table string) map[string]string {
+	rows := map[string]string{}
+	for l := range strings.SplitSeq(table, "\n") {
+		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| fault |") || strings.HasPrefix(l, "| --- ") {
+			continue
+		}
+		fault, _, _ := strings.Cut(strings.TrimPrefix(l, "| "), " | ")
+		rows[fault] = l
+	}
+	return rows
+}
+
+// What changes from run to run without changing a row's meaning: the
+// ports handed out, container and exec IDs, and so the length of a cut.
+var (
+	rowPort = regexp.MustCompile(`:\d{2,5}\b`)
+	rowID   = regexp.MustCompile(`\b[0-9a-f]{12,64}\b`)
+	rowCut  = regexp.MustCompile(`\[\d+ bytes cut\]`)
+)
+
+func normalizeRow(s string) string {
+	return rowCut.ReplaceAllString(rowID.ReplaceAllString(rowPort.ReplaceAllString(s, ":PORT"), "ID"), "[N bytes cut]")
+}
+
+// render is the run's table in the page's form.
+func (d *docTable) render() string {
 	var b strings.Builder
 	b.WriteString("| fault | kubectl exec says | crisp doctor --kubeconfig | crisp doctor on the node |\n| --- | --- | --- | --- |\n")
 	// The streaming URLs' single-use tokens and the runtime's IDs say
@@ -305,15 +400,22 @@ func (d *docTable) write(t *testing.T) {
 		s = id.ReplaceAllString(token.ReplaceAllString(s, "${1}REDACTED"), "${1}…")
 		return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for _, r := range d.rows {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", cell(r.fault), strings.ReplaceAll(cell(r.kubectl), "`", "'"), cell(r.kube), cell(r.node))
 	}
-	const begin, end = "<!-- doctor-table:begin -->\n", "<!-- doctor-table:end -->"
-	out := b.String()
+	return b.String()
+}
+
+// write puts the table into path between its markers (the whole file
+// when it has none).
+func (d *docTable) write(t *testing.T, path, table string) {
+	out := table
 	if old, err := os.ReadFile(path); err == nil {
 		s := string(old)
-		if i, j := strings.Index(s, begin), strings.Index(s, end); i >= 0 && j > i {
-			out = s[:i+len(begin)] + out + s[j:]
+		if i, j := strings.Index(s, tableBegin), strings.Index(s, tableEnd); i >= 0 && j > i {
+			out = s[:i+len(tableBegin)] + out + s[j:]
 		}
 	}
 	if err := os.WriteFile(filepath.Clean(path), []byte(out), 0o644); err != nil {
