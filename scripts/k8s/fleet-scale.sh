@@ -153,7 +153,11 @@ pods_left() {
 remove_left() {
   $K delete pods -n "$NS" -l app.kubernetes.io/managed-by=crisp-fleet --force --grace-period=0 --wait=true --timeout=5m >/dev/null 2>&1 || true
 }
-alive_pid() { [[ -e /proc/$1 && "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]]; }
+# alive_pid PID: PID runs (a zombie, or one gone while its state is read, does not).
+alive_pid() {
+  local st
+  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [[ -n $st && $st != Z ]]
+}
 # restart_apiserver: stops the cluster's kube-apiserver as down.sh does (by
 # the PID up.sh recorded: TERM, KILL after 10 s) and starts it again as
 # up.sh did (its arguments and environment, read from /proc; its own
@@ -166,13 +170,13 @@ restart_apiserver() {
   mapfile -d '' -t args <"/proc/$pid/cmdline"
   mapfile -d '' -t envs <"/proc/$pid/environ"
   t0=$(date +%s.%N)
-  kill -TERM "$pid"
+  kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < 100; i++)); do
     alive_pid "$pid" || break
     sleep 0.1
   done
   if alive_pid "$pid"; then
-    kill -KILL "$pid"
+    kill -KILL "$pid" 2>/dev/null || true
     how="TERM, KILL after 10 s"
   fi
   t1=$(date +%s.%N)
@@ -232,7 +236,7 @@ disrupt() {
   elif [[ $what == apiserver ]]; then
     how="$(restart_apiserver) at $got pods" || { why="the API server did not come back"; how="restart failed"; }
   else
-    kill -s "${what^^}" "$cpid"
+    kill -s "${what^^}" "$cpid" || true # gone meanwhile: what it left is counted below
     how="${what^^} at $got pods"
   fi
   # 90 s for a signal (the clean-up is bounded at 30 s); the run's own
@@ -245,7 +249,7 @@ disrupt() {
   done
   if alive_pid "$cpid"; then
     why="crisp had not ended $((bound / 10)) s after the disruption"
-    kill -KILL "$cpid"
+    kill -KILL "$cpid" 2>/dev/null || true
   fi
   wait "$tpid" || code=$?
   tend=$(date +%s.%N)
