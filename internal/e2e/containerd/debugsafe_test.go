@@ -284,24 +284,14 @@ func (h *Harness) nameBusybox(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := exec.Command("go", "run", "./scripts/crio/pushlayout", layout, h.Registry)
-	push.Dir = suite.repo
-	if out, err := push.CombinedOutput(); err != nil {
-		t.Fatalf("pushing %s to %s: %v\n%s", name, h.Registry, err, out)
-	}
-	if r := h.crictl(t, "pull", name); r.ExitCode != 0 {
-		t.Fatalf("crictl pull %s: %v", name, r)
-	}
-	t.Cleanup(func() {
-		// By name CRI-O removes the name only; busybox must stay for the
-		// tests after this one.
-		if r := h.crictl(t, "rmi", name); r.ExitCode != 0 {
-			t.Logf("crictl rmi %s: %v", name, r)
-		}
+	t.Cleanup(func() { // after the name's removal (cleanups run last first)
 		if r := h.crictl(t, "inspecti", h.BusyboxImage); r.ExitCode != 0 {
 			t.Errorf("removing %s removed %s too: %v", name, h.BusyboxImage, r)
 		}
 	})
+	// By name CRI-O removes the name only; busybox must stay for the tests
+	// after this one.
+	h.pushToCRIO(t, layout, name)
 }
 
 // Sessions are told apart by their lock, not their PID: a crisp in a PID

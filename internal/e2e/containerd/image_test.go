@@ -207,19 +207,7 @@ func (h *Harness) loadImage(t *testing.T, tar, ref string) {
 		if out, err := exec.Command("tar", "-C", layout, "-xf", tar).CombinedOutput(); err != nil {
 			t.Fatalf("unpacking %s: %v\n%s", tar, err, out)
 		}
-		push := exec.Command("go", "run", "./scripts/crio/pushlayout", layout, h.Registry)
-		push.Dir = suite.repo
-		if out, err := push.CombinedOutput(); err != nil {
-			t.Fatalf("pushing %s to %s: %v\n%s", ref, h.Registry, err, out)
-		}
-		if r := h.crictl(t, "pull", ref); r.ExitCode != 0 {
-			t.Fatalf("crictl pull %s: %v", ref, r)
-		}
-		t.Cleanup(func() {
-			if r := h.crictl(t, "rmi", ref); r.ExitCode != 0 {
-				t.Logf("crictl rmi %s: %v", ref, r)
-			}
-		})
+		h.pushToCRIO(t, layout, ref)
 		return
 	}
 	sock := strings.TrimPrefix(h.Endpoint, "unix://")
@@ -329,4 +317,23 @@ func (h *Harness) waitExited(t *testing.T, id string, timeout time.Duration) int
 		}
 		time.Sleep(500 * time.Millisecond) // polling a container's state: nothing to wait on
 	}
+}
+
+// pushToCRIO pushes the OCI layout to the harness registry, pulls ref from
+// it into CRI-O (which reads no archive) and removes ref at the end of t.
+func (h *Harness) pushToCRIO(t *testing.T, layout, ref string) {
+	t.Helper()
+	push := exec.Command("go", "run", "./scripts/crio/pushlayout", layout, h.Registry)
+	push.Dir = suite.repo
+	if out, err := push.CombinedOutput(); err != nil {
+		t.Fatalf("pushing %s to %s: %v\n%s", ref, h.Registry, err, out)
+	}
+	if r := h.crictl(t, "pull", ref); r.ExitCode != 0 {
+		t.Fatalf("crictl pull %s: %v", ref, r)
+	}
+	t.Cleanup(func() {
+		if r := h.crictl(t, "rmi", ref); r.ExitCode != 0 {
+			t.Logf("crictl rmi %s: %v", ref, r)
+		}
+	})
 }
