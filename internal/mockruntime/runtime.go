@@ -43,6 +43,9 @@ type Config struct {
 	Profile streamserver.Profile
 	// StreamAddr is the streaming server's loopback address (default 127.0.0.1:0).
 	StreamAddr string
+	// StreamURLAddr, when set, is the host:port the streaming URLs name
+	// instead of StreamAddr (a proxy in front of the streaming server).
+	StreamURLAddr string
 	// StreamTLS, when set, makes the streaming server speak https/wss (the
 	// URLs Exec, Attach and PortForward return are then https).
 	StreamTLS *tls.Config
@@ -137,6 +140,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		Profile: cfg.Profile,
 		Faults:  cfg.Faults,
 		TLS:     cfg.StreamTLS,
+		URLAddr: cfg.StreamURLAddr,
 
 		StreamCreationTimeout: cfg.StreamCreationTimeout,
 	}, &backend{r: r})

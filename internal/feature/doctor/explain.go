@@ -172,6 +172,12 @@ func explainRPC(f Flavour, call string) (string, string) {
 
 func explainTCP(f Flavour, sig, hostPort string, loopback bool) (string, string) {
 	host, port := splitHostPort(hostPort)
+	if sig == sigReset || sig == sigEOF {
+		// Something took the connection and cut it at once: not a
+		// missing server, so not a config key.
+		return fmt.Sprintf("connecting to %s (the URL the runtime%s handed out) was cut as it was made: the streaming server dropped it (overload, a restart) or a proxy or firewall on the way did", hostPort, on(f)),
+			"if it is sporadic, run crisp doctor --repeat 200 to see its rate; look at the runtime's log for the streaming server's errors, and at what stands between this host and " + hostPort
+	}
 	cause := fmt.Sprintf("the runtime%s handed out a URL at %s, but nothing accepts connections there: its streaming server is down, or listens on an address this host cannot reach", on(f), hostPort)
 	if sig == sigTimeout {
 		cause = fmt.Sprintf("connecting to %s got no answer: a firewall drops the packets, or the address is not this host's", hostPort)
@@ -180,8 +186,12 @@ func explainTCP(f Flavour, sig, hostPort string, loopback bool) (string, string)
 		cause += fmt.Sprintf(" (%s is not loopback: a kubelet on this node reaches it, a client elsewhere may not)", host)
 	}
 	return cause, forEach(f, func(k keys) string {
-		return fmt.Sprintf("set %s (now %s) and %s (now %s) in %s to an address the kubelet reaches (127.0.0.1 when the kubelet runs here), then %s",
-			k.addr, host, k.port, port, k.where, k.restart)
+		where := fmt.Sprintf("%s (now %s) and %s (now %s)", k.addr, host, k.port, port)
+		if k.addr == k.port { // one setting holds both
+			where = fmt.Sprintf("%s (now %s)", k.addr, hostPort)
+		}
+		return fmt.Sprintf("set %s in %s to an address the kubelet reaches (127.0.0.1 when the kubelet runs here), then %s",
+			where, k.where, k.restart)
 	})
 }
 

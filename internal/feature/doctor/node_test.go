@@ -345,3 +345,19 @@ func TestOwnRuntimeConditionIsANote(t *testing.T) {
 		t.Errorf("NetworkReady false: %+v", h)
 	}
 }
+
+// The TCP hop's explanation follows what was seen: a connection cut as it
+// was made is not a missing server (no config key fixes it), and a runtime
+// whose one setting holds host and port is told so once.
+func TestTCPExplanationFollowsTheSignature(t *testing.T) {
+	cause, fix := explainTCP(Mock, sigReset, "127.0.0.1:4242", true)
+	contains(t, "reset cause", cause, "127.0.0.1:4242", "was cut as it was made", "proxy or firewall")
+	contains(t, "reset fix", fix, "--repeat 200")
+	if strings.Contains(cause, "nothing accepts") || strings.Contains(fix, "set ") {
+		t.Errorf("a reset explained as a missing server:\ncause %q\nfix %q", cause, fix)
+	}
+	_, fix = explainTCP(Mock, sigRefused, "127.0.0.1:4242", true)
+	contains(t, "mock fix", fix, "set --stream-addr (now 127.0.0.1:4242) in crisp mock-runtime's flags")
+	_, fix = explainTCP(Containerd2, sigRefused, "10.0.0.5:4242", false)
+	contains(t, "containerd fix", fix, "stream_server_address (now 10.0.0.5) and stream_server_port (now 4242)")
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/crisp-cri/crisp/internal/mockruntime"
 	"github.com/crisp-cri/crisp/internal/mockruntime/mocktest"
 	"github.com/crisp-cri/crisp/internal/mockruntime/streamserver"
+	"github.com/crisp-cri/crisp/internal/testsupport/testkit"
 )
 
 func TestTallyGroupsFailuresAndTakesPercentiles(t *testing.T) {
@@ -46,7 +47,11 @@ func TestTallyGroupsFailuresAndTakesPercentiles(t *testing.T) {
 // repeatOn walks the mock's path runs times and returns the summary.
 func repeatOn(t *testing.T, cfg mockruntime.Config, runs int) *Report {
 	t.Helper()
-	fx := newFixture(t, cfg, mocktest.ContainerSpec{})
+	return repeatAt(t, newFixture(t, cfg, mocktest.ContainerSpec{}), runs)
+}
+
+func repeatAt(t *testing.T, fx *fixture, runs int) *Report {
+	t.Helper()
 	fx.w.attachWindow = 10 * time.Millisecond
 	rep := newReport(ModeNode, "n")
 	if err := repeatWalk(context.Background(), rep, Repeated{Runs: runs}, fx.w.walk); err != nil {
@@ -75,6 +80,35 @@ func TestRepeatFindsOneConnectionInAHundred(t *testing.T) {
 		t.Skip("200 runs")
 	}
 	rep := repeatOn(t, mockruntime.Config{Faults: []streamserver.Fault{{Kind: streamserver.FaultRefuseConnOneIn, N: 100}}}, 200)
+	aboutOnePercent(t, rep)
+}
+
+// The same fault from outside the runtime: a proxy in front of the
+// streaming server (the URLs name it) resets one connection in 100 after
+// the kernel completed the client's connect (the TCP hop sees the reset
+// only when it lands before connect returns); every failed run is one the
+// proxy reset.
+func TestRepeatFindsOneConnectionInAHundredAtAProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 runs")
+	}
+	proxy := testkit.NewProxy(t, "")
+	fx := newFixture(t, mockruntime.Config{StreamURLAddr: proxy.Addr()}, mocktest.ContainerSpec{})
+	proxy.SetTarget(fx.env.Runtime.StreamServer().Addr())
+	proxy.ResetOneIn(100)
+	rep := repeatAt(t, fx, 200)
+	aboutOnePercent(t, rep)
+	if got := rep.Repeat.FailedRuns; got > proxy.Resets() {
+		t.Errorf("%d runs failed, more than the %d connections the proxy reset", got, proxy.Resets())
+	}
+}
+
+// aboutOnePercent checks a --repeat 200 report against one connection in
+// 100 reset (7 a run): a few runs failed, each hop about 1%, only hops that
+// open a connection to the streaming server, each as a reset with its cause
+// and fix.
+func aboutOnePercent(t *testing.T, rep *Report) {
+	t.Helper()
 	r := rep.Repeat
 	if rep.OK || r.FailedRuns < 3 || r.FailedRuns > 30 {
 		t.Fatalf("%d of %d runs failed, want about 1 in 100 connections (7 a run): %+v", r.FailedRuns, r.Runs, r.Failures)
@@ -93,6 +127,9 @@ func TestRepeatFindsOneConnectionInAHundred(t *testing.T) {
 		}
 		if g.Example.Cause == "" || g.Example.Fix == "" {
 			t.Errorf("hop %s: no cause or fix: %+v", g.Hop, g.Example)
+		}
+		if strings.Contains(g.Example.Cause, "nothing accepts") {
+			t.Errorf("hop %s: a reset explained as a missing server: %q", g.Hop, g.Example.Cause)
 		}
 	}
 	if total != r.FailedRuns {

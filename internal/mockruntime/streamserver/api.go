@@ -73,6 +73,11 @@ type Config struct {
 	Faults []Fault
 	// TLS, when set, makes the server speak https/wss.
 	TLS *tls.Config
+	// URLAddr, when set, is the host:port the URLs name instead of the
+	// listen address: a proxy in front of the server (as a runtime whose
+	// advertised streaming address is a load balancer's). Tests put one
+	// there to fail the connections they choose.
+	URLAddr string
 	// StreamIdleTimeout closes idle streams (default 4h, as containerd).
 	StreamIdleTimeout time.Duration
 	// StreamCreationTimeout bounds how long a SPDY client may take to open

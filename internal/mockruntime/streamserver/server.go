@@ -42,6 +42,7 @@ type server struct {
 
 	mu        sync.Mutex
 	addr      string // the resolved listen address, fixed by the first Start
+	urlAddr   string // Config.URLAddr: what URLs name, when not addr
 	scheme    string
 	closed    bool
 	killArmed bool
@@ -93,7 +94,13 @@ func newServer(cfg Config, backend Backend) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("streamserver: %w", err)
 	}
+	if cfg.URLAddr != "" {
+		if _, _, err := net.SplitHostPort(cfg.URLAddr); err != nil {
+			return nil, fmt.Errorf("streamserver: URL address %q: %w", cfg.URLAddr, err)
+		}
+	}
 	s := &server{
+		urlAddr: cfg.URLAddr,
 		profile: profile,
 		backend: backend,
 		faults:  faults,
@@ -298,6 +305,9 @@ func (s *server) buildURL(kind string, req any) (string, error) {
 	s.mu.Lock()
 	addr, scheme, started, closed := s.addr, s.scheme, s.current != nil, s.closed
 	s.mu.Unlock()
+	if s.urlAddr != "" {
+		addr, started = s.urlAddr, true
+	}
 	if closed {
 		return "", status.Error(codes.Unavailable, "streaming server closed")
 	}

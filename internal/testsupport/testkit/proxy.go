@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -24,20 +25,22 @@ const (
 
 // Proxy stands between a client and a server on loopback and can stop
 // carrying bytes mid-connection without closing anything, as a cut network
-// or a frozen runtime would.
+// or a frozen runtime would, or reset some of the connections it accepts.
 type Proxy struct {
-	ln     net.Listener
-	target string
-	mode   atomic.Int32
-	thaw   chan struct{} // closed at the end: frozen copies return
+	ln         net.Listener
+	mode       atomic.Int32
+	resetOneIn atomic.Int32
+	resets     atomic.Int32
+	thaw       chan struct{} // closed at the end: frozen copies return
 
-	mu    sync.Mutex
-	conns []net.Conn
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	target string
+	conns  []net.Conn
+	wg     sync.WaitGroup
 }
 
-// NewProxy starts a Proxy to target (host:port) for the rest of the test,
-// in ProxyForward mode.
+// NewProxy starts a Proxy to target (host:port; "" to name it later with
+// SetTarget) for the rest of the test, in ProxyForward mode.
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -57,6 +60,22 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 // Set switches every connection, open or to come, to m.
 func (p *Proxy) Set(m ProxyMode) { p.mode.Store(int32(m)) }
 
+// SetTarget names the server connections to come are carried to: a server
+// that must know the proxy's address before it starts.
+func (p *Proxy) SetTarget(addr string) {
+	p.mu.Lock()
+	p.target = addr
+	p.mu.Unlock()
+}
+
+// ResetOneIn makes the proxy reset about one accepted connection in n,
+// chosen at random, before it dials the target: the client's connect
+// succeeds and its first read or write meets a reset. 0 resets none.
+func (p *Proxy) ResetOneIn(n int) { p.resetOneIn.Store(int32(n)) }
+
+// Resets is how many connections ResetOneIn has reset so far.
+func (p *Proxy) Resets() int { return int(p.resets.Load()) }
+
 func (p *Proxy) close() {
 	_ = p.ln.Close()
 	close(p.thaw)
@@ -75,7 +94,18 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		out, err := net.Dial("tcp", p.target)
+		if n := p.resetOneIn.Load(); n > 0 && rand.IntN(int(n)) == 0 {
+			if tc, ok := in.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // close with RST, not FIN
+			}
+			_ = in.Close()
+			p.resets.Add(1)
+			continue
+		}
+		p.mu.Lock()
+		target := p.target
+		p.mu.Unlock()
+		out, err := net.Dial("tcp", target)
 		if err != nil {
 			_ = in.Close()
 			continue
