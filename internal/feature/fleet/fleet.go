@@ -399,8 +399,16 @@ func (r *Runner) createPods(ctx context.Context, nodes []*node) {
 	var mu sync.Mutex
 	timeout := r.smokeTimeout()
 	for _, n := range nodes {
+		// Interrupted or out of time: no more pods, so the clean-up has
+		// only those that went out to delete (the rest fail as unfinished).
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()

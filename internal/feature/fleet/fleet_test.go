@@ -428,3 +428,67 @@ func TestPodSpec(t *testing.T) {
 		t.Errorf("target command %v", s.InitContainers[0].Command)
 	}
 }
+
+// cancelAfter is the fake API with Ctrl-C pressed once n pods exist.
+type cancelAfter struct {
+	*fakeAPI
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) CreatePod(ctx context.Context, pod *corev1.Pod) error {
+	err := c.fakeAPI.CreatePod(ctx, pod)
+	c.mu.Lock()
+	made := len(c.created)
+	c.mu.Unlock()
+	if made == c.n {
+		c.cancel()
+	}
+	return err
+}
+
+// Ctrl-C while the pods are being created: no more are asked for (those
+// in flight at most), the ones made are deleted, and a node whose pod
+// never went out says so rather than that it never showed up.
+func TestInterruptedStopsCreatingPods(t *testing.T) {
+	var names []string
+	for i := range 200 {
+		names = append(names, fmt.Sprintf("node-%03d", i))
+	}
+	fake := newFake(names...)
+	for _, n := range names {
+		fake.script[n] = stuck
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	api := &cancelAfter{fakeAPI: fake, n: 20, cancel: cancel}
+	r, _ := runner(api, time.Minute)
+	fl, err := r.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || fl == nil {
+		t.Fatalf("err %v", err)
+	}
+	fake.mu.Lock()
+	asked, left := fake.calls["CreatePod"], len(fake.pods)
+	fake.mu.Unlock()
+	if asked > 20+8 { // at most the creates already in flight
+		t.Errorf("%d pods asked for after Ctrl-C at 20", asked)
+	}
+	if left != 0 {
+		t.Errorf("%d pods left", left)
+	}
+	if len(fl.Runs) != 200 {
+		t.Fatalf("%d nodes in the fleet, want 200", len(fl.Runs))
+	}
+	notCreated := 0
+	for _, run := range fl.Runs {
+		d := run.Cells[0].Detail
+		if !strings.HasPrefix(d, "interrupted: pod kube-system/crisp-smoke-abc123-") {
+			t.Errorf("node %s: %q", run.Node, d)
+		}
+		if strings.Contains(d, "was not created (the run ended first)") {
+			notCreated++
+		}
+	}
+	if notCreated < 200-28 {
+		t.Errorf("%d nodes say their pod was not created, want at least %d", notCreated, 200-28)
+	}
+}

@@ -161,6 +161,9 @@ func (r *Runner) unfinished(ctx, runCtx context.Context, n *node, ask bool) {
 // explain says what a pod is doing, from its status, and when ask is set
 // from its warning events and crisp's log.
 func (r *Runner) explain(ctx context.Context, n *node, ask bool) string {
+	if n.started.IsZero() {
+		return fmt.Sprintf("pod %s/%s was not created (the run ended first)", r.Namespace, n.pod)
+	}
 	if n.last == nil {
 		return fmt.Sprintf("pod %s/%s never showed up in the API server", r.Namespace, n.pod)
 	}
