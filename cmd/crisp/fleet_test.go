@@ -130,17 +130,23 @@ func TestFleetRunExitAndOutputs(t *testing.T) {
 	}
 }
 
-// -o table is the grouped table; a terminal on stderr gets the live line.
-func TestFleetTableAndLiveProgress(t *testing.T) {
+// onePassingNode is fleet smoke over one node whose report passes, with
+// -o output and the streams to read.
+func onePassingNode(output string) (o *fleetOptions, out, errOut *bytes.Buffer) {
 	api := &oneNodeAPI{pods: map[string]corev1.Pod{},
 		log: `{"schemaVersion":1,"kind":"smoke","node":"node-a","checks":[{"call":"exec","name":"echo","outcome":"pass"}]}`}
-	var out, errOut bytes.Buffer
-	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}}
-	f.Global.Output = "table"
-	o := &fleetOptions{Verb: cmdutil.Verb{F: f}, newAPI: func(fleet.KubeconfigOptions) (fleet.API, string, error) { return api, "default", nil },
-		errIsTerminal: func() bool { return true },
+	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}}
+	f.Global.Output = output
+	return &fleetOptions{Verb: cmdutil.Verb{F: f}, newAPI: func(fleet.KubeconfigOptions) (fleet.API, string, error) { return api, "default", nil },
 		Config: fleet.Config{Mode: "smoke", Image: "crisp:dev", TargetImage: "busybox:1.36", RuntimeSocket: "/run/containerd/containerd.sock",
-			Timeout: time.Minute, Poll: time.Millisecond}}
+			Timeout: time.Minute, Poll: time.Millisecond}}, out, errOut
+}
+
+// -o table is the grouped table; a terminal on stderr gets the live line.
+func TestFleetTableAndLiveProgress(t *testing.T) {
+	o, out, errOut := onePassingNode("table")
+	o.errIsTerminal = func() bool { return true }
 	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
