@@ -112,7 +112,20 @@ type Runner struct {
 	pick func(n int) []int
 	// OnLog, when set, gets each node's crisp log as read.
 	OnLog func(node string, log []byte)
+	// nodeCheck is how often the nodes' Ready conditions are read during
+	// the run, and notReadyGrace how long a node stays not Ready before it
+	// fails (zero: the defaults below; tests shorten them).
+	nodeCheck, notReadyGrace time.Duration
 }
+
+// A node whose runtime or kubelet stops during the run fails once it has
+// been seen not Ready for notReadyGrace, not at --timeout: waiting longer
+// tells the user nothing more. The grace outlasts a kubelet's restart;
+// nodes are read every 15 s, a second more per hundred nodes (one list).
+const (
+	defaultNodeCheck     = 15 * time.Second
+	defaultNotReadyGrace = 45 * time.Second
+)
 
 // maxLog bounds the log read from each node: a report is tens of kB.
 const maxLog = 16 << 20
@@ -136,6 +149,9 @@ type node struct {
 	attempt  int    // index in ports
 	done     bool
 	started  time.Time
+	// notReadySince is when the node was first seen not Ready in a row
+	// of checks (zero: Ready when last read).
+	notReadySince time.Time
 	last     *corev1.Pod // as last listed
 	// log and logErr are crisp's log, read once its container ended and
 	// held until collect takes them.
@@ -199,9 +215,20 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	defer func() { err = errors.Join(err, r.cleanup(ctx)) }()
 	r.createPods(runCtx, nodes)
 
+	if r.nodeCheck <= 0 {
+		r.nodeCheck = defaultNodeCheck + time.Second*time.Duration(len(picked)/100)
+	}
+	if r.notReadyGrace <= 0 {
+		r.notReadyGrace = defaultNotReadyGrace
+	}
+	lastNodeCheck := time.Now()
 	tick := time.NewTicker(r.Poll)
 	defer tick.Stop()
 	for !allDone(nodes) && runCtx.Err() == nil {
+		if time.Since(lastNodeCheck) >= r.nodeCheck {
+			lastNodeCheck = time.Now()
+			r.checkNodes(runCtx, nodes)
+		}
 		pods, lerr := r.API.ListPods(runCtx, r.Namespace, RunLabel+"="+r.RunID)
 		if lerr != nil && runCtx.Err() == nil {
 			r.track.say(fmt.Sprintf("listing pods: %v (trying again)", lerr))
@@ -334,6 +361,48 @@ func (r *Runner) pickNodes(ctx context.Context) (picked []*node, failed []report
 		picked = append(picked, &node{name: n.Name, runtime: version, socket: socket})
 	}
 	return picked, failed, nil
+}
+
+// checkNodes reads the Ready condition of the nodes still going (one list,
+// or one read per node named with --nodes) and fails those not Ready for
+// notReadyGrace. A read that fails changes nothing: the next one tries
+// again, and --timeout still bounds the run.
+func (r *Runner) checkNodes(ctx context.Context, nodes []*node) {
+	current := map[string]corev1.Node{}
+	if len(r.Nodes) > 0 {
+		for _, n := range nodes {
+			if n.done {
+				continue
+			}
+			if nd, err := r.API.GetNode(ctx, n.name); err == nil {
+				current[n.name] = *nd
+			}
+		}
+	} else {
+		list, err := r.API.ListNodes(ctx, r.Selector)
+		if err != nil {
+			return
+		}
+		for _, nd := range list {
+			current[nd.Name] = nd
+		}
+	}
+	now := time.Now()
+	for _, n := range nodes {
+		nd, ok := current[n.name]
+		if n.done || !ok {
+			continue
+		}
+		why := notReady(nd)
+		switch {
+		case why == "":
+			n.notReadySince = time.Time{}
+		case n.notReadySince.IsZero():
+			n.notReadySince = now
+		case now.Sub(n.notReadySince) >= r.notReadyGrace:
+			r.finishWithout(n, fmt.Sprintf("%s for %s during the run: %s", why, now.Sub(n.notReadySince).Round(time.Second), r.explain(ctx, n, false)))
+		}
+	}
 }
 
 // notReady says why a node cannot run the check, or "".

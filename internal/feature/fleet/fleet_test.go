@@ -492,3 +492,82 @@ func TestInterruptedStopsCreatingPods(t *testing.T) {
 		t.Errorf("%d nodes say their pod was not created, want at least %d", notCreated, 200-28)
 	}
 }
+
+// setReady sets a fake node's Ready condition; the caller holds f.mu (a
+// pod's script runs under it).
+func (f *fakeAPI) setReady(name string, ready bool) {
+	for i := range f.nodes {
+		if f.nodes[i].Name == name {
+			f.nodes[i] = readyNode(name, ready)
+			f.nodes[i].Status.Conditions[0].Message = "container runtime is down"
+		}
+	}
+}
+
+// A node whose runtime stops during the run fails once it has stayed not
+// Ready for the grace, with the reason, long before --timeout; the other
+// node finishes. A node not Ready at one check only (a kubelet's restart)
+// does not fail. Both ways: by selector (one list) and --nodes (a read
+// per node).
+func TestNodeNotReadyDuringTheRunFailsEarly(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nodes=%v", named), func(t *testing.T) {
+			api := newFake("node-a", "node-b", "node-c")
+			api.script["node-a"] = finishes(0)
+			api.logs["node-a"] = smokeJSON("node-a", "pass")
+			api.script["node-b"] = func(poll int, st *corev1.PodStatus) {
+				stuck(poll, st)
+				if poll == 2 {
+					api.setReady("node-b", false) // for good
+				}
+			}
+			api.script["node-c"] = func(poll int, st *corev1.PodStatus) {
+				switch poll {
+				case 2:
+					api.setReady("node-c", false)
+				case 3:
+					api.setReady("node-c", true)
+				}
+				finishes(0)(map[bool]int{true: min(poll, 1), false: 2}[poll < 6], st) // done at the 7th list
+			}
+			api.logs["node-c"] = smokeJSON("node-c", "pass")
+			r, progress := runner(api, 20*time.Second)
+			if named {
+				r.Nodes = []string{"node-a", "node-b", "node-c"}
+			}
+			r.nodeCheck, r.notReadyGrace = time.Millisecond, 50*time.Millisecond
+			start := time.Now()
+			fl, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("the run took %s: the not Ready node was waited for", took)
+			}
+			if len(fl.Runs) != 3 {
+				t.Fatalf("%d runs; progress:\n%s", len(fl.Runs), progress)
+			}
+			for _, run := range fl.Runs {
+				d := run.Cells[0].Detail
+				switch run.Node {
+				case "node-a", "node-c":
+					if run.Failed() {
+						t.Errorf("%s failed: %q", run.Node, d)
+					}
+				case "node-b":
+					for _, want := range []string{"the node is not Ready (KubeletNotReady: container runtime is down)", "during the run: pod kube-system/crisp-smoke-abc123-1 Pending"} {
+						if !strings.Contains(d, want) {
+							t.Errorf("node-b's failure %q lacks %q", d, want)
+						}
+					}
+					if strings.Contains(d, "--timeout") {
+						t.Errorf("node-b waited for --timeout: %q", d)
+					}
+				}
+			}
+			if len(api.pods) != 0 {
+				t.Errorf("%d pods left", len(api.pods))
+			}
+		})
+	}
+}
