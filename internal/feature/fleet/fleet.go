@@ -152,7 +152,7 @@ type node struct {
 	// notReadySince is when the node was first seen not Ready in a row
 	// of checks (zero: Ready when last read).
 	notReadySince time.Time
-	last     *corev1.Pod // as last listed
+	last          *corev1.Pod // as last listed
 	// log and logErr are crisp's log, read once its container ended and
 	// held until collect takes them.
 	log    []byte
