@@ -170,13 +170,17 @@ func explainRPC(f Flavour, call string) (string, string) {
 		"check the target with crisp inspect ID; the runtime's log says more (journalctl -u containerd or -u crio)"
 }
 
+// sporadicCutFix is the fix for a connection to the streaming server cut
+// by something on the way, at the TCP hop or at an upgrade.
+const sporadicCutFix = "if it is sporadic, run crisp doctor --repeat 200 to see its rate; look at the runtime's log for the streaming server's errors"
+
 func explainTCP(f Flavour, sig, hostPort string, loopback bool) (string, string) {
 	host, port := splitHostPort(hostPort)
 	if sig == sigReset || sig == sigEOF {
 		// Something took the connection and cut it at once: not a
 		// missing server, so not a config key.
 		return fmt.Sprintf("connecting to %s (the URL the runtime%s handed out) was cut as it was made: the streaming server dropped it (overload, a restart) or a proxy or firewall on the way did", hostPort, on(f)),
-			"if it is sporadic, run crisp doctor --repeat 200 to see its rate; look at the runtime's log for the streaming server's errors, and at what stands between this host and " + hostPort
+			sporadicCutFix + ", and at what stands between this host and " + hostPort
 	}
 	cause := fmt.Sprintf("the runtime%s handed out a URL at %s, but nothing accepts connections there: its streaming server is down, or listens on an address this host cannot reach", on(f), hostPort)
 	if sig == sigTimeout {
@@ -219,7 +223,7 @@ func explainUpgrade(f Flavour, sig string) (string, string) {
 			"if it repeats on fresh URLs, the runtime's streaming server restarted on the same port or something else listens there (ss -ltnp)"
 	case sigReset, sigEOF:
 		return fmt.Sprintf("the connection to the streaming server%s was cut before it answered the upgrade: the server dropped it (overload, a restart) or a proxy or firewall on the way did", on(f)),
-			"if it is sporadic, run crisp doctor --repeat 200 to see its rate; look at the runtime's log for the streaming server's errors"
+			sporadicCutFix
 	case sigTimeout:
 		return "the streaming server took the connection but did not answer the upgrade in time: it is stuck or overloaded",
 			"raise --request-timeout; look at the runtime's log"
