@@ -306,7 +306,7 @@ func (s *server) buildURL(kind string, req any) (string, error) {
 	addr, scheme, started, closed := s.addr, s.scheme, s.current != nil, s.closed
 	s.mu.Unlock()
 	if s.urlAddr != "" {
-		addr, started = s.urlAddr, true
+		addr = s.urlAddr
 	}
 	if closed {
 		return "", status.Error(codes.Unavailable, "streaming server closed")
