@@ -528,7 +528,12 @@ func TestNodeNotReadyDuringTheRunFailsEarly(t *testing.T) {
 				case 3:
 					api.setReady("node-c", true)
 				}
-				finishes(0)(map[bool]int{true: min(poll, 1), false: 2}[poll < 6], st) // done at the 7th list
+				// Running through the blip, done at the 7th list.
+				step := min(poll, 1)
+				if poll >= 6 {
+					step = 2
+				}
+				finishes(0)(step, st)
 			}
 			api.logs["node-c"] = smokeJSON("node-c", "pass")
 			r, progress := runner(api, 20*time.Second)
