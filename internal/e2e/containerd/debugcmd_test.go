@@ -5,14 +5,35 @@ package containerd
 // (distrolessTar, shared with cp_test.go).
 
 import (
+	"bufio"
 	"context"
+	"math/rand/v2"
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// debugContainers lists the IDs of the debug containers on the runtime.
+func (h *Harness) debugContainers(t testing.TB) []string {
+	t.Helper()
+	r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1")
+	if r.ExitCode != 0 {
+		t.Fatalf("crictl ps: %v", r)
+	}
+	return strings.Fields(r.Stdout)
+}
+
+// debugContainersSince lists the debug containers not in before: what a
+// test left, not what an earlier test left (which that test reports).
+func (h *Harness) debugContainersSince(t testing.TB, before []string) []string {
+	t.Helper()
+	return slices.DeleteFunc(h.debugContainers(t), func(id string) bool { return slices.Contains(before, id) })
+}
 
 // distrolessPort is the port the target listens on, inside its pod (the
 // target is cp_test.go's distroless image: the echo server alone).
@@ -33,6 +54,7 @@ func (h *Harness) debugArgs(way string, args ...string) []string {
 // leaves no debug container behind.
 func TestCrispDebugDistroless(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
+		before := h.debugContainers(t)
 		h.loadImage(t, distrolessTar(t), distrolessRef)
 		target := h.newContainer(t, ContainerSpec{Name: "distroless", Image: distrolessRef, Command: []string{"/crisp", distrolessPort}})
 		// No shell: 127 on every runtime (CRI-O's 255 from runc mapped).
@@ -60,18 +82,21 @@ func TestCrispDebugDistroless(t *testing.T) {
 				}
 			})
 		}
-		if r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1"); r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != "" {
-			t.Errorf("debug containers left behind: %v", r)
+		if ids := h.debugContainersSince(t, before); len(ids) != 0 {
+			t.Errorf("debug containers left behind: %v", ids)
 		}
 	})
 }
 
-// Sessions ended by the command's exit, by SIGINT to crisp and by kill -9
-// of crisp (followed by `crisp debug --cleanup`) leave no debug container
-// on the real runtimes; CRISP_DEBUG_SESSIONS sets the rounds (each one
-// session of each kind; the default keeps the suite short).
+// Sessions ended by the command's exit, by SIGINT to crisp (with the
+// command running, and as the runtime starts it) and by kill -9 of crisp
+// (followed by `crisp debug --cleanup`) leave no debug container and no
+// process of one on the real runtimes; CRISP_DEBUG_SESSIONS sets the rounds
+// (the default keeps the suite short). A SIGINT as the runtime starts the
+// command can leave that command running past the container's stop on
+// containerd 2.x (debug.KillStragglers): crisp kills it, and says so.
 func TestCrispDebugLeavesNothing(t *testing.T) {
-	rounds := 1
+	rounds := 2
 	if s := os.Getenv("CRISP_DEBUG_SESSIONS"); s != "" {
 		var err error
 		if rounds, err = strconv.Atoi(s); err != nil || rounds < 1 {
@@ -79,35 +104,62 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 		}
 	}
 	eachRuntime(t, func(t *testing.T, h *Harness) {
-		left := func() []string {
-			r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1")
-			if r.ExitCode != 0 {
-				t.Fatalf("crictl ps: %v", r)
-			}
-			return strings.Fields(r.Stdout)
-		}
-		interrupt := func(sig syscall.Signal) string {
+		before := h.debugContainers(t)
+		left := func() []string { return h.debugContainersSince(t, before) }
+		// The sessions' command, told from other runtimes' (their tests run
+		// at the same time) by its argument.
+		secs := strconv.Itoa(60000 + rand.IntN(10000))
+		// interrupt starts a session of the command and sends sig once
+		// crisp's stderr has a line containing when, after wait.
+		interrupt := func(sig syscall.Signal, when string, wait time.Duration) string {
 			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 			defer cancel()
-			cmd := h.crispCmd(t, ctx, "debug", "-v", "--way", "container", "--image", h.BusyboxImage, h.Ctr, "--", "sleep", "60")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
+			cmd := h.crispCmd(t, ctx, "debug", "-v", "--way", "container", "--image", h.BusyboxImage, h.Ctr, "--", "sleep", secs)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			for len(left()) == 0 {
-				if ctx.Err() != nil {
-					t.Fatalf("no debug container appeared within %s", commandTimeout)
+			said, seen := &strings.Builder{}, make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				lines := bufio.NewScanner(stderr)
+				for lines.Scan() {
+					said.WriteString(lines.Text() + "\n")
+					if seen != nil && strings.Contains(lines.Text(), when) {
+						close(seen)
+						seen = nil
+					}
 				}
-				time.Sleep(50 * time.Millisecond)
+			}()
+			select {
+			case <-seen:
+			case <-done:
+				t.Fatalf("crisp ended before it said %q:\n%s", when, said)
 			}
-			time.Sleep(200 * time.Millisecond) // the exec under way, most times
+			time.Sleep(wait)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
+			<-done
 			_ = cmd.Wait() // its status is checked by the mock's test; here what is left counts
-			return stderr.String()
+			return said.String()
 		}
+		// sleeps lists the commands of debug sessions still running.
+		sleeps := func() string {
+			out, _ := exec.Command("pgrep", "-a", "-x", "sleep").Output()
+			var found []string
+			for line := range strings.Lines(string(out)) {
+				if strings.HasSuffix(strings.TrimSpace(line), " "+secs) {
+					found = append(found, strings.TrimSpace(line))
+				}
+			}
+			return strings.Join(found, "; ")
+		}
+		stragglers := 0
 		for i := range rounds {
 			if r := h.crisp(t, "debug", "--way", "container", "--image", h.BusyboxImage, h.Ctr, "--", "true"); r.ExitCode != 0 {
 				t.Fatalf("round %d, a session ended by exit: %v", i, r)
@@ -115,18 +167,37 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 			if ids := left(); len(ids) != 0 {
 				t.Fatalf("round %d: after a session ended by exit: %v left", i, ids)
 			}
-			stderr := interrupt(syscall.SIGINT)
-			if ids := left(); len(ids) != 0 {
-				t.Fatalf("round %d: after a session ended by SIGINT: %v left; crisp said:\n%s", i, ids, stderr)
+			for _, tc := range []struct {
+				name, when string
+				wait       time.Duration
+			}{
+				{"with the command running", "debug container from image", 200 * time.Millisecond},
+				{"as the runtime starts the command", "negotiated", time.Duration(i%8) * 2 * time.Millisecond},
+			} {
+				said := interrupt(syscall.SIGINT, tc.when, tc.wait)
+				if ids := left(); len(ids) != 0 {
+					t.Fatalf("round %d: after a session ended by SIGINT %s: %v left; crisp said:\n%s", i, tc.name, ids, said)
+				}
+				if ps := sleeps(); ps != "" {
+					t.Fatalf("round %d: after a session ended by SIGINT %s: its command still runs (%s); crisp said:\n%s", i, tc.name, ps, said)
+				}
+				if strings.Contains(said, "crisp: debug: killed PID") {
+					stragglers++
+					t.Logf("round %d, SIGINT %s: crisp killed a process left in the debug container:\n%s", i, tc.name, said)
+				}
 			}
-			interrupt(syscall.SIGKILL)
+			interrupt(syscall.SIGKILL, "debug container from image", 200*time.Millisecond)
 			if r := h.crisp(t, "debug", "--cleanup"); r.ExitCode != 0 || !strings.Contains(r.Stdout, "removed 1 debug container(s)") {
 				t.Fatalf("round %d: crisp debug --cleanup after a kill -9: %v", i, r)
 			}
 			if ids := left(); len(ids) != 0 {
 				t.Fatalf("round %d: after kill -9 and --cleanup: %v left", i, ids)
 			}
+			if ps := sleeps(); ps != "" {
+				t.Fatalf("round %d: after kill -9 and --cleanup: its command still runs (%s)", i, ps)
+			}
 		}
+		t.Logf("%d rounds: crisp killed a process left in a stopped debug container %d times", rounds, stragglers)
 	})
 }
 
@@ -135,6 +206,7 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 // privileged container (its outcome is logged for docs/debug.md).
 func TestCrispDebugProfiles(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
+		before := h.debugContainers(t)
 		const ptrace, netAdmin, netRaw = 19, 12, 13
 		for _, tc := range []struct {
 			profile string
@@ -158,8 +230,8 @@ func TestCrispDebugProfiles(t *testing.T) {
 				}
 			}
 		}
-		if r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1"); r.ExitCode != 0 || strings.TrimSpace(r.Stdout) != "" {
-			t.Errorf("debug containers left behind: %v", r)
+		if ids := h.debugContainersSince(t, before); len(ids) != 0 {
+			t.Errorf("debug containers left behind: %v", ids)
 		}
 	})
 }

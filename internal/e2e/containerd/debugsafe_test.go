@@ -302,6 +302,7 @@ func TestCrispDebugSweepSparesOtherPIDNamespace(t *testing.T) {
 		skipOrFail(t, "unshare --pid needs root")
 	}
 	eachRuntime(t, func(t *testing.T, h *Harness) {
+		before := h.debugContainers(t)
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()
 		args := append([]string{"--pid", "--fork", "--mount-proc", crispBinary(t)},
@@ -337,8 +338,8 @@ func TestCrispDebugSweepSparesOtherPIDNamespace(t *testing.T) {
 		if err := first.Wait(); err != nil || strings.TrimSpace(string(rest)) != "FINISHED" {
 			t.Fatalf("the first session was cut short by the second's sweep: %v, output %q; crisp said: %s", err, rest, stderr.String())
 		}
-		if r := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1"); strings.TrimSpace(r.Stdout) != "" {
-			t.Errorf("debug containers left: %v", r)
+		if ids := h.debugContainersSince(t, before); len(ids) != 0 {
+			t.Errorf("debug containers left: %v", ids)
 		}
 	})
 }
@@ -350,6 +351,7 @@ func TestCrispDebugSweepSparesOtherPIDNamespace(t *testing.T) {
 // (Seccomp: 2) with the runtime's default capabilities and SYS_PTRACE only.
 func TestCrispDebugImageExactAndSeccomp(t *testing.T) {
 	eachRuntime(t, func(t *testing.T, h *Harness) {
+		before := h.debugContainers(t)
 		const decoy = "docker.io/attacker/busybox-tools:latest"
 		h.nameBusybox(t, decoy)
 		// containerd's CRI learns of a tag from an event: a moment later.
@@ -369,8 +371,8 @@ func TestCrispDebugImageExactAndSeccomp(t *testing.T) {
 		if strings.Contains(r.Stderr, "busybox-tools") {
 			t.Errorf("crisp debug went for the decoy: %v", r)
 		}
-		if ps := h.crictl(t, "ps", "-a", "-q", "--label", "io.crisp.debug=1"); strings.TrimSpace(ps.Stdout) != "" {
-			t.Errorf("a debug container was created with only a decoy on the node: %v", ps)
+		if ids := h.debugContainersSince(t, before); len(ids) != 0 {
+			t.Errorf("a debug container was created with only a decoy on the node: %v", ids)
 		}
 		r = h.crisp(t, h.debugArgs("container", h.Ctr, "--", "grep", "-E", "^(Seccomp|CapEff):", "/proc/self/status")...)
 		switch {

@@ -222,6 +222,12 @@ const (
 	removeBackoff  = 500 * time.Millisecond
 )
 
+// stopBound bounds one stop of a debug container: its init is a sleep,
+// killed at once. A stop that takes longer waits on a process that outlived
+// the kill (KillStragglers), which crisp then kills itself before it stops
+// the container again.
+const stopBound = 5 * time.Second
+
 // remove stops and removes container id, trying again while the runtime
 // refuses.
 func (rn Runner) remove(ctx context.Context, cli *client.Client, id string) error {
@@ -235,11 +241,41 @@ func (rn Runner) remove(ctx context.Context, cli *client.Client, id string) erro
 			case <-time.After(time.Duration(attempt) * removeBackoff):
 			}
 		}
-		if err = cli.Cleanup(ctx, "", id); err == nil {
+		stopCtx, cancel := context.WithTimeout(ctx, stopBound)
+		err = cli.StopContainer(stopCtx, id, 0)
+		stopTimedOut := errors.Is(stopCtx.Err(), context.DeadlineExceeded)
+		cancel()
+		if err != nil && stopTimedOut && ctx.Err() == nil {
+			// Removing would stop it again and wait as long.
+			err = fmt.Errorf("%w (the runtime did not stop it within %s)", err, stopBound)
+			rn.killStragglers(id)
+			continue
+		}
+		rerr := cli.RemoveContainer(ctx, id)
+		if rerr == nil {
 			return nil
 		}
+		err = errors.Join(err, rerr)
 	}
 	return err
+}
+
+// killStragglers kills the processes left in debug container id and says
+// which (on the error stream: a process that outlived its container is
+// worth knowing of without -v).
+func (rn Runner) killStragglers(id string) {
+	kill := rn.Stragglers
+	if kill == nil {
+		kill = KillStragglers
+	}
+	killed, err := kill(id)
+	for _, s := range killed {
+		_, _ = fmt.Fprintf(rn.Deps.Streams.ErrOut, "crisp: debug: killed %s: it outlived the stop of debug container %s\n",
+			s, client.ShortID(id)) // the error stream is the last resort: a failed write there has nowhere to go
+	}
+	if err != nil {
+		rn.Deps.Logf("debug: looking for processes left in debug container %s: %v", client.ShortID(id), err)
+	}
 }
 
 // sweep removes the debug containers whose owner is gone (kept ones too

@@ -74,6 +74,9 @@ type Runner struct {
 	// Watcher starts the watcher of a host-way session (WatchCommand
 	// when nil): a process that kills the session when crisp ends.
 	Watcher func(pgid int) *exec.Cmd
+	// Stragglers kills what is left in a debug container whose stop the
+	// runtime cannot finish (KillStragglers when nil).
+	Stragglers func(containerID string) ([]Straggler, error)
 }
 
 // KubeletKillNote is what was seen on a kubelet node: the kubelet
