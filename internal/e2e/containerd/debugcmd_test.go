@@ -127,11 +127,12 @@ func TestCrispDebugLeavesNothing(t *testing.T) {
 			go func() {
 				defer close(done)
 				lines := bufio.NewScanner(stderr)
+				told := false
 				for lines.Scan() {
 					said.WriteString(lines.Text() + "\n")
-					if seen != nil && strings.Contains(lines.Text(), when) {
+					if !told && strings.Contains(lines.Text(), when) {
 						close(seen)
-						seen = nil
+						told = true
 					}
 				}
 			}()
