@@ -225,7 +225,7 @@ const (
 // stopBound bounds one stop of a debug container: its init is a sleep,
 // killed at once. A stop that takes longer waits on a process that outlived
 // the kill (KillStragglers), which crisp then kills itself before it stops
-// the container again.
+// the container again; once the container is removed crisp looks once more.
 const stopBound = 5 * time.Second
 
 // remove stops and removes container id, trying again while the runtime
@@ -253,6 +253,9 @@ func (rn Runner) remove(ctx context.Context, cli *client.Client, id string) erro
 		}
 		rerr := cli.RemoveContainer(ctx, id)
 		if rerr == nil {
+			// The last look: a runtime that does not wait for such a
+			// process (it reports the container gone) leaves it running.
+			rn.killStragglers(id)
 			return nil
 		}
 		err = errors.Join(err, rerr)

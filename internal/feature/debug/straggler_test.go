@@ -115,47 +115,53 @@ func TestKillStragglersKillsOnlyTheContainersProcesses(t *testing.T) {
 // A debug container whose stop the runtime cannot finish (a process left
 // in it, as containerd 2.x's shim holds the stop while an exec that
 // escaped its kill runs) is stopped once that process is killed: the
-// session ends with nothing left, and crisp says what it killed.
+// session ends with nothing left, and crisp says what it killed. Once the
+// container is removed crisp looks once more, for a runtime that reports
+// it gone with such a process running; a stop refused at once is no
+// straggler's doing.
 func TestStopHeldByAStragglerEndsOnceItIsKilled(t *testing.T) {
-	cri, rn, stderr := fakeNode(t, DefaultImage)
-	var straggling atomic.Bool
-	straggling.Store(true)
-	cri.Before = func(ctx context.Context, method string, req proto.Message) error {
-		if method != "StopContainer" || req.(*runtimeapi.StopContainerRequest).GetContainerId() == "t1" || !straggling.Load() {
-			return nil
-		}
-		<-ctx.Done() // as containerd waits for the container's exit
-		return status.FromContextError(ctx.Err()).Err()
-	}
-	var asked []string
-	rn.Stragglers = func(id string) ([]Straggler, error) {
-		asked = append(asked, id)
-		straggling.Store(false)
-		return []Straggler{{PID: 4242, Command: "sleep 60"}}, nil
-	}
-	if err := rn.Run(context.Background(), Request{Target: "t1", Command: []string{"true"}, Profile: ProfileGeneral, Way: WayContainer}); err != nil {
-		t.Fatalf("the session: %v; crisp said: %s", err, stderr)
-	}
-	created := cri.Requests("CreateContainer")
-	removed := slices.DeleteFunc(cri.Calls(), func(c string) bool { return !strings.HasPrefix(c, "RemoveContainer ") })
-	if len(created) != 1 || len(removed) != 1 || len(asked) != 1 || "RemoveContainer "+asked[0] != removed[0] {
-		t.Fatalf("created %d, removed %v, stragglers looked for in %v", len(created), removed, asked)
-	}
-	if want := "crisp: debug: killed PID 4242 (sleep 60): it outlived the stop of debug container"; !strings.Contains(stderr.String(), want) {
-		t.Errorf("crisp did not say what it killed (%q): %s", want, stderr)
-	}
-	// A stop refused at once is no straggler's doing.
-	cri.Before = func(_ context.Context, method string, _ proto.Message) error {
-		if method == "StopContainer" {
-			return status.Error(codes.Unknown, "refused")
-		}
-		return nil
-	}
-	asked = nil
-	if err := rn.Run(context.Background(), Request{Target: "t1", Command: []string{"true"}, Profile: ProfileGeneral, Way: WayContainer}); err != nil {
-		t.Fatalf("the session with a stop refused (the removal still goes): %v", err)
-	}
-	if len(asked) != 0 {
-		t.Errorf("stragglers looked for after a stop refused at once: %v", asked)
+	for _, tc := range []struct {
+		name  string
+		stop  func(ctx context.Context) error // the debug container's stop
+		looks []int                           // RemoveContainer calls made at each look
+	}{
+		{"stop held", func(ctx context.Context) error {
+			<-ctx.Done() // as containerd waits for the container's exit
+			return status.FromContextError(ctx.Err()).Err()
+		}, []int{0, 1}},
+		{"gone with the process running", func(context.Context) error { return nil }, []int{1}},
+		{"stop refused", func(context.Context) error { return status.Error(codes.Unknown, "refused") }, []int{1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cri, rn, stderr := fakeNode(t, DefaultImage)
+			var straggling atomic.Bool
+			straggling.Store(true)
+			removals := func() []string {
+				return slices.DeleteFunc(cri.Calls(), func(c string) bool { return !strings.HasPrefix(c, "RemoveContainer ") })
+			}
+			cri.Before = func(ctx context.Context, method string, req proto.Message) error {
+				if method != "StopContainer" || req.(*runtimeapi.StopContainerRequest).GetContainerId() == "t1" || !straggling.Load() {
+					return nil
+				}
+				return tc.stop(ctx)
+			}
+			var looks []int
+			rn.Stragglers = func(id string) ([]Straggler, error) {
+				looks = append(looks, len(removals()))
+				if !straggling.Swap(false) {
+					return nil, nil
+				}
+				return []Straggler{{PID: 4242, Command: "sleep 60"}}, nil
+			}
+			if err := rn.Run(context.Background(), Request{Target: "t1", Command: []string{"true"}, Profile: ProfileGeneral, Way: WayContainer}); err != nil {
+				t.Fatalf("the session: %v; crisp said: %s", err, stderr)
+			}
+			if created, removed := cri.Requests("CreateContainer"), removals(); len(created) != 1 || len(removed) != 1 || !slices.Equal(looks, tc.looks) {
+				t.Fatalf("created %d, removed %v, looked for stragglers with %v removals made; want %v", len(created), removed, looks, tc.looks)
+			}
+			if want := "crisp: debug: killed PID 4242 (sleep 60): it outlived the stop of debug container"; !strings.Contains(stderr.String(), want) {
+				t.Errorf("crisp did not say what it killed (%q): %s", want, stderr)
+			}
+		})
 	}
 }
