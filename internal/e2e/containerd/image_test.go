@@ -104,11 +104,11 @@ func testImageRunsSmoke(t *testing.T, h *Harness, img *builtImage) {
 		return code, h.crictl(t, "logs", id)
 	}
 	code, logs := runSmoke()
-	if code != 0 && h.spec.kind == crioKind && onlyLostTTYOutput(logs.Stdout) {
+	for rerun := 1; code != 0 && h.spec.kind == crioKind && onlyLostTTYOutput(logs.Stdout) && rerun <= lostTTYReruns; rerun++ {
 		// CRI-O 1.34 now and then reports a TTY exec's exit before it has
 		// copied its last output (docs/runtimes.md): smoke rightly fails
-		// it; one fresh run tells that defect from a broken image.
-		t.Logf("CRI-O lost a TTY's last output (its known defect); smoke runs once more: %s", failedChecks(logs.Stdout))
+		// it; a fresh run tells that defect from a broken image.
+		t.Logf("CRI-O lost a TTY's last output (its known defect); smoke runs again (%d of %d): %s", rerun, lostTTYReruns, failedChecks(logs.Stdout))
 		code, logs = runSmoke()
 	}
 	if code != 0 {
@@ -145,6 +145,12 @@ func failedChecks(out string) string {
 	}
 	return strings.Join(failed, "; ")
 }
+
+// lostTTYReruns bounds the fresh runs a test gives a runtime whose only
+// failure is its known TTY race (CRI-O 1.34): one was not always enough on
+// a loaded 2-core machine (twice in a row on 7 December); a real fault
+// fails every run.
+const lostTTYReruns = 3
 
 // onlyLostTTYOutput says whether every failed check of the report in out
 // is a TTY check whose output the runtime cut short.
