@@ -207,19 +207,20 @@ func (r *Runner) Run(ctx context.Context) (fleet *report.Fleet, err error) {
 	defer func() { err = errors.Join(err, r.cleanup(ctx)) }()
 	r.createPods(runCtx, nodes)
 
-	if r.nodeCheck <= 0 {
-		r.nodeCheck = defaultNodeCheck + time.Second*time.Duration(len(picked)/100)
+	nodeCheck, grace := r.nodeCheck, r.notReadyGrace
+	if nodeCheck <= 0 {
+		nodeCheck = defaultNodeCheck + time.Second*time.Duration(len(picked)/100)
 	}
-	if r.notReadyGrace <= 0 {
-		r.notReadyGrace = defaultNotReadyGrace
+	if grace <= 0 {
+		grace = defaultNotReadyGrace
 	}
 	lastNodeCheck := time.Now()
 	tick := time.NewTicker(r.Poll)
 	defer tick.Stop()
 	for !allDone(nodes) && runCtx.Err() == nil {
-		if time.Since(lastNodeCheck) >= r.nodeCheck {
+		if time.Since(lastNodeCheck) >= nodeCheck {
 			lastNodeCheck = time.Now()
-			r.checkNodes(runCtx, nodes)
+			r.checkNodes(runCtx, nodes, grace)
 		}
 		pods, lerr := r.API.ListPods(runCtx, r.Namespace, RunLabel+"="+r.RunID)
 		if lerr != nil && runCtx.Err() == nil {

@@ -75,9 +75,9 @@ func (r *Runner) pickNodes(ctx context.Context) (picked []*node, failed []report
 
 // checkNodes reads the Ready condition of the nodes still going (one list,
 // or one read per node named with --nodes) and fails those not Ready for
-// notReadyGrace. A read that fails changes nothing: the next one tries
+// grace. A read that fails changes nothing: the next one tries
 // again, and --timeout still bounds the run.
-func (r *Runner) checkNodes(ctx context.Context, nodes []*node) {
+func (r *Runner) checkNodes(ctx context.Context, nodes []*node, grace time.Duration) {
 	current := map[string]corev1.Node{}
 	if len(r.Nodes) > 0 {
 		for _, n := range nodes {
@@ -109,7 +109,7 @@ func (r *Runner) checkNodes(ctx context.Context, nodes []*node) {
 			n.notReadySince = time.Time{}
 		case n.notReadySince.IsZero():
 			n.notReadySince = now
-		case now.Sub(n.notReadySince) >= r.notReadyGrace:
+		case now.Sub(n.notReadySince) >= grace:
 			r.finishWithout(n, fmt.Sprintf("%s for %s during the run: %s", why, now.Sub(n.notReadySince).Round(time.Second), r.explain(ctx, n, false)))
 		}
 	}
