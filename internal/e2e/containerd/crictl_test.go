@@ -234,10 +234,14 @@ func TestCritestStreaming(t *testing.T) {
 			cmd.Dir = t.TempDir()
 			return run(cmd, nil)
 		}
+		// lostTTYOutput: the one failure is the runtime's TTY race
+		// (serves.ttyRaces) losing a TTY exec's output.
+		lostTTYOutput := func(r Result) bool {
+			return r.ExitCode != 0 && h.spec.serves.ttyRaces && strings.Contains(r.Stdout, "1 Failed") &&
+				strings.Contains(r.Stdout, "exec with tty=true") && strings.Contains(r.Stdout, "The stdout of exec should contain")
+		}
 		r := critest()
-		for rerun := 1; r.ExitCode != 0 && h.spec.serves.ttyRaces && strings.Contains(r.Stdout, "1 Failed") &&
-			strings.Contains(r.Stdout, "exec with tty=true") && strings.Contains(r.Stdout, "The stdout of exec should contain") && rerun <= lostTTYReruns; rerun++ {
-			// The runtime's TTY race lost the output (serves.ttyRaces): again.
+		for rerun := 1; lostTTYOutput(r) && rerun <= lostTTYReruns; rerun++ {
 			t.Logf("critest on %s lost a TTY exec's output (the runtime's known race); running it again (%d of %d)", h.Name, rerun, lostTTYReruns)
 			r = critest()
 		}
