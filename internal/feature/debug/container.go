@@ -243,9 +243,11 @@ func (rn Runner) remove(ctx context.Context, cli *client.Client, id string) erro
 		}
 		stopCtx, cancel := context.WithTimeout(ctx, stopBound)
 		err = cli.StopContainer(stopCtx, id, 0)
-		stopTimedOut := errors.Is(stopCtx.Err(), context.DeadlineExceeded)
+		// The runtime enforces the deadline on its own clock: its answer
+		// can come a moment before stopCtx's timer fires.
+		stopTimedOut := err != nil && client.DeadlineReached(stopCtx, time.Now())
 		cancel()
-		if err != nil && stopTimedOut && ctx.Err() == nil {
+		if stopTimedOut && ctx.Err() == nil {
 			// Removing would stop it again and wait as long.
 			err = fmt.Errorf("%w (the runtime did not stop it within %s)", err, stopBound)
 			rn.killStragglers(id)
