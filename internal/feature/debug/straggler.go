@@ -44,15 +44,11 @@ func (s Straggler) String() string { return fmt.Sprintf("PID %d (%s)", s.PID, s.
 // is not killed. Off the node (nothing in /proc names the container) it
 // finds nothing.
 func KillStragglers(id string) ([]Straggler, error) {
-	return killStragglers("/proc", id)
-}
-
-func killStragglers(proc, id string) ([]Straggler, error) {
 	if len(id) < 32 {
 		// A short ID could match the cgroup of another container.
 		return nil, fmt.Errorf("container ID %q is not a full ID", id)
 	}
-	entries, err := os.ReadDir(proc)
+	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
 	}
@@ -63,10 +59,10 @@ func killStragglers(proc, id string) ([]Straggler, error) {
 		if err != nil || pid <= 1 || pid == os.Getpid() {
 			continue
 		}
-		if !inContainerCgroup(proc, pid, id) {
+		if !inContainerCgroup(pid, id) {
 			continue
 		}
-		s, err := killIfStill(proc, pid, id)
+		s, err := killIfStill(pid, id)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
@@ -79,7 +75,7 @@ func killStragglers(proc, id string) ([]Straggler, error) {
 
 // killIfStill kills pid if, held by a pidfd, it is still in container id's
 // cgroup; nil when it is gone or no longer there.
-func killIfStill(proc string, pid int, id string) (*Straggler, error) {
+func killIfStill(pid int, id string) (*Straggler, error) {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if errors.Is(err, unix.ESRCH) {
 		return nil, nil
@@ -90,10 +86,10 @@ func killIfStill(proc string, pid int, id string) (*Straggler, error) {
 	defer func() { _ = unix.Close(pidfd) }()
 	// Checked again now that the pidfd holds the process: the PID may have
 	// been reused between the scan and the open.
-	if !inContainerCgroup(proc, pid, id) {
+	if !inContainerCgroup(pid, id) {
 		return nil, nil
 	}
-	cmdline, _ := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cmdline")) // only for the message
+	cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")) // only for the message
 	if err := unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			return nil, nil
@@ -106,8 +102,8 @@ func killIfStill(proc string, pid int, id string) (*Straggler, error) {
 
 // inContainerCgroup reports whether a line of pid's cgroup file ends in a
 // cgroup of container id (cgroupOf).
-func inContainerCgroup(proc string, pid int, id string) bool {
-	data, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cgroup"))
+func inContainerCgroup(pid int, id string) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
 	if err != nil {
 		return false
 	}
